@@ -1,0 +1,93 @@
+"""Settings: thresholds, budgets and policies of the pipeline.
+
+Where the two source articles disagree, the choice is a setting and the
+trace's config snapshot records which was used:
+
+- ``no_evidence``: the first article answers without documents plus a
+  disclaimer when every chunk is irrelevant ("answer_with_disclaimer"); the
+  second article refuses when the material does not cover the question
+  ("refuse", the default).
+- ``rewrite``: the first article never rewrites; the second adds controlled
+  rewrites. ``rewrite=False`` is the first article's pipeline.
+- ``rerank``: likewise only in the second article.
+
+Every number has the article's value as its default.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = ["Settings"]
+
+
+class Settings(BaseModel):
+    """All knobs of a SelfRAG pipeline. Immutable: use ``with_(**changes)``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # -- decide (first article: rules -> cache -> model)
+    #: Self-RAG's three retrieval modes: "adaptive" (decide), "always", "never".
+    retrieval: Literal["adaptive", "always", "never"] = "adaptive"
+    decision_rules: bool = True
+    decision_cache_size: int = Field(default=10_000, ge=0)
+    decision_cache_ttl: float = Field(default=3600.0, ge=0)
+
+    # -- rewrite (second article)
+    rewrite: bool = True
+    max_rewrites: int = Field(default=2, ge=0, le=10)
+
+    # -- retrieve
+    search_mode: Literal["vector", "fts", "hybrid"] = "hybrid"
+    per_query_k: int = Field(default=10, ge=1, le=1000)
+    total_cap: int = Field(default=30, ge=1, le=1000)
+
+    # -- grade (first article: 80+ high, 50-79 partial, <50 irrelevant)
+    high_relevance: int = Field(default=80, ge=0, le=100)
+    relevance_cutoff: int = Field(default=50, ge=0, le=100)
+    grade_concurrency: int = Field(default=8, ge=1, le=256)
+
+    # -- rerank (second article: keep >= 1, at most 50 candidates)
+    rerank: bool = True
+    rerank_keep: int = Field(default=5, ge=1, le=50)
+    rerank_max_candidates: int = Field(default=50, ge=1, le=50)
+    rerank_full_coverage: bool = False
+
+    # -- assess
+    no_evidence: Literal["refuse", "answer_with_disclaimer"] = "refuse"
+    clarify: bool = True
+
+    # -- generate / verify / finish
+    max_regenerations: int = Field(default=1, ge=0, le=5)
+    drop_unsupported: bool = True
+    #: Support recommendation threshold used by the offline verifier and by
+    #: calibration: overall confidence below this -> not ACCEPT.
+    accept_confidence: int = Field(default=80, ge=0, le=100)
+    disclaimer_confidence: int = Field(default=50, ge=0, le=100)
+
+    # -- budgets
+    timeout: float = Field(default=30.0, gt=0)
+    deadline: float = Field(default=120.0, gt=0)
+
+    # -- prompts
+    prompts: Literal["en", "zh"] = "en"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Settings:
+        if self.relevance_cutoff > self.high_relevance:
+            raise ValueError(
+                f"relevance_cutoff ({self.relevance_cutoff}) must not exceed "
+                f"high_relevance ({self.high_relevance})"
+            )
+        if self.disclaimer_confidence > self.accept_confidence:
+            raise ValueError(
+                f"disclaimer_confidence ({self.disclaimer_confidence}) must not exceed "
+                f"accept_confidence ({self.accept_confidence})"
+            )
+        return self
+
+    def with_(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` applied and validated (unknown names raise)."""
+        return Settings.model_validate({**self.model_dump(), **changes})

@@ -1,0 +1,83 @@
+"""The one protocol every model speaks.
+
+    stage --(role, inputs)--> ModelRunner --render prompt--> ModelRequest
+          ModelRequest --> Model.complete / acomplete --> Completion (raw text, usage)
+          ModelRunner --parse/repair/default--> (parsed output, ModelCall record)
+
+A ``Model`` only turns a request into raw text plus usage. Parsing, the one
+repair attempt, conservative defaults, caching and record/replay live in the
+runner and wrappers around it, so every backend (LiteLLM, offline, scripted,
+cassette) gets them for free.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from selfrag_nb.llm.schemas import Message, Role
+
+__all__ = ["Completion", "Model", "ModelError", "ModelRequest"]
+
+
+class ModelRequest(BaseModel):
+    """What a model is asked. ``inputs`` is the stage's structured input (see
+    ``schemas.INPUTS``); ``output_schema`` is the pydantic class the answer must
+    match (its JSON schema is sent as ``response_format`` where supported)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    role: Role
+    messages: list[Message]
+    output_schema: type[BaseModel]
+    inputs: BaseModel
+    prompt_hash: str = ""
+    #: Per-call timeout in seconds (None: the model's default).
+    timeout: float | None = None
+    #: Absolute time.monotonic() by which the whole question must finish.
+    deadline: float | None = None
+    #: True on the one repair attempt after a parse failure.
+    repair: bool = False
+
+
+class Completion(BaseModel):
+    """What a model answered. ``cost`` is None when unknown (never 0 for
+    "we do not know"). ``fallback`` says what was done instead, and why, when
+    the call did not go as asked (retry exhausted, timeout, ...)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    raw: str
+    model: str
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost: float | None = None
+    latency_ms: float = 0.0
+    retries: int = 0
+    cached: bool = False
+    offline: bool = False
+    fallback: str | None = None
+    #: Set instead of raising when the call failed (timeout, HTTP error, ...):
+    #: the runner records it and applies the role's conservative default.
+    error: str | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class ModelError(RuntimeError):
+    """A model call that cannot be made at all (bad configuration: unknown
+    provider, missing key, replay cassette without this call). Faults of a
+    reachable provider are reported in ``Completion.error`` instead."""
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A model backend. ``name`` is what traces show; ``offline`` is True for
+    models that read the structured inputs instead of the prompt."""
+
+    name: str
+    offline: bool
+
+    def complete(self, request: ModelRequest) -> Completion: ...
+
+    async def acomplete(self, request: ModelRequest) -> Completion: ...

@@ -1,0 +1,249 @@
+"""Structured inputs and outputs of every model role.
+
+Each role has an *inputs* model (what the stage hands the model: the offline
+model reads these, never the prompt text) and an *output* model (what the
+model must answer, in the JSON field names of the two source articles).
+
+    role       inputs             output            article
+    decide     DecideInputs   ->  DecisionOut       RETRIEVE|NO_RETRIEVE + reason
+    rewrite    RewriteInputs  ->  RewriteOut        bounded rewrites
+    grade      GradeInputs    ->  RelevanceOut      relevanceScore/isRelevant/keyInfo/gaps
+    rerank     RerankInputs   ->  RerankOut         [{index, score}]
+    assess     AssessInputs   ->  AssessOut         ANSWER | CLARIFY | REFUSE
+    generate   GenerateInputs ->  GenerateOut       answer text with [n] citations
+    verify     VerifyInputs   ->  SupportOut        supportedClaims/unsupportedClaims/
+                                                    overallConfidence/recommendation
+
+``CONSERVATIVE_DEFAULTS`` is what a role yields when the model's output cannot
+be parsed even after one repair: never "relevant", never ACCEPT.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "CONSERVATIVE_DEFAULTS",
+    "INPUTS",
+    "OUTPUTS",
+    "ROLES",
+    "AssessInputs",
+    "AssessOut",
+    "ClaimVerdict",
+    "DecideInputs",
+    "DecisionOut",
+    "Evidence",
+    "EvidenceQuote",
+    "GenerateInputs",
+    "GenerateOut",
+    "GradeInputs",
+    "Message",
+    "RankedItem",
+    "RelevanceOut",
+    "RerankInputs",
+    "RerankOut",
+    "RewriteInputs",
+    "RewriteOut",
+    "Role",
+    "SupportOut",
+    "VerifyInputs",
+]
+
+Role = Literal["decide", "rewrite", "grade", "rerank", "assess", "generate", "verify"]
+ROLES: tuple[Role, ...] = ("decide", "rewrite", "grade", "rerank", "assess", "generate", "verify")
+
+Verdict = Literal["supported", "partial", "unsupported"]
+Recommendation = Literal["ACCEPT", "ADD_DISCLAIMER", "REGENERATE"]
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class _Out(BaseModel):
+    # Models add fields we did not ask for; keep them rather than fail.
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+
+class Message(_In):
+    """One chat turn: role is "user", "assistant" or "system"."""
+
+    role: str
+    content: str
+
+
+class Evidence(_In):
+    """One chunk as shown to a model: ``index`` is the 1-based [n] used in
+    prompts and citations."""
+
+    index: int
+    chunk_id: str
+    source: str
+    title: str = ""
+    heading: str = ""
+    text: str
+    relevance: int | None = None
+    key_info: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+# ----------------------------------------------------------------- inputs
+
+
+class DecideInputs(_In):
+    question: str
+    history: list[Message] = Field(default_factory=list)
+    summary: str = ""
+    language: str = "en"
+
+
+class RewriteInputs(_In):
+    question: str
+    history: list[Message] = Field(default_factory=list)
+    protected: list[str] = Field(default_factory=list)
+    max_rewrites: int = 2
+    language: str = "en"
+
+
+class GradeInputs(_In):
+    question: str
+    text: str
+    title: str = ""
+    heading: str = ""
+    source: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    language: str = "en"
+
+
+class RerankInputs(_In):
+    query: str
+    candidates: list[str]
+
+
+class AssessInputs(_In):
+    question: str
+    evidence: list[Evidence] = Field(default_factory=list)
+    history: list[Message] = Field(default_factory=list)
+    language: str = "en"
+
+
+class GenerateInputs(_In):
+    question: str
+    evidence: list[Evidence] = Field(default_factory=list)
+    history: list[Message] = Field(default_factory=list)
+    #: "grounded" (answer from evidence), "strict" (the first article's
+    #: regeneration prompt), "direct" (no retrieval was needed).
+    mode: Literal["grounded", "strict", "direct"] = "grounded"
+    #: Set on a strict regeneration: claims the verifier found unsupported.
+    avoid: list[str] = Field(default_factory=list)
+    language: str = "en"
+
+
+class VerifyInputs(_In):
+    question: str
+    answer: str
+    evidence: list[Evidence] = Field(default_factory=list)
+    language: str = "en"
+
+
+# ---------------------------------------------------------------- outputs
+
+
+class DecisionOut(_Out):
+    decision: Literal["RETRIEVE", "NO_RETRIEVE"]
+    reason: str = ""
+
+
+class RewriteOut(_Out):
+    rewrites: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+
+class RelevanceOut(_Out):
+    relevanceScore: int = Field(ge=0, le=100)  # noqa: N815 - article's JSON field name
+    isRelevant: bool  # noqa: N815 - article's JSON field name
+    keyInfo: str = ""  # noqa: N815 - article's JSON field name
+    gaps: str = ""
+
+
+class RankedItem(_Out):
+    index: int
+    score: float
+
+
+class RerankOut(_Out):
+    ranking: list[RankedItem] = Field(default_factory=list)
+
+
+class AssessOut(_Out):
+    action: Literal["ANSWER", "CLARIFY", "REFUSE"]
+    reason: str = ""
+    #: For CLARIFY: the qualifiers the documents distinguish (products, plans, versions).
+    options: list[str] = Field(default_factory=list)
+    #: For conflicting evidence: what conflicts, and which applies if the documents say so.
+    conflict: str = ""
+    applies: str = ""
+
+
+class GenerateOut(_Out):
+    answer: str
+
+
+class EvidenceQuote(_Out):
+    doc: int
+    quote: str = ""
+
+
+class ClaimVerdict(_Out):
+    claim: str
+    verdict: Verdict
+    evidence: list[EvidenceQuote] = Field(default_factory=list)
+    cited: list[int] = Field(default_factory=list)
+
+
+class SupportOut(_Out):
+    isFullySupported: bool = False  # noqa: N815 - article's JSON field name
+    supportedClaims: list[str] = Field(default_factory=list)  # noqa: N815 - article's JSON field name
+    unsupportedClaims: list[str] = Field(default_factory=list)  # noqa: N815 - article's JSON field name
+    claims: list[ClaimVerdict] = Field(default_factory=list)
+    overallConfidence: int = Field(default=0, ge=0, le=100)  # noqa: N815 - article's JSON field name
+    recommendation: Recommendation = "REGENERATE"
+
+
+INPUTS: dict[Role, type[BaseModel]] = {
+    "decide": DecideInputs,
+    "rewrite": RewriteInputs,
+    "grade": GradeInputs,
+    "rerank": RerankInputs,
+    "assess": AssessInputs,
+    "generate": GenerateInputs,
+    "verify": VerifyInputs,
+}
+
+OUTPUTS: dict[Role, type[BaseModel]] = {
+    "decide": DecisionOut,
+    "rewrite": RewriteOut,
+    "grade": RelevanceOut,
+    "rerank": RerankOut,
+    "assess": AssessOut,
+    "generate": GenerateOut,
+    "verify": SupportOut,
+}
+
+#: What each role yields when its output cannot be parsed (after one repair).
+#: Conservative: retrieve rather than guess, nothing is relevant, no rerank
+#: (the stage keeps the previous order), answerability unknown -> refuse,
+#: verification unknown -> not ACCEPT.
+CONSERVATIVE_DEFAULTS: dict[Role, BaseModel] = {
+    "decide": DecisionOut(decision="RETRIEVE", reason="unparsed model output: retrieving to be safe"),
+    "rewrite": RewriteOut(rewrites=[], reason="unparsed model output: original question only"),
+    "grade": RelevanceOut(relevanceScore=0, isRelevant=False, keyInfo="", gaps="unparsed model output"),
+    "rerank": RerankOut(ranking=[]),
+    "assess": AssessOut(
+        action="REFUSE", reason="unparsed model output: answerability could not be confirmed"
+    ),
+    "generate": GenerateOut(answer=""),
+    "verify": SupportOut(isFullySupported=False, overallConfidence=0, recommendation="REGENERATE"),
+}

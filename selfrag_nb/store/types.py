@@ -1,0 +1,148 @@
+"""Plain data shared by the knowledge base, the pipeline and the views.
+
+    User  -- who is asking (id, roles, tenant); builds the ACL prefilter
+    Hit   -- one chunk returned by a search
+    Hits  -- an ordered list of Hit plus how it was searched (query, mode, filter)
+    IngestReport -- what an ingest added, updated, left alone, removed or skipped
+
+No LanceDB, pandas or pyarrow import here: these types travel inside traces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, overload
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+if TYPE_CHECKING:  # pandas is heavy; imported inside to_pandas()
+    import pandas as pd
+
+__all__ = ["PUBLIC_ROLE", "Hit", "Hits", "IngestReport", "User"]
+
+#: Role stored on chunks that every user may read (the default ACL).
+PUBLIC_ROLE = "public"
+
+
+class User(BaseModel):
+    """The person asking. Chunks are visible when their ACL allows one of the
+    user's roles (every user has the ``public`` role), names the user's id, and
+    the tenant matches (chunks with no tenant are visible to all tenants)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = "anonymous"
+    roles: tuple[str, ...] = ()
+    tenant: str | None = None
+
+    def __init__(self, id: str = "anonymous", roles: Any = (), tenant: str | None = None, **kw: Any) -> None:  # noqa: A002 - `id` is the public field name of the DESIGN contract
+        super().__init__(id=id, roles=tuple(roles) if roles is not None else (), tenant=tenant, **kw)
+
+    @field_validator("id")
+    @classmethod
+    def _id_not_blank(cls, v: str) -> str:
+        if not v or not v.strip():
+            raise ValueError("User id must not be blank")
+        return v
+
+    @field_validator("roles")
+    @classmethod
+    def _roles_are_names(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for r in v:
+            if not isinstance(r, str) or not r.strip():
+                raise ValueError(f"User role must be a non-blank string, got {r!r}")
+        return v
+
+    @property
+    def all_roles(self) -> tuple[str, ...]:
+        """The user's roles plus the public role."""
+        return tuple(dict.fromkeys((PUBLIC_ROLE, *self.roles)))
+
+
+class Hit(BaseModel):
+    """One chunk found by a search. ``text`` is the original chunk text (the
+    evidence shown to users and models); the context header used for search
+    is kept separately in ``context``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str
+    doc_id: str
+    chunk_id: str
+    title: str = ""
+    heading: str = ""
+    text: str
+    context: str = ""
+    score: float = 0.0
+    scores: dict[str, float] = Field(default_factory=dict)
+    rank: int = 0
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Hits(BaseModel):
+    """Search results in rank order, with how they were obtained."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    hits: list[Hit] = Field(default_factory=list)
+    query: str = ""
+    mode: str = "hybrid"
+    k: int = 10
+    access_filter: str = ""
+    user: User | None = None
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __iter__(self) -> Iterator[Hit]:  # type: ignore[override]  # iterate hits, not pydantic fields
+        return iter(self.hits)
+
+    @overload
+    def __getitem__(self, i: int) -> Hit: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Hit]: ...
+    def __getitem__(self, i: int | slice) -> Hit | list[Hit]:
+        return self.hits[i]
+
+    def to_pandas(self) -> pd.DataFrame:
+        import pandas as pd
+
+        rows = []
+        for h in self.hits:
+            row: dict[str, Any] = {
+                "rank": h.rank,
+                "source": h.source,
+                "title": h.title,
+                "heading": h.heading,
+                "doc_id": h.doc_id,
+                "chunk_id": h.chunk_id,
+                "score": h.score,
+                "text": h.text,
+            }
+            row.update({f"score_{k}": v for k, v in h.scores.items()})
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+
+class IngestReport(BaseModel):
+    """What one ingest did. Paths are as given (relative to the ingested root)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    added: list[str] = Field(default_factory=list)
+    updated: list[str] = Field(default_factory=list)
+    unchanged: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    skipped: list[tuple[str, str]] = Field(default_factory=list)
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    version: int | None = None
+    seconds: float = 0.0
+
+    def __str__(self) -> str:
+        return (
+            f"IngestReport(added={len(self.added)}, updated={len(self.updated)}, "
+            f"unchanged={len(self.unchanged)}, removed={len(self.removed)}, "
+            f"skipped={len(self.skipped)}, chunks +{self.chunks_added}/-{self.chunks_removed}, "
+            f"version={self.version})"
+        )

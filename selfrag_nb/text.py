@@ -1,0 +1,113 @@
+"""Small, dependency-free text utilities shared by the store, the stages and the
+offline model.
+
+    text -> normalize_key()      cache keys (NFKC, case, whitespace, punctuation)
+    text -> detect_language()    "zh" when CJK dominates, else "en"
+    text -> tokenize()           lower-cased words + CJK character bigrams
+    text -> split_sentences()    sentence boundaries in English and Chinese
+
+Everything here is pure Python so ``import selfrag_nb`` stays fast.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = [
+    "detect_language",
+    "is_cjk",
+    "normalize_key",
+    "split_sentences",
+    "tokenize",
+]
+
+# CJK Unified Ideographs, extension A and compatibility ideographs; kana and
+# hangul are tokenised the same way (no spaces between words).
+_CJK_RANGES = (
+    (0x3040, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+)
+
+# ASCII and full-width punctuation removed from cache keys (first article:
+# lower-case and strip "，。？！,?.!"; we take the whole punctuation class).
+_PUNCT_RE = re.compile(r"[\s\u3000]+")
+
+# A word: letters/digits with inner dots, dashes, underscores and slashes kept
+# so identifiers ("ORD-2024-0042", "v2.3.1", "api/v1") survive as one token.
+_WORD_RE = re.compile(r"[0-9A-Za-z\u00C0-\u024F]+(?:[._\-/:][0-9A-Za-z\u00C0-\u024F]+)*")
+
+# Sentence ends: ASCII .!? followed by space/end, or CJK 。！？；, or newlines
+# that separate paragraphs. Abbreviation handling is deliberately simple: a
+# period between digits (3.5) or letters without a following space is not an end.
+_SENT_END_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n\s*\n")
+
+
+def is_cjk(ch: str) -> bool:
+    """True for an ideograph, kana or hangul character."""
+    cp = ord(ch)
+    return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
+
+
+def normalize_key(text: str) -> str:
+    """Normalise a question for cache keys: NFKC (full-width -> ASCII), case-fold,
+    punctuation removed, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = "".join(" " if unicodedata.category(c).startswith("P") else c for c in text)
+    return _PUNCT_RE.sub(" ", text).strip()
+
+
+def detect_language(text: str) -> str:
+    """ "zh" when at least a fifth of the letters are CJK, else "en"."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return "en"
+    cjk = sum(1 for c in letters if is_cjk(c))
+    return "zh" if cjk * 5 >= len(letters) else "en"
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased tokens: words (identifiers kept whole) and, for runs of CJK
+    characters, each character's bigram with its neighbour (single characters
+    for runs of length one). Bigrams are the usual unsupervised choice for
+    Chinese retrieval when no dictionary segmenter is available."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    tokens: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if len(run) == 1:
+            tokens.append(run[0])
+        else:
+            tokens.extend(run[i] + run[i + 1] for i in range(len(run) - 1))
+        run.clear()
+
+    pos = 0
+    for m in _WORD_RE.finditer(text):
+        for ch in text[pos : m.start()]:
+            if is_cjk(ch):
+                run.append(ch)
+            elif run:
+                flush()
+        if run:
+            flush()
+        tokens.append(m.group(0))
+        pos = m.end()
+    for ch in text[pos:]:
+        if is_cjk(ch):
+            run.append(ch)
+        elif run:
+            flush()
+    if run:
+        flush()
+    return tokens
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split into sentences, keeping each sentence's closing punctuation.
+    Works for English, Chinese and mixed text; empty pieces are dropped."""
+    parts = _SENT_END_RE.split(text)
+    return [p.strip() for p in parts if p and p.strip()]
