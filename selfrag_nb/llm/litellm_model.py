@@ -1,0 +1,652 @@
+"""Any provider LiteLLM speaks, behind the ``Model`` protocol.
+
+    LiteLLMModel.acomplete(request)
+      preflight   provider known? key present?          -> ModelError (configuration)
+      loop:
+        attempt   litellm.acompletion(..., num_retries=0)  bounded by
+                  min(per-call timeout, time left before request.deadline)
+        ok        -> Completion(raw, tokens, cost, latency, retries)
+        401/403/404, missing key                         -> ModelError (configuration)
+        400 (request refused)                            -> Completion.error, no retry
+        429 / 5xx / timeout / connection / bad body      -> wait, try again:
+                  Retry-After on 429, else exponential backoff with jitter;
+                  never waiting past the deadline
+      budget gone -> Completion(raw="", error="deadline exceeded after N attempts: ...")
+      retries out -> Completion(raw="", error="failed after N attempts: ...")
+
+    complete(request)  the same, run on one background event loop (works
+                       inside Jupyter's running loop; LiteLLM's clients and
+                       logging worker stay bound to one loop)
+
+    arerank / rerank   Cohere/Jina-style /rerank endpoints -> [(index, score)]
+    aembed / embed     /embeddings -> list of vectors
+    LiteLLMReranker    rank(query, texts) for SelfRAG(reranker=...)
+
+``litellm`` is imported on first use only (it takes seconds and, without
+LITELLM_LOCAL_MODEL_COST_MAP, fetches its price map from the network). We do
+the retrying ourselves (``num_retries=0``) so the question's deadline is
+respected and each retry is counted on the trace. API keys are redacted
+from every message we produce (``selfrag_nb.llm.redact``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Coroutine, Sequence
+from typing import Any, TypeVar
+
+from selfrag_nb.llm.base import Completion, ModelError, ModelRequest
+from selfrag_nb.llm.pricing import cost_of, sync_litellm
+from selfrag_nb.llm.redact import redact
+
+__all__ = [
+    "LiteLLMModel",
+    "LiteLLMReranker",
+    "ProviderError",
+    "aembed",
+    "arerank",
+    "embed",
+    "load_litellm",
+    "rerank",
+]
+
+T = TypeVar("T")
+
+#: HTTP statuses worth another attempt (the provider may recover).
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+#: HTTP statuses that mean "fix your configuration", not "try later".
+CONFIG_STATUS = frozenset({401, 403, 404})
+
+# Provider prefix -> the environment variable its key is read from, for when
+# LiteLLM's validate_environment cannot tell (e.g. the provider raised first).
+_KEY_ENV = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "azure": "AZURE_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "cohere": "COHERE_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "together_ai": "TOGETHERAI_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "jina_ai": "JINA_AI_API_KEY",
+    "voyage": "VOYAGE_API_KEY",
+    "fireworks_ai": "FIREWORKS_AI_API_KEY",
+    "xai": "XAI_API_KEY",
+}
+
+_LOAD_LOCK = threading.Lock()
+# Process-wide singletons, filled on first use: the litellm module and the
+# background event loop of the sync bridge.
+_STATE: dict[str, Any] = {}
+
+
+class ProviderError(RuntimeError):
+    """A rerank or embedding call the provider failed (HTTP error, timeout,
+    bad body). Chat calls report these in ``Completion.error`` instead."""
+
+
+def load_litellm() -> Any:
+    """Import LiteLLM once, quietly and without network access."""
+    if "litellm" in _STATE:
+        return _STATE["litellm"]
+    with _LOAD_LOCK:
+        if "litellm" not in _STATE:
+            # The bundled price map, not a download at import time.
+            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            try:
+                import litellm
+            except ImportError as exc:  # pragma: no cover - litellm is a core dependency
+                raise ModelError("LiteLLM is not installed: pip install selfrag-nb") from exc
+            litellm.suppress_debug_info = True
+            litellm.set_verbose = False  # type: ignore[attr-defined]  # re-exported by litellm without __all__
+            # ERROR, not WARNING: LiteLLM warns on every event-loop change
+            # (one per asyncio.run in a notebook cell), which is noise to users.
+            for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+                logging.getLogger(name).setLevel(logging.ERROR)
+            _STATE["litellm"] = litellm
+            sync_litellm()
+    return _STATE["litellm"]
+
+
+# ------------------------------------------------------------------ sync bridge
+
+_LOOP_LOCK = threading.Lock()
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    with _LOOP_LOCK:
+        loop: asyncio.AbstractEventLoop | None = _STATE.get("loop")
+        if loop is None or loop.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="selfrag-nb-litellm", daemon=True).start()
+            _STATE["loop"] = loop
+        return loop
+
+
+def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion from synchronous code, even when the
+    calling thread already runs an event loop (Jupyter)."""
+    return asyncio.run_coroutine_threadsafe(coro, _background_loop()).result()
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _status(exc: BaseException) -> int | None:
+    code = getattr(exc, "status_code", None)
+    return code if isinstance(code, int) else None
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds the provider asked us to wait (``Retry-After``: seconds or an
+    HTTP date; ``retry-after-ms``), from the exception's response headers."""
+    headers: Any = None
+    response = getattr(exc, "response", None)
+    if response is not None:
+        headers = getattr(response, "headers", None)
+    if not headers:
+        headers = getattr(exc, "headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return max(0.0, float(value) / 1000.0)
+        except ValueError:
+            pass  # malformed: fall through to Retry-After
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass  # not seconds: an HTTP date
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _is_missing_credentials(message: str) -> bool:
+    lowered = message.lower()
+    return "missing credentials" in lowered or "api_key client option must be set" in lowered
+
+
+def _describe(exc: BaseException, secrets: Sequence[str | None]) -> str:
+    status = _status(exc)
+    kind = type(exc).__name__
+    text = " ".join(str(exc).split())
+    if len(text) > 300:
+        text = text[:300] + "..."
+    prefix = f"{kind} (HTTP {status})" if status else kind
+    return redact(f"{prefix}: {text}", secrets)
+
+
+class LiteLLMModel:
+    """A model reached through LiteLLM: ``"openai/gpt-4o-mini"``,
+    ``"anthropic/claude-..."``, ``"ollama/llama3"``, or ``"openai/<name>"``
+    with ``api_base`` for any OpenAI-compatible server.
+
+    ``response_format``: None = decide from LiteLLM's model info (JSON schema
+    where supported, else JSON mode where supported, else none: the prompt
+    asks for JSON), True = always send the JSON schema, False = never.
+    ``extra`` is passed to ``litellm.acompletion`` (temperature, seed, ...).
+    """
+
+    offline = False
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        max_retries: int = 2,
+        backoff: float = 0.5,
+        max_backoff: float = 8.0,
+        response_format: bool | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError("model must be a LiteLLM model string such as 'openai/gpt-4o-mini'")
+        if timeout <= 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        if backoff < 0 or max_backoff < 0:
+            raise ValueError(f"backoff and max_backoff must be >= 0, got {backoff} and {max_backoff}")
+        self.name = model
+        self.api_base = api_base
+        self._api_key = api_key
+        self.timeout = float(timeout)
+        self.max_retries = max_retries
+        self.backoff = float(backoff)
+        self.max_backoff = float(max_backoff)
+        self.response_format = response_format
+        self.extra = dict(extra or {})
+        self._checked = False
+
+    def __repr__(self) -> str:
+        # Never the key: only whether one was given.
+        key = "set" if self._api_key else "unset"
+        return (
+            f"LiteLLMModel({self.name!r}, api_base={self.api_base!r}, api_key={key}, "
+            f"timeout={self.timeout}, max_retries={self.max_retries})"
+        )
+
+    # ------------------------------------------------------------ public
+
+    def complete(self, request: ModelRequest) -> Completion:
+        """Synchronous ``acomplete`` (runs on a shared background loop)."""
+        return _run_sync(self.acomplete(request))
+
+    async def acomplete(self, request: ModelRequest) -> Completion:
+        """Call the model; provider faults come back in ``Completion.error``,
+        configuration problems raise ``ModelError``."""
+        litellm = load_litellm()
+        self._preflight(litellm)
+        kwargs = self._kwargs(litellm, request)
+        per_call = float(request.timeout or self.timeout)
+        started = time.perf_counter()
+        attempts = 0
+        last_error = ""
+        while True:
+            remaining = None if request.deadline is None else request.deadline - time.monotonic()
+            if remaining is not None and remaining <= 0.01:
+                return self._gave_up(
+                    f"deadline exceeded after {attempts} attempts: {last_error or 'no time left'}",
+                    attempts,
+                    started,
+                    kwargs,
+                )
+            budget = per_call if remaining is None else min(per_call, remaining)
+            attempts += 1
+            try:
+                # LiteLLM gets the stable per-call timeout (its HTTP clients are
+                # cached per timeout value); the deadline is enforced here.
+                response = await asyncio.wait_for(
+                    litellm.acompletion(timeout=per_call, **kwargs),
+                    timeout=budget + (0.05 if budget == per_call else 0.0),
+                )
+            except asyncio.TimeoutError:
+                last_error = f"Timeout: no answer within {budget:.2f} s"
+                retryable, wait = True, None
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - every provider fault becomes Completion.error
+                self._raise_if_configuration(exc, litellm)
+                last_error = _describe(exc, [self._api_key])
+                retryable, wait = self._retry_policy(exc)
+            else:
+                return self._completion(litellm, response, attempts, started, kwargs)
+            if not retryable:
+                return self._gave_up(
+                    f"failed after {attempts} attempts: {last_error}", attempts, started, kwargs
+                )
+            if attempts > self.max_retries:
+                return self._gave_up(
+                    f"failed after {attempts} attempts (retries exhausted): {last_error}",
+                    attempts,
+                    started,
+                    kwargs,
+                )
+            if wait is None:
+                # Exponential backoff with jitter: spread retries of parallel
+                # graders so they do not hit the provider in lockstep.
+                wait = min(self.max_backoff, self.backoff * 2 ** (attempts - 1)) * random.uniform(0.5, 1.0)
+            if request.deadline is not None and time.monotonic() + wait >= request.deadline:
+                return self._gave_up(
+                    f"deadline exceeded after {attempts} attempts (next retry in {wait:.2f} s "
+                    f"would pass it): {last_error}",
+                    attempts,
+                    started,
+                    kwargs,
+                )
+            await asyncio.sleep(wait)
+
+    # ----------------------------------------------------------- internals
+
+    def _preflight(self, litellm: Any) -> None:
+        """Configuration problems are found before the first request: an
+        unknown provider, or a provider whose API key is nowhere."""
+        if self._checked:
+            return
+        try:
+            _model, provider, _key, _base = litellm.get_llm_provider(self.name, api_base=self.api_base)
+        except Exception as exc:  # noqa: BLE001 - LiteLLM raises BadRequestError or ValueError here
+            raise ModelError(
+                f"model {self.name!r}: LiteLLM does not know this provider. Use 'provider/model', e.g. "
+                f"'openai/gpt-4o-mini', 'anthropic/claude-3-5-haiku-latest', 'ollama/llama3', or "
+                f"'openai/<name>' with api_base= for an OpenAI-compatible server "
+                f"({redact(type(exc).__name__, [self._api_key])})"
+            ) from None
+        if not self._api_key:
+            try:
+                report = litellm.validate_environment(self.name, api_base=self.api_base)
+            except Exception:  # noqa: BLE001 - unknown to the validator: the call itself will tell
+                report = {"missing_keys": []}
+            missing = [k for k in report.get("missing_keys", []) if str(k).endswith("_API_KEY")]
+            if missing:
+                raise ModelError(
+                    f"model {self.name!r} ({provider}): no API key. Set the environment variable "
+                    f"{' or '.join(missing)} or pass api_key=..."
+                )
+        self._checked = True
+
+    def _key_env(self, litellm: Any) -> str:
+        try:
+            missing = litellm.validate_environment(self.name)["missing_keys"]
+        except Exception:  # noqa: BLE001 - fall back to our own provider table
+            missing = []
+        names = [k for k in missing if str(k).endswith("_KEY")]
+        if names:
+            return " or ".join(names)
+        provider = self.name.split("/", 1)[0] if "/" in self.name else "openai"
+        return _KEY_ENV.get(provider, f"{provider.upper()}_API_KEY")
+
+    def _raise_if_configuration(self, exc: BaseException, litellm: Any) -> None:
+        status = _status(exc)
+        message = str(exc)
+        auth = isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError)
+        if auth or status in {401, 403} or _is_missing_credentials(message):
+            raise ModelError(
+                f"model {self.name!r}: the provider rejected the credentials "
+                f"({type(exc).__name__}, HTTP {status}). Check the environment variable "
+                f"{self._key_env(litellm)} or the api_key= you passed."
+            ) from None
+        if isinstance(exc, litellm.NotFoundError) or status == 404:
+            raise ModelError(
+                f"model {self.name!r}: the provider does not know this model or endpoint "
+                f"(HTTP 404; api_base={self.api_base!r}): {_describe(exc, [self._api_key])}"
+            ) from None
+
+    def _retry_policy(self, exc: BaseException) -> tuple[bool, float | None]:
+        """(retry?, seconds to wait or None for backoff)."""
+        litellm = load_litellm()
+        status = _status(exc)
+        if isinstance(exc, litellm.RateLimitError) or status == 429:
+            return True, _retry_after(exc)
+        if isinstance(exc, litellm.Timeout | litellm.APIConnectionError):
+            return True, None
+        if status in RETRYABLE_STATUS:
+            return True, _retry_after(exc)
+        if status is not None and 400 <= status < 500:
+            return False, None  # the request itself was refused: the same request fails again
+        # Unclassified (truncated or unparsable body surfaced as an APIError):
+        # transient more often than not.
+        return True, None
+
+    def _kwargs(self, litellm: Any, request: ModelRequest) -> dict[str, Any]:
+        kwargs: dict[str, Any] = dict(self.extra)
+        kwargs.update(
+            model=self.name,
+            messages=[m.model_dump() for m in request.messages],
+            num_retries=0,  # we retry ourselves, within the deadline
+            max_retries=0,  # nor may the OpenAI SDK underneath
+        )
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self._api_key:
+            kwargs["api_key"] = self._api_key
+        fmt = self._response_format(litellm, request)
+        if fmt is not None:
+            kwargs["response_format"] = fmt
+        return kwargs
+
+    def _response_format(self, litellm: Any, request: ModelRequest) -> dict[str, Any] | None:
+        # The answer of "generate" is prose with citations: never force JSON.
+        if request.role == "generate" or self.response_format is False:
+            return None
+        schema = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": request.output_schema.__name__,
+                "schema": request.output_schema.model_json_schema(),
+                "strict": False,
+            },
+        }
+        if self.response_format is True:
+            return schema
+        try:
+            if litellm.supports_response_schema(self.name):
+                return schema
+        except Exception:  # noqa: BLE001, S110 - unknown model: ask the next question
+            pass
+        try:
+            model, provider, _key, _base = litellm.get_llm_provider(self.name, api_base=self.api_base)
+            params = litellm.get_supported_openai_params(model, custom_llm_provider=provider) or []
+        except Exception:  # noqa: BLE001 - unknown: send nothing, the prompt asks for JSON
+            params = []
+        return {"type": "json_object"} if "response_format" in params else None
+
+    def _cost(
+        self, litellm: Any, response: Any, tokens_in: int | None, tokens_out: int | None
+    ) -> float | None:
+        own = cost_of(self.name, tokens_in, tokens_out)
+        if own is not None:
+            return own
+        try:
+            value = litellm.completion_cost(completion_response=response, model=self.name)
+        except Exception:  # noqa: BLE001 - not in the price map: unknown, which is None, not 0
+            return None
+        return float(value) if isinstance(value, int | float) else None
+
+    def _completion(
+        self, litellm: Any, response: Any, attempts: int, started: float, kwargs: dict[str, Any]
+    ) -> Completion:
+        latency = (time.perf_counter() - started) * 1000.0
+        usage = getattr(response, "usage", None)
+        tokens_in = getattr(usage, "prompt_tokens", None)
+        tokens_out = getattr(usage, "completion_tokens", None)
+        choices = getattr(response, "choices", None) or []
+        content = None
+        finish = None
+        if choices:
+            message = getattr(choices[0], "message", None)
+            content = getattr(message, "content", None)
+            finish = getattr(choices[0], "finish_reason", None)
+        extra = {"response_format": (kwargs.get("response_format") or {}).get("type"), "attempts": attempts}
+        if finish is not None:
+            extra["finish_reason"] = str(finish)
+        if not isinstance(content, str):
+            return Completion(
+                raw="",
+                model=self.name,
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+                latency_ms=latency,
+                retries=attempts - 1,
+                error="provider answered without message content",
+                fallback="empty answer: the role's conservative default applies",
+                extra=extra,
+            )
+        return Completion(
+            raw=content,
+            model=self.name,
+            tokens_in=tokens_in if isinstance(tokens_in, int) else None,
+            tokens_out=tokens_out if isinstance(tokens_out, int) else None,
+            cost=self._cost(litellm, response, tokens_in, tokens_out),
+            latency_ms=latency,
+            retries=attempts - 1,
+            extra=extra,
+        )
+
+    def _gave_up(self, error: str, attempts: int, started: float, kwargs: dict[str, Any]) -> Completion:
+        return Completion(
+            raw="",
+            model=self.name,
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            retries=max(0, attempts - 1),
+            error=redact(error, [self._api_key]),
+            fallback="no answer from the provider: the role's conservative default applies",
+            extra={
+                "response_format": (kwargs.get("response_format") or {}).get("type"),
+                "attempts": attempts,
+            },
+        )
+
+
+# ------------------------------------------------------------------ rerank / embed
+
+
+async def arerank(
+    query: str,
+    documents: Sequence[str],
+    *,
+    model: str,
+    top_n: int | None = None,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    timeout: float = 30.0,
+) -> list[tuple[int, float]]:
+    """Rank ``documents`` for ``query`` with a provider's rerank API
+    (``"cohere/rerank-v3.5"``, ``"jina_ai/..."``, any Cohere-style ``/rerank``
+    endpoint via ``api_base``): ``[(index, relevance score)]``, best first.
+    Raises ``ModelError`` for configuration problems, ``ProviderError`` for
+    provider faults."""
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a string, got {type(query).__name__}")
+    docs = list(documents)
+    if not all(isinstance(d, str) for d in docs):
+        raise TypeError("documents must be strings")
+    if not docs:
+        return []
+    litellm = load_litellm()
+    kwargs: dict[str, Any] = {"model": model, "query": query, "documents": docs, "timeout": timeout}
+    if top_n is not None:
+        kwargs["top_n"] = top_n
+    if api_base:
+        kwargs["api_base"] = api_base
+    if api_key:
+        kwargs["api_key"] = api_key
+    try:
+        response = await asyncio.wait_for(litellm.arerank(**kwargs), timeout=timeout + 0.05)
+    except asyncio.TimeoutError:
+        raise ProviderError(f"rerank {model!r}: no answer within {timeout} s") from None
+    except Exception as exc:  # noqa: BLE001 - classified below; keys redacted
+        _raise_for(exc, f"rerank {model!r}", api_key)
+    results = getattr(response, "results", None) or []
+    ranked: list[tuple[int, float]] = []
+    for item in results:
+        index, score = item.get("index"), item.get("relevance_score")
+        if not isinstance(index, int) or not 0 <= index < len(docs) or not isinstance(score, int | float):
+            raise ProviderError(f"rerank {model!r}: malformed result {item!r}")
+        ranked.append((index, float(score)))
+    ranked.sort(key=lambda p: (-p[1], p[0]))
+    return ranked
+
+
+def rerank(
+    query: str,
+    documents: Sequence[str],
+    *,
+    model: str,
+    top_n: int | None = None,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    timeout: float = 30.0,
+) -> list[tuple[int, float]]:
+    """Synchronous ``arerank``."""
+    return _run_sync(
+        arerank(
+            query, documents, model=model, top_n=top_n, api_base=api_base, api_key=api_key, timeout=timeout
+        )
+    )
+
+
+async def aembed(
+    texts: Sequence[str],
+    model: str,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    *,
+    timeout: float = 60.0,
+) -> list[list[float]]:
+    """Embed ``texts`` with a provider's embedding API, one vector per text,
+    in order. Raises ``ModelError`` / ``ProviderError`` like ``arerank``."""
+    items = list(texts)
+    if not all(isinstance(t, str) for t in items):
+        raise TypeError("texts must be strings")
+    if not items:
+        return []
+    litellm = load_litellm()
+    kwargs: dict[str, Any] = {"model": model, "input": items, "timeout": timeout}
+    if api_base:
+        kwargs["api_base"] = api_base
+    if api_key:
+        kwargs["api_key"] = api_key
+    try:
+        response = await asyncio.wait_for(litellm.aembedding(**kwargs), timeout=timeout + 0.05)
+    except asyncio.TimeoutError:
+        raise ProviderError(f"embedding {model!r}: no answer within {timeout} s") from None
+    except Exception as exc:  # noqa: BLE001 - classified below; keys redacted
+        _raise_for(exc, f"embedding {model!r}", api_key)
+    data = sorted(getattr(response, "data", None) or [], key=lambda d: int(d["index"]))
+    vectors = [[float(x) for x in d["embedding"]] for d in data]
+    if len(vectors) != len(items):
+        raise ProviderError(f"embedding {model!r}: {len(vectors)} vectors for {len(items)} texts")
+    return vectors
+
+
+def embed(
+    texts: Sequence[str],
+    model: str,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    *,
+    timeout: float = 60.0,
+) -> list[list[float]]:
+    """Synchronous ``aembed``."""
+    return _run_sync(aembed(texts, model, api_base, api_key, timeout=timeout))
+
+
+def _raise_for(exc: BaseException, what: str, api_key: str | None) -> Any:
+    status = _status(exc)
+    text = _describe(exc, [api_key])
+    if status in CONFIG_STATUS or _is_missing_credentials(str(exc)) or status == 400:
+        raise ModelError(f"{what}: configuration problem: {text}") from None
+    raise ProviderError(f"{what}: {text}") from None
+
+
+class LiteLLMReranker:
+    """A reranker for ``SelfRAG(reranker=...)`` backed by a rerank API:
+    ``rank(query, texts) -> [(index, score)]``."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        top_n: int | None = None,
+    ) -> None:
+        self.model = model
+        self.api_base = api_base
+        self._api_key = api_key
+        self.timeout = timeout
+        self.top_n = top_n
+
+    def __repr__(self) -> str:
+        return f"LiteLLMReranker({self.model!r}, api_base={self.api_base!r})"
+
+    def rank(self, query: str, texts: Sequence[str]) -> list[tuple[int, float]]:
+        return rerank(
+            query,
+            texts,
+            model=self.model,
+            top_n=self.top_n,
+            api_base=self.api_base,
+            api_key=self._api_key,
+            timeout=self.timeout,
+        )
