@@ -1,6 +1,9 @@
 """Test doubles designed with the code (DESIGN.md style rule 5).
 
-    ScriptedModel    a Model answering from a script (no network)
+    ScriptedModel    a Model answering from per-role queues (no network)
+      .enqueue(role, *responses)   str | dict/list (JSON) | Exception | callable(request)
+      .default(role, response)     used when the role's queue is empty
+      .requests                    every ModelRequest received, in order
     LoopbackServer   a real OpenAI-compatible HTTP server on 127.0.0.1
 
 Both are public (``selfrag_nb.testing``) so users can test their own
@@ -9,6 +12,7 @@ pipelines, prompts and notebooks the way this package tests itself.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import http.server
@@ -21,7 +25,144 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Union
+
+from selfrag_nb.llm.base import Completion, ModelError, ModelRequest
+from selfrag_nb.llm.schemas import ROLES
+
+# ============================================================= ScriptedModel
+#
+#     runner --ModelRequest(role, messages, inputs)--> ScriptedModel
+#        queue[role] (FIFO) -> else default[role] -> else ModelError naming the role
+#        str -> raw | dict/list -> JSON | Exception -> Completion.error | callable(request) -> one of those
+#
+# The runner treats it like any backend: prompts are rendered, output parsed,
+# and the one repair call consumes the next scripted response of the same
+# role. Tests assert on ``.requests`` to check what a model was shown (for
+# example that no unauthorised text reached it).
+
+#: What a scripted response may be: raw text, a JSON-able dict or list, an
+#: exception (reported as ``Completion.error``), or a callable computing one of
+#: those from the request.
+ScriptedResponse = Union[str, dict[str, Any], list[Any], BaseException, Callable[[ModelRequest], Any]]  # noqa: UP007 - a runtime alias, evaluated on Python 3.10 too
+
+
+class ScriptedModel:
+    """A model that replays scripted responses per role.
+
+    ``latency`` (seconds) is slept on each call (``asyncio.sleep`` in
+    ``acomplete``); ``tokens_in`` / ``tokens_out`` / ``cost`` are reported on
+    every completion (None: unknown)."""
+
+    offline = False
+
+    def __init__(
+        self,
+        name: str = "scripted",
+        *,
+        latency: float = 0.0,
+        tokens_in: int | None = None,
+        tokens_out: int | None = None,
+        cost: float | None = None,
+    ) -> None:
+        if latency < 0:
+            raise ValueError(f"latency must be >= 0 seconds, got {latency}")
+        self.name = name
+        self.latency = latency
+        self.tokens_in = tokens_in
+        self.tokens_out = tokens_out
+        self.cost = cost
+        self.requests: list[ModelRequest] = []
+        self._queues: dict[str, deque[ScriptedResponse]] = {r: deque() for r in ROLES}
+        self._defaults: dict[str, ScriptedResponse] = {}
+        # The runner's sync path may call from a worker thread.
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        pending = {r: len(q) for r, q in self._queues.items() if q}
+        return f"ScriptedModel(name={self.name!r}, pending={pending}, defaults={sorted(self._defaults)})"
+
+    # -- scripting --------------------------------------------------------
+    @staticmethod
+    def _check_role(role: str) -> None:
+        if role not in ROLES:
+            raise ValueError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
+
+    def enqueue(self, role: str, *responses: ScriptedResponse) -> ScriptedModel:
+        """Append responses to ``role``'s queue (consumed first in, first out)."""
+        self._check_role(role)
+        if not responses:
+            raise ValueError("enqueue needs at least one response")
+        with self._lock:
+            self._queues[role].extend(responses)
+        return self
+
+    def default(self, role: str, response: ScriptedResponse) -> ScriptedModel:
+        """The response for ``role`` whenever its queue is empty."""
+        self._check_role(role)
+        with self._lock:
+            self._defaults[role] = response
+        return self
+
+    def pending(self, role: str | None = None) -> int:
+        """Scripted responses not consumed yet (for one role or all)."""
+        with self._lock:
+            if role is None:
+                return sum(len(q) for q in self._queues.values())
+            self._check_role(role)
+            return len(self._queues[role])
+
+    def requests_for(self, role: str) -> list[ModelRequest]:
+        return [r for r in self.requests if r.role == role]
+
+    # -- the Model protocol ----------------------------------------------
+    def _next(self, request: ModelRequest) -> ScriptedResponse:
+        with self._lock:
+            self.requests.append(request)
+            queue = self._queues[request.role]
+            if queue:
+                return queue.popleft()
+            if request.role in self._defaults:
+                return self._defaults[request.role]
+        raise ModelError(
+            f"ScriptedModel {self.name!r}: no scripted response left for role {request.role!r} "
+            f"(call .enqueue({request.role!r}, ...) or .default({request.role!r}, ...))"
+        )
+
+    def _completion(self, response: ScriptedResponse, request: ModelRequest, started: float) -> Completion:
+        if callable(response) and not isinstance(response, BaseException):
+            response = response(request)
+        latency_ms = (time.perf_counter() - started) * 1000
+        common: dict[str, Any] = {"model": self.name, "latency_ms": latency_ms}
+        if isinstance(response, BaseException):
+            return Completion(raw="", error=f"{type(response).__name__}: {response}", **common)
+        if isinstance(response, dict | list):
+            raw = json.dumps(response, ensure_ascii=False)
+        elif isinstance(response, str):
+            raw = response
+        else:
+            raise TypeError(
+                f"ScriptedModel {self.name!r}: a response for role {request.role!r} must be str, dict, "
+                f"list, an exception or a callable returning one, got {type(response).__name__}"
+            )
+        return Completion(
+            raw=raw, tokens_in=self.tokens_in, tokens_out=self.tokens_out, cost=self.cost, **common
+        )
+
+    def complete(self, request: ModelRequest) -> Completion:
+        started = time.perf_counter()
+        response = self._next(request)
+        if self.latency:
+            time.sleep(self.latency)
+        return self._completion(response, request, started)
+
+    async def acomplete(self, request: ModelRequest) -> Completion:
+        started = time.perf_counter()
+        response = self._next(request)
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        return self._completion(response, request, started)
+
 
 # ============================================================ LoopbackServer
 #
