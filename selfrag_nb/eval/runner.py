@@ -1,0 +1,348 @@
+"""Run every variant over every question; stream rows to disk.
+
+    evaluate(rag, questions, variants)            (sync; works inside a running loop)
+      -> aevaluate(...)
+           variants -> {name: settings overrides} -> rag.with_settings(**overrides)
+           jobs = variant x question, in order
+           N workers (N = concurrency) pull jobs:
+               aask(question, user, history) --timeout--> Trace | exception
+               score(question, trace) -> EvalRow           (the trace is dropped here,
+               [traces/<variant>/<id>.json]                  or written when traces=True)
+               rows.jsonl  <- one JSON line, flushed
+           failures.parquet  <- failing rows (regression samples)
+      = EvalReport (rows in question order; no traces in memory)
+
+The second article's ablation rule: compare variants with everything else
+fixed. Every variant runs the same questions through the same knowledge base
+and models; only the named settings change, and each row carries the config
+version (hash of settings, prompt hashes and model names) it ran with.
+
+Workers pull jobs instead of one task per job, so at most ``concurrency``
+traces exist at any moment however long the question set: memory stays flat
+for 10,000 questions. A question that raises or overruns its timeout becomes
+a failure row with the exception text; it never aborts the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import hashlib
+import json
+import re
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from selfrag_nb.eval.metrics import EvalRow, error_row, score
+from selfrag_nb.eval.questions import Question, QuestionSet
+from selfrag_nb.eval.questions import questions as load_questions
+
+if TYPE_CHECKING:
+    from selfrag_nb.eval.report import EvalReport
+    from selfrag_nb.trace import Trace
+
+__all__ = [
+    "PRESETS",
+    "Variants",
+    "aevaluate",
+    "config_version",
+    "evaluate",
+    "resolve_variants",
+    "run_sync",
+]
+
+#: Named variant sets. "ablation" is the second article's four-way comparison
+#: (baseline, + rewrite, + rerank, both); "retrieval" is Self-RAG's three modes.
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "ablation": {
+        "baseline": {"rewrite": False, "rerank": False},
+        "+rewrite": {"rewrite": True, "rerank": False},
+        "+rerank": {"rewrite": False, "rerank": True},
+        "+rewrite+rerank": {"rewrite": True, "rerank": True},
+    },
+    "retrieval": {
+        "adaptive": {"retrieval": "adaptive"},
+        "always": {"retrieval": "always"},
+        "never": {"retrieval": "never"},
+    },
+}
+
+Variants = str | Mapping[str, Mapping[str, Any]] | None
+
+T = TypeVar("T")
+
+
+def resolve_variants(variants: Variants) -> dict[str, dict[str, Any]]:
+    """``None`` -> one variant "default" (no overrides); a preset name; or a
+    ``{name: {setting: value}}`` mapping (validated against ``Settings``)."""
+    from selfrag_nb.config import Settings
+
+    if variants is None:
+        return {"default": {}}
+    if isinstance(variants, str):
+        if variants not in PRESETS:
+            raise ValueError(f"unknown variant preset {variants!r}; presets: {', '.join(PRESETS)}")
+        plan = PRESETS[variants]
+    elif isinstance(variants, Mapping):
+        plan = {}
+        for name, overrides in variants.items():
+            if not isinstance(name, str) or not name.strip():
+                raise ValueError(f"variant names must be non-blank strings, got {name!r}")
+            if not isinstance(overrides, Mapping):
+                raise TypeError(
+                    f"variant {name!r}: overrides must be a mapping of settings, got {overrides!r}"
+                )
+            plan[name] = dict(overrides)
+    else:
+        raise TypeError(f"variants must be None, a preset name or a mapping, got {type(variants).__name__}")
+    if not plan:
+        raise ValueError("variants: at least one variant is needed")
+    known = set(Settings.model_fields)
+    for name, overrides in plan.items():
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise ValueError(f"variant {name!r}: unknown setting(s) {unknown}")
+    return {name: dict(ov) for name, ov in plan.items()}
+
+
+def config_version(rag: Any) -> str:
+    """12 hex digits naming what shaped a variant's answers: its settings,
+    prompt hashes and model names (from the pipeline's config snapshot when it
+    offers one)."""
+    parts: dict[str, Any] = {"settings": rag.settings.model_dump(mode="json")}
+    snap = getattr(rag, "config_snapshot", None)
+    if callable(snap):
+        snap = snap()
+    if snap is not None and hasattr(snap, "prompt_hashes"):
+        parts["models"] = dict(snap.models)
+        parts["prompts"] = dict(snap.prompt_hashes)
+        parts["reranker"] = getattr(snap, "reranker", "")
+    else:
+        prompts = getattr(rag, "prompts", None)
+        if isinstance(prompts, Mapping):
+            parts["prompts"] = {str(k): str(getattr(v, "hash", v)) for k, v in prompts.items()}
+        models = getattr(rag, "models", None)
+        if isinstance(models, Mapping):
+            parts["models"] = {str(k): str(getattr(v, "name", v)) for k, v in models.items()}
+    blob = json.dumps(parts, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:12]
+
+
+def as_question_set(qs: QuestionSet | Iterable[Question] | str | Path) -> QuestionSet:
+    if isinstance(qs, QuestionSet):
+        return qs
+    if isinstance(qs, (str, Path)):
+        return load_questions(qs)
+    return QuestionSet(list(qs), name="questions")
+
+
+_UNSAFE = re.compile(r"[^0-9A-Za-z._-]+")
+
+
+def _file_name(text: str) -> str:
+    # Ids and variant names come from users ("+rewrite", "zh/退款-1"): keep them
+    # readable but safe as one path component, unique via a short hash.
+    safe = _UNSAFE.sub("_", text).strip("._") or "x"
+    if safe != text:
+        safe = f"{safe[:60]}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+    return safe
+
+
+class _Progress:
+    """A rich progress bar when asked for (rich ships with the package)."""
+
+    def __init__(self, total: int, enabled: bool, label: str) -> None:
+        self._bar: Any = None
+        self._task: Any = None
+        if not enabled or total == 0:
+            return
+        try:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        except ImportError:  # pragma: no cover - rich is a core dependency
+            return
+        self._bar = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[failed]} failing"),
+            TimeElapsedColumn(),
+            transient=False,
+        )
+        self._task = self._bar.add_task(label, total=total, failed=0)
+        self._bar.start()
+
+    def advance(self, failed: int) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, advance=1, failed=failed)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+async def _ask(rag: Any, q: Question) -> Trace:
+    user = q.make_user()
+    history = [dict(t) for t in q.history]
+    aask = getattr(rag, "aask", None)
+    if aask is not None:
+        trace: Trace = await aask(q.question, user=user, history=history)
+        return trace
+    # A pipeline with only a blocking ask(): run it off the event loop.
+    return await asyncio.to_thread(rag.ask, q.question, user=user, history=history)
+
+
+async def aevaluate(
+    rag: Any,
+    questions: QuestionSet | Iterable[Question] | str | Path,
+    variants: Variants = None,
+    *,
+    concurrency: int = 4,
+    out: str | Path | None = None,
+    progress: bool = True,
+    k: int = 10,
+    traces: bool = False,
+    timeout: float | None = None,
+) -> EvalReport:
+    """Async ``evaluate``: see there."""
+    from selfrag_nb.eval.regression import write_failures
+    from selfrag_nb.eval.report import EvalReport
+
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    qs = as_question_set(questions)
+    plan = resolve_variants(variants)
+    rags = {name: rag.with_settings(**ov) if ov else rag for name, ov in plan.items()}
+    versions = {name: config_version(r) for name, r in rags.items()}
+    out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="selfrag-eval-"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows_path = out_dir / "rows.jsonl"
+
+    jobs: Iterator[tuple[int, str, int, Question]] = (
+        (vi, name, qi, q) for vi, name in enumerate(plan) for qi, q in enumerate(qs)
+    )
+    total = len(plan) * len(qs)
+    done: list[tuple[int, int, EvalRow]] = []
+    n_failed = 0
+    bar = _Progress(total, progress, f"eval {len(plan)} variant(s) x {len(qs)}")
+    started = time.time()
+
+    async def run_one(name: str, q: Question) -> EvalRow:
+        vrag = rags[name]
+        limit = timeout if timeout is not None else float(vrag.settings.deadline) + 10.0
+        t0 = time.perf_counter()
+        try:
+            trace = await asyncio.wait_for(_ask(vrag, q), limit)
+        except asyncio.TimeoutError:
+            ms = (time.perf_counter() - t0) * 1000
+            return error_row(
+                q,
+                variant=name,
+                error=f"timed out after {limit:g}s",
+                latency_ms=ms,
+                config_version=versions[name],
+            )
+        except Exception as exc:  # noqa: BLE001 - any failure of one question becomes its failure row
+            ms = (time.perf_counter() - t0) * 1000
+            text = f"{type(exc).__name__}: {exc}"
+            return error_row(q, variant=name, error=text, latency_ms=ms, config_version=versions[name])
+        ms = (time.perf_counter() - t0) * 1000
+        try:
+            row = score(q, trace, variant=name, k=k, latency_ms=ms, config_version=versions[name])
+        except Exception as exc:  # noqa: BLE001 - a trace the scorer cannot read is that question's failure
+            text = f"scoring failed: {type(exc).__name__}: {exc}"
+            return error_row(q, variant=name, error=text, latency_ms=ms, config_version=versions[name])
+        if traces:
+            folder = out_dir / "traces" / _file_name(name)
+            folder.mkdir(parents=True, exist_ok=True)
+            trace.save(folder / f"{_file_name(q.id)}.json")
+        return row
+
+    with rows_path.open("w", encoding="utf-8") as sink:
+
+        async def worker() -> None:
+            nonlocal n_failed
+            # Single-threaded event loop: next() on the shared generator needs no lock.
+            for vi, name, qi, q in jobs:
+                row = await run_one(name, q)
+                sink.write(row.model_dump_json() + "\n")
+                sink.flush()
+                done.append((vi, qi, row))
+                n_failed += bool(row.failed_checks)
+                bar.advance(n_failed)
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(concurrency, max(total, 1)))))
+        finally:
+            bar.close()
+
+    done.sort(key=lambda t: (t[0], t[1]))
+    report = EvalReport(
+        [row for _, _, row in done],
+        variants=plan,
+        config_versions=versions,
+        questions=qs,
+        k=k,
+        out=out_dir,
+        seconds=time.time() - started,
+    )
+    write_failures(report.rows, qs, out_dir / "failures.parquet")
+    return report
+
+
+def run_sync(factory: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine to completion from sync code. Inside a running event
+    loop (Jupyter, marimo) it runs on a fresh loop in a worker thread, so
+    ``evaluate`` works the same in a notebook cell and a script."""
+
+    async def main() -> T:
+        return await factory()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="selfrag-eval") as pool:
+        return pool.submit(asyncio.run, main()).result()
+
+
+def evaluate(
+    rag: Any,
+    questions: QuestionSet | Iterable[Question] | str | Path,
+    variants: Variants = None,
+    *,
+    concurrency: int = 4,
+    out: str | Path | None = None,
+    progress: bool = True,
+    k: int = 10,
+    traces: bool = False,
+    timeout: float | None = None,
+) -> EvalReport:
+    """Run every variant over every question and measure each answer.
+
+    ``variants``: None (the pipeline as is), ``"ablation"`` (baseline /
+    +rewrite / +rerank / +rewrite+rerank), ``"retrieval"`` (adaptive / always /
+    never) or ``{name: {setting: value}}`` applied with ``rag.with_settings``.
+    At most ``concurrency`` questions run at once. Rows stream to
+    ``out/rows.jsonl`` (``out`` defaults to a new temporary folder), failing
+    rows to ``out/failures.parquet``, and with ``traces=True`` each trace to
+    ``out/traces/<variant>/<id>.json``. ``k`` is the cut-off of recall@k.
+    ``timeout`` bounds one question (default: the variant's deadline + 10 s).
+    """
+    return run_sync(
+        lambda: aevaluate(
+            rag,
+            questions,
+            variants,
+            concurrency=concurrency,
+            out=out,
+            progress=progress,
+            k=k,
+            traces=traces,
+            timeout=timeout,
+        )
+    )
