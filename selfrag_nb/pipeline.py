@@ -1,0 +1,509 @@
+"""SelfRAG runs the flow; Stepper runs it one stage per call.
+
+    question, history, user        (validated before any work: ValueError/TypeError)
+      -> decide      rules -> cache -> model            Decision
+      -> rewrite     protected spans kept, bounded      Rewrite        (retrieve only)
+      -> retrieve    hybrid search, ACL prefilter       Retrieval      (retrieve only)
+      -> grade       parallel, bounded, per-doc JSON    Grades         (retrieve only)
+      -> rerank      validated protocol, fallback       Rerank         (retrieve only)
+      -> assess      answer / clarify / refuse          Assessment     (retrieve only)
+      -> generate    grounded, cited (or direct)        Generation
+      -> verify      claim x evidence support           Support        (grounded only)
+      -> finish      accept / disclaim / regenerate     Outcome
+    = Trace (ordered records + config snapshot + wall time)
+
+One direction, no back-and-forth: a stage reads earlier records and its
+record is appended (finish also appends its bounded regeneration records).
+The deadline is checked before every stage and cuts every model call; when
+it runs out the Outcome says which stages were skipped and is honest
+(refused, or the best verified answer with a disclaimer).
+
+``ask`` is synchronous and works inside a running event loop (Jupyter): the
+coroutine then runs on a worker thread with its own loop. ``aask`` is the
+async form. ``stepper`` hands the same stages to a notebook, one cell each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import time
+from collections.abc import Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from selfrag_nb.config import Settings
+from selfrag_nb.llm.schemas import Message
+from selfrag_nb.rerankers import RerankerOptions, resolve_reranker
+from selfrag_nb.stages.assess import AssessStage
+from selfrag_nb.stages.base import Stage, StageContext
+from selfrag_nb.stages.decide import DecideStage, DecisionCache
+from selfrag_nb.stages.finish import FinishStage, deadline_outcome
+from selfrag_nb.stages.generate import GenerateStage
+from selfrag_nb.stages.grade import GradeStage
+from selfrag_nb.stages.rerank import RerankStage
+from selfrag_nb.stages.retrieve import RetrieveStage
+from selfrag_nb.stages.rewrite import RewriteStage
+from selfrag_nb.stages.verify import VerifyStage
+from selfrag_nb.store.types import User
+from selfrag_nb.text import detect_language
+from selfrag_nb.trace import STAGES, ConfigSnapshot, Record, Trace
+
+if TYPE_CHECKING:
+    from selfrag_nb.llm.runner import ModelRunner
+    from selfrag_nb.rerankers import Reranker
+    from selfrag_nb.store.kb import KnowledgeBase
+
+__all__ = ["SelfRAG", "Stepper", "run_sync"]
+
+T = TypeVar("T")
+
+#: Stages that only run when the decision is to retrieve.
+RETRIEVAL_STAGES = frozenset({"rewrite", "retrieve", "grade", "rerank", "assess"})
+#: Grace beyond the deadline for a stage to return after its calls were cut.
+_GRACE_S = 0.5
+_HISTORY_ROLES = frozenset({"user", "assistant", "system"})
+_OVERRIDABLE = {
+    "decide": ({"retrieve"}, {"retrieve", "reason"}),
+    "assess": ({"action"}, {"action", "reason", "options"}),
+}
+_ASSESS_ACTIONS = frozenset({"answer", "clarify", "refuse", "answer_without_evidence"})
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion from synchronous code, also when an event
+    loop is already running in this thread (Jupyter, marimo)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    # A running loop cannot be re-entered: give the coroutine its own loop
+    # on a worker thread and wait for it.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="selfrag") as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def _make_stage(name: str) -> Stage:
+    stages: dict[str, type[Stage]] = {
+        "decide": DecideStage,
+        "rewrite": RewriteStage,
+        "retrieve": RetrieveStage,
+        "grade": GradeStage,
+        "rerank": RerankStage,
+        "assess": AssessStage,
+        "generate": GenerateStage,
+        "verify": VerifyStage,
+        "finish": FinishStage,
+    }
+    return stages[name]()
+
+
+def _applicable(name: str, trace: Trace) -> bool:
+    if name in RETRIEVAL_STAGES:
+        decision = trace.decision
+        return decision is not None and decision.retrieve
+    return True
+
+
+def validate_question(question: object) -> str:
+    """The question, or a clear error when it cannot be asked."""
+    if not isinstance(question, str):
+        raise TypeError(f"question must be a string, got {type(question).__name__}")
+    if not question.strip():
+        raise ValueError("question is blank: ask something (it was empty or whitespace only)")
+    return question
+
+
+def validate_history(history: object) -> list[dict[str, str]]:
+    """``[{"role": "user"|"assistant"|"system", "content": str}, ...]`` or ValueError naming the problem."""
+    if history is None:
+        return []
+    if isinstance(history, (str, bytes, Mapping)) or not isinstance(history, Sequence):
+        raise ValueError(
+            f'history must be a list of {{"role": ..., "content": ...}} dicts, got {type(history).__name__}'
+        )
+    out: list[dict[str, str]] = []
+    for i, item in enumerate(history):
+        turn = {"role": item.role, "content": item.content} if isinstance(item, Message) else item
+        if not isinstance(turn, Mapping):
+            raise ValueError(
+                f"history[{i}] must be a dict with 'role' and 'content', got {type(turn).__name__}"
+            )
+        role, content = turn.get("role"), turn.get("content")
+        if role not in _HISTORY_ROLES:
+            raise ValueError(f"history[{i}]['role'] must be one of {sorted(_HISTORY_ROLES)}, got {role!r}")
+        if not isinstance(content, str):
+            raise ValueError(f"history[{i}]['content'] must be a string, got {type(content).__name__}")
+        out.append({"role": str(role), "content": content})
+    return out
+
+
+def validate_user(user: object) -> User:
+    if user is None:
+        return User()
+    if isinstance(user, User):
+        return user
+    if isinstance(user, str):
+        return User(user)
+    raise TypeError(f"user must be a selfrag_nb.User (or a user id string), got {type(user).__name__}")
+
+
+class SelfRAG:
+    """The Self-RAG pipeline over one knowledge base. Offline model unless
+    ``model`` names one (any LiteLLM model string or a Model object)."""
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        model: Any = None,
+        *,
+        models: Mapping[str, Any] | None = None,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 30,
+        deadline: float = 120,
+        reranker: Any = None,
+        settings: Settings | None = None,
+        prompts: Any = "en",
+        cache: Any = False,
+        cassette: Any = None,
+        record: bool = False,
+        language: str | None = None,
+    ) -> None:
+        from selfrag_nb.llm.runner import ModelRunner
+
+        if kb is None:
+            raise ValueError(
+                "SelfRAG needs a knowledge base: SelfRAG(KnowledgeBase.open(path)) or KnowledgeBase.sample()"
+            )
+        if settings is None:
+            settings = Settings(
+                timeout=timeout, deadline=deadline, prompts=prompts if prompts in ("en", "zh") else "en"
+            )
+        elif not isinstance(settings, Settings):
+            raise TypeError(f"settings must be a selfrag_nb.Settings, got {type(settings).__name__}")
+        else:
+            # Explicit budgets passed next to a Settings object win over its defaults.
+            changes: dict[str, Any] = {}
+            if timeout != 30:
+                changes["timeout"] = timeout
+            if deadline != 120:
+                changes["deadline"] = deadline
+            if changes:
+                settings = settings.with_(**changes)
+        if language is not None and language not in ("en", "zh"):
+            raise ValueError(f'language must be None (detect per question), "en" or "zh"; got {language!r}')
+        runner = ModelRunner(
+            model,
+            models=dict(models) if models else None,
+            api_base=api_base,
+            api_key=api_key,
+            timeout=settings.timeout,
+            prompts=prompts,
+            cache=cache,
+            cassette=cassette,
+            record=record,
+        )
+        options = RerankerOptions(runner=runner, api_base=api_base, api_key=api_key, timeout=settings.timeout)
+        rr, name = resolve_reranker(reranker, options)
+        self._setup(
+            kb=kb, runner=runner, settings=settings, reranker=rr, reranker_name=name, language=language
+        )
+
+    def _setup(
+        self,
+        *,
+        kb: KnowledgeBase,
+        runner: ModelRunner,
+        settings: Settings,
+        reranker: Reranker,
+        reranker_name: str,
+        language: str | None,
+    ) -> None:
+        self.kb = kb
+        self.runner = runner
+        self._settings = settings
+        self.reranker = reranker
+        self.reranker_name = reranker_name
+        self.language = language
+        self.decision_cache = DecisionCache(settings.decision_cache_size, settings.decision_cache_ttl)
+
+    # -- configuration ---------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    @property
+    def prompts(self) -> Any:
+        """The editable prompt templates (role -> template, versioned by hash)."""
+        return self.runner.prompts
+
+    def with_settings(self, **overrides: Any) -> SelfRAG:
+        """The same knowledge base, models, cache and reranker with new
+        Settings (unknown names raise). The copy has its own decision cache
+        so variants compared in an evaluation do not share decisions."""
+        clone = object.__new__(SelfRAG)
+        clone._setup(
+            kb=self.kb,
+            runner=self.runner,
+            settings=self._settings.with_(**overrides),
+            reranker=self.reranker,
+            reranker_name=self.reranker_name,
+            language=self.language,
+        )
+        return clone
+
+    def __repr__(self) -> str:
+        return f"SelfRAG(kb={getattr(self.kb, 'path', self.kb)!s}, reranker={self.reranker_name!r})"
+
+    def config_snapshot(self) -> ConfigSnapshot:
+        """Everything that shapes a trace besides the question."""
+        import selfrag_nb
+
+        kb_version: int | None
+        try:
+            kb_version = int(self.kb.version)
+        except (TypeError, ValueError, AttributeError):
+            kb_version = None
+        return ConfigSnapshot(
+            models=dict(self.runner.models_by_role()),
+            prompt_hashes=dict(self.runner.prompts.hashes()),
+            settings=self._settings.model_dump(mode="json"),
+            kb_version=kb_version,
+            kb_path=str(getattr(self.kb, "path", "")),
+            embedder=str(getattr(self.kb, "embedder_name", "")),
+            reranker=self.reranker_name,
+            library_version=selfrag_nb.__version__,
+        )
+
+    # -- one question ----------------------------------------------------
+    def _context(self, question: str, user: User, history: list[dict[str, str]]) -> StageContext:
+        return StageContext(
+            question=question,
+            kb=self.kb,
+            runner=self.runner,
+            settings=self._settings,
+            user=user,
+            reranker=self.reranker,
+            reranker_name=self.reranker_name,
+            decision_cache=self.decision_cache,
+            language=self.language or detect_language(question),
+            history=[Message(role=t["role"], content=t["content"]) for t in history],
+        )
+
+    def _prepare(self, question: object, user: object, history: object) -> tuple[Trace, StageContext]:
+        q = validate_question(question)
+        u = validate_user(user)
+        h = validate_history(history)
+        trace = Trace(question=q, user=u, history=h, config=self.config_snapshot())
+        return trace, self._context(q, u, h)
+
+    def ask(
+        self, question: str, user: User | str | None = None, history: Sequence[Any] | None = None
+    ) -> Trace:
+        """Answer one question; returns its Trace. Works inside Jupyter's loop."""
+        trace, ctx = self._prepare(question, user, history)
+        return run_sync(self._run(trace, ctx))
+
+    async def aask(
+        self, question: str, user: User | str | None = None, history: Sequence[Any] | None = None
+    ) -> Trace:
+        """Async ``ask``."""
+        trace, ctx = self._prepare(question, user, history)
+        return await self._run(trace, ctx)
+
+    def stepper(
+        self, question: str, user: User | str | None = None, history: Sequence[Any] | None = None
+    ) -> Stepper:
+        """Run the same question one stage per call (see Stepper)."""
+        trace, ctx = self._prepare(question, user, history)
+        return Stepper(self, trace, ctx)
+
+    async def _run(self, trace: Trace, ctx: StageContext) -> Trace:
+        t0 = time.perf_counter()
+        ctx.deadline = time.monotonic() + self._settings.deadline
+        for i, name in enumerate(STAGES):
+            if not _applicable(name, trace):
+                continue
+            ok = await _run_stage(name, trace, ctx)
+            if not ok:
+                rest = [n for n in STAGES[i:] if _applicable(n, trace) and n != "finish"]
+                # The interrupted stage may have appended records (finish's regeneration).
+                trace.append(deadline_outcome(trace, ctx, rest or ["finish"], self._settings.deadline))
+                break
+        trace.wall_ms = (time.perf_counter() - t0) * 1000
+        return trace
+
+
+async def _run_stage(name: str, trace: Trace, ctx: StageContext) -> bool:
+    """Run one stage and append its record; False when the deadline ran out
+    before or during it."""
+    remaining = ctx.remaining()
+    if remaining <= 0:
+        return False
+    stage = _make_stage(name)
+    try:
+        record: Record | None = await asyncio.wait_for(stage.run(trace, ctx), remaining + _GRACE_S)
+    except asyncio.TimeoutError:
+        return False
+    if record is not None:
+        trace.append(record)
+    return True
+
+
+class Stepper:
+    """One stage per call, for notebooks::
+
+        step = rag.stepper("What is the refund window?", user=sr.User("ana"))
+        step.decide()        # Decision
+        step.retrieve()      # runs rewrite first if it has not run; Retrieval
+        step.override("decide", retrieve=False)   # "what if": re-run from decide
+        step.run()           # the rest; the Trace
+
+    Calling a stage runs any earlier stage that has not run yet. Calling a
+    stage that already ran re-runs it and drops the records after it. Each
+    call gets the full ``settings.deadline`` budget (thinking time between
+    cells does not count). A stage that does not apply returns None.
+    """
+
+    def __init__(self, rag: SelfRAG, trace: Trace, ctx: StageContext) -> None:
+        self.rag = rag
+        self.trace = trace
+        self._ctx = ctx
+        self._done: list[str] = []
+
+    def __repr__(self) -> str:
+        return f"Stepper(done={self._done}, next={self._next_name()!r})"
+
+    @property
+    def done(self) -> list[str]:
+        """Stages run so far, in order (including those that returned None)."""
+        return list(self._done)
+
+    def _next_name(self) -> str | None:
+        for name in STAGES:
+            if name not in self._done:
+                return name
+        return None
+
+    def _truncate_from(self, name: str) -> None:
+        idx = STAGES.index(name)
+        self._done = [n for n in self._done if STAGES.index(n) < idx]
+        recs = self.trace.records
+        cut = next((i for i, r in enumerate(recs) if STAGES.index(r.stage) >= idx), None)
+        if cut is not None:
+            del recs[cut:]
+
+    async def _arun(self, name: str) -> Record | None:
+        if name not in STAGES:
+            raise ValueError(f"unknown stage {name!r}: one of {list(STAGES)}")
+        if name in self._done:
+            self._truncate_from(name)
+        t0 = time.perf_counter()
+        self._ctx.deadline = time.monotonic() + self.rag.settings.deadline
+        result: Record | None = None
+        for stage in STAGES[: STAGES.index(name) + 1]:
+            if stage in self._done:
+                continue
+            self._done.append(stage)
+            if not _applicable(stage, self.trace):
+                continue
+            before = len(self.trace.records)
+            if not await _run_stage(stage, self.trace, self._ctx):
+                skipped = [n for n in STAGES[STAGES.index(stage) :] if n != "finish"]
+                self.trace.append(
+                    deadline_outcome(self.trace, self._ctx, skipped, self.rag.settings.deadline)
+                )
+                self._done = list(STAGES)
+                result = self.trace.finish
+                break
+            if stage == name and len(self.trace.records) > before:
+                result = self.trace.records[-1]
+        self.trace.wall_ms += (time.perf_counter() - t0) * 1000
+        return result
+
+    def _step(self, name: str) -> Any:
+        return run_sync(self._arun(name))
+
+    def decide(self) -> Any:
+        """Decision."""
+        return self._step("decide")
+
+    def rewrite(self) -> Any:
+        """Rewrite, or None (no retrieval, or rewriting disabled)."""
+        return self._step("rewrite")
+
+    def retrieve(self) -> Any:
+        """Retrieval, or None when no retrieval was decided."""
+        return self._step("retrieve")
+
+    def grade(self) -> Any:
+        """Grades, or None when no retrieval was decided."""
+        return self._step("grade")
+
+    def rerank(self) -> Any:
+        """Rerank, or None (no retrieval, or reranking disabled)."""
+        return self._step("rerank")
+
+    def assess(self) -> Any:
+        """Assessment, or None when no retrieval was decided."""
+        return self._step("assess")
+
+    def generate(self) -> Any:
+        """Generation."""
+        return self._step("generate")
+
+    def verify(self) -> Any:
+        """Support, or None for direct / clarify / refusal messages."""
+        return self._step("verify")
+
+    def finish(self) -> Any:
+        """Outcome (after a bounded regeneration when the verifier asks for one)."""
+        return self._step("finish")
+
+    def next(self) -> Any:
+        """Run the next stage; None when everything ran."""
+        name = self._next_name()
+        return None if name is None else self._step(name)
+
+    def run(self) -> Trace:
+        """Run every remaining stage; the Trace."""
+        if self._next_name() is not None:
+            self._step("finish")
+        return self.trace
+
+    def override(self, stage: str, **fields: Any) -> None:
+        """ "What if": force a stage's result and re-run from it on the next call.
+        ``override("decide", retrieve=True)``; ``override("assess", action="clarify", options=[...])``."""
+        spec = _OVERRIDABLE.get(stage)
+        if spec is None:
+            raise ValueError(f"stage {stage!r} cannot be overridden: one of {sorted(_OVERRIDABLE)}")
+        required, allowed = spec
+        unknown = set(fields) - allowed
+        if unknown:
+            raise ValueError(
+                f"override of {stage!r} accepts {sorted(allowed)}, got unknown {sorted(unknown)}"
+            )
+        if not required <= set(fields):
+            raise ValueError(f"override of {stage!r} needs {sorted(required)}")
+        if stage == "decide" and not isinstance(fields["retrieve"], bool):
+            raise ValueError("override('decide', retrieve=...) needs True or False")
+        if stage == "assess" and fields["action"] not in _ASSESS_ACTIONS:
+            raise ValueError(f"override('assess', action=...) must be one of {sorted(_ASSESS_ACTIONS)}")
+        self._ctx.overrides[stage] = dict(fields)
+        if stage in self._done:
+            self._truncate_from(stage)
+
+    def clear_override(self, stage: str) -> None:
+        """Forget an override; the stage re-runs normally on the next call."""
+        if self._ctx.overrides.pop(stage, None) is not None and stage in self._done:
+            self._truncate_from(stage)
+
+    def drop_chunk(self, chunk_id: str) -> None:
+        """ "What if" without this chunk: it is excluded from grading onwards
+        (the Retrieval record still shows it was found)."""
+        retrieval = self.trace.retrieval
+        if retrieval is not None and chunk_id not in {h.chunk_id for h in retrieval.hits}:
+            raise ValueError(f"chunk {chunk_id!r} is not among the retrieved chunks")
+        self._ctx.dropped.add(chunk_id)
+        if "grade" in self._done:
+            self._truncate_from("grade")

@@ -1,0 +1,125 @@
+"""What every stage shares: the context of one question and the Stage shape.
+
+    SelfRAG / Stepper
+      -> StageContext(kb, runner, settings, user, history, reranker, deadline,
+                      decision cache, overrides, dropped chunks)
+      -> Stage.run(trace, ctx) -> one record (or None when the stage is skipped)
+         reads earlier records from the Trace; never renders, never mutates them
+
+Helpers here turn earlier records into the evidence list the later stages
+show to the model (``[n]`` numbering is shared by generate and verify).
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from selfrag_nb.llm.schemas import Evidence, Message
+
+if TYPE_CHECKING:
+    from selfrag_nb.config import Settings
+    from selfrag_nb.llm.runner import ModelRunner
+    from selfrag_nb.rerankers import Reranker
+    from selfrag_nb.stages.decide import DecisionCache
+    from selfrag_nb.store.kb import KnowledgeBase
+    from selfrag_nb.store.types import Hit, User
+    from selfrag_nb.trace import Record, Trace
+
+__all__ = ["MAX_MODEL_QUESTION_CHARS", "Stage", "StageContext", "evidence_hits", "to_evidence"]
+
+#: A question longer than this is truncated for model calls and searches
+#: (the Trace keeps the full text; a Fallback records the cut).
+MAX_MODEL_QUESTION_CHARS = 4000
+
+
+@dataclass
+class StageContext:
+    """The per-question state shared by the stages of one run."""
+
+    question: str
+    kb: KnowledgeBase
+    runner: ModelRunner
+    settings: Settings
+    user: User
+    reranker: Reranker
+    reranker_name: str
+    decision_cache: DecisionCache
+    #: The question as models and searches see it (truncated when huge).
+    query: str = ""
+    language: str = "en"
+    history: list[Message] = field(default_factory=list)
+    #: Absolute ``time.monotonic()`` by which the question must be finished.
+    deadline: float | None = None
+    #: Stepper "what if": stage -> field overrides (e.g. {"decide": {"retrieve": True}}).
+    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Stepper "what if": chunk ids removed from grading onwards.
+    dropped: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if not self.query:
+            self.query = self.question[:MAX_MODEL_QUESTION_CHARS]
+
+    @property
+    def truncated(self) -> bool:
+        return len(self.query) < len(self.question)
+
+    def remaining(self) -> float:
+        """Seconds left before the deadline (infinite without one)."""
+        if self.deadline is None:
+            return float("inf")
+        return self.deadline - time.monotonic()
+
+    def call_timeout(self) -> float:
+        """Per-call timeout: the setting, cut to the remaining budget."""
+        return max(0.001, min(self.settings.timeout, self.remaining()))
+
+
+class Stage(ABC):
+    """One stage: one class, one main method, one record."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    async def run(self, trace: Trace, ctx: StageContext) -> Record | None:
+        """Read earlier records, do the stage's work, return its record (the
+        caller appends it) or None when the stage does not apply."""
+
+
+def evidence_hits(trace: Trace, ctx: StageContext) -> list[Hit]:
+    """The chunks the answer may use, in the order shown to the model: the
+    reranked top when rerank ran, else the top graded chunks (same budget,
+    ``rerank_keep``, so ablations compare like with like)."""
+    retrieval = trace.retrieval
+    grades = trace.grades
+    if retrieval is None or grades is None:
+        return []
+    by_id = {h.chunk_id: h for h in retrieval.hits}
+    rerank = trace.rerank
+    ids = rerank.after if rerank is not None else grades.kept[: ctx.settings.rerank_keep]
+    return [by_id[c] for c in ids if c in by_id and c not in ctx.dropped]
+
+
+def to_evidence(hits: list[Hit], trace: Trace) -> list[Evidence]:
+    """Hits as numbered Evidence (``index`` is the [n] marker, 1-based)."""
+    grades = trace.grades
+    by_id = {g.chunk_id: g for g in grades.items} if grades else {}
+    out = []
+    for i, h in enumerate(hits, start=1):
+        g = by_id.get(h.chunk_id)
+        out.append(
+            Evidence(
+                index=i,
+                chunk_id=h.chunk_id,
+                source=h.source,
+                title=h.title,
+                heading=h.heading,
+                text=h.text,
+                relevance=g.score if g else None,
+                key_info=g.key_info if g else "",
+                metadata={k: v for k, v in h.metadata.items() if isinstance(v, (str, int, float, bool))},
+            )
+        )
+    return out

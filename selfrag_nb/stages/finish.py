@@ -1,0 +1,205 @@
+"""Stage 9, finish: turn the verified answer into the outcome the user sees.
+
+    Generation mode   Support.recommendation       Outcome
+    direct            -                            "direct" ("disclaimed" + no-evidence
+                                                   disclaimer for answer_without_evidence)
+    clarify           -                            "clarify"
+    refuse            -                            "refused"
+    grounded          ACCEPT                       "answered"
+    grounded          ADD_DISCLAIMER               "disclaimed" ("Based on the available information:")
+    grounded          REGENERATE -> strict generate + verify, at most max_regenerations times
+                        now ACCEPT / ADD_DISCLAIMER   "regenerated"
+                        still REGENERATE              drop unsupported claims -> "disclaimed"
+                                                      (when what remains answers the question)
+                                                      else "refused" with the reason
+
+The regeneration loop is bounded by ``max_regenerations`` and the deadline,
+so no loop runs forever. It appends its Generation/Support records itself
+(the Trace's documented ``(Generation, Support)*`` tail) before the Outcome.
+``deadline_outcome`` is the honest ending when the budget runs out: the best
+verified answer with a disclaimer, or a refusal; never an unverified "answered".
+"""
+
+from __future__ import annotations
+
+import time
+
+from selfrag_nb.stages.base import Stage, StageContext
+from selfrag_nb.stages.generate import GenerateStage, markers_in, refusal_message
+from selfrag_nb.stages.rewrite import _content_tokens
+from selfrag_nb.stages.verify import VerifyStage
+from selfrag_nb.trace import Claim, Fallback, Generation, Outcome, Support, Trace
+
+__all__ = ["FinishStage", "deadline_outcome", "disclaimer_text"]
+
+_DISCLAIMERS = {
+    "support": {"en": "Based on the available information:", "zh": "根据现有信息："},
+    "no_evidence": {
+        "en": "No relevant document was found; this answer is not based on the documents:",
+        "zh": "未找到相关资料，以下回答并非基于文档：",
+    },
+}
+
+
+def disclaimer_text(language: str, kind: str = "support") -> str:
+    """The disclaimer prefix in the question's language."""
+    table = _DISCLAIMERS[kind]
+    return table.get(language, table["en"])
+
+
+def _with_disclaimer(disclaimer: str, answer: str) -> str:
+    return f"{disclaimer}\n{answer}"
+
+
+def _matching_support(trace: Trace, gen: Generation) -> Support | None:
+    """The Support that verified ``gen`` (the one right after it)."""
+    idx = next((i for i, r in enumerate(trace.records) if r is gen), None)
+    if idx is None:
+        return None
+    for rec in trace.records[idx + 1 :]:
+        if isinstance(rec, Support):
+            return rec
+        if isinstance(rec, Generation):
+            return None
+    return None
+
+
+def _remaining_answer(claims: list[Claim], gen: Generation, question: str) -> tuple[str, list[str]]:
+    """(answer from the supported claims, dropped claim texts); empty answer
+    when nothing supported remains or it does not touch the question."""
+    keep = [c for c in claims if c.verdict == "supported" and not c.citation_error]
+    dropped = [c.text for c in claims if c not in keep]
+    if not keep:
+        return "", dropped
+    q = _content_tokens(question)
+    if q and not any(q & _content_tokens(c.text) for c in keep):
+        return "", dropped
+    parts = []
+    for c in keep:
+        text = c.text.rstrip()
+        if not markers_in(text) and c.cited:
+            nums = [gen.evidence.index(cid) + 1 for cid in c.cited if cid in gen.evidence]
+            text += "".join(f" [{n}]" for n in dict.fromkeys(nums))
+        parts.append(text)
+    return " ".join(parts), dropped
+
+
+class FinishStage(Stage):
+    name = "finish"
+
+    async def run(self, trace: Trace, ctx: StageContext) -> Outcome:
+        t0 = time.perf_counter()
+        s = ctx.settings
+        lang = ctx.language
+        gen = trace.generation
+        assessment = trace.assessment
+
+        def out(outcome: str, answer: str, **kw: object) -> Outcome:
+            return Outcome(
+                latency_ms=(time.perf_counter() - t0) * 1000,
+                outcome=outcome,
+                answer=answer,
+                **kw,
+            )
+
+        if gen is None:
+            return out("refused", refusal_message(ctx.question, lang), reason="no answer was generated")
+        if gen.mode == "clarify":
+            return out("clarify", gen.answer, reason=assessment.reason if assessment else "")
+        if gen.mode == "refuse":
+            return out("refused", gen.answer, reason=assessment.reason if assessment else "")
+        if gen.mode == "direct":
+            if not gen.answer:
+                return out(
+                    "refused",
+                    refusal_message(ctx.question, lang),
+                    reason="no answer could be generated",
+                )
+            if assessment is not None and assessment.action == "answer_without_evidence":
+                d = disclaimer_text(lang, "no_evidence")
+                return out(
+                    "disclaimed", _with_disclaimer(d, gen.answer), disclaimer=d, reason=assessment.reason
+                )
+            return out("direct", gen.answer, reason="no retrieval was needed")
+
+        support = _matching_support(trace, gen)
+        if support is None:
+            support = await VerifyStage().run(trace, ctx)
+            if support is not None:
+                trace.append(support)
+        if support is None:
+            return out(
+                "refused", refusal_message(ctx.question, lang), reason="the answer could not be verified"
+            )
+        fallbacks: list[Fallback] = []
+        regenerations = sum(1 for g in trace.generations if g.mode == "strict")
+        while support.recommendation == "REGENERATE" and regenerations < s.max_regenerations:
+            if ctx.remaining() <= 0:
+                fallbacks.append(Fallback(what="no regeneration", reason="deadline reached"))
+                break
+            avoid = [c.text for c in support.claims if c.verdict == "unsupported" or c.citation_error]
+            regenerations += 1
+            gen = await GenerateStage(strict=True, avoid=avoid, attempt=gen.attempt + 1).run(trace, ctx)
+            trace.append(gen)
+            verified = await VerifyStage().run(trace, ctx)
+            if verified is None:
+                break
+            support = verified
+            trace.append(support)
+        regenerated = gen.attempt > 1
+        rec = support.recommendation
+        if rec == "ACCEPT":
+            return out("regenerated" if regenerated else "answered", gen.answer, fallbacks=fallbacks)
+        if rec == "ADD_DISCLAIMER":
+            d = disclaimer_text(lang)
+            return out(
+                "regenerated" if regenerated else "disclaimed",
+                _with_disclaimer(d, gen.answer),
+                disclaimer=d,
+                fallbacks=fallbacks,
+                reason="the answer is mainly, not entirely, supported by the documents",
+            )
+        if s.drop_unsupported:
+            remaining, dropped = _remaining_answer(support.claims, gen, ctx.query)
+            if remaining:
+                d = disclaimer_text(lang)
+                return out(
+                    "disclaimed",
+                    _with_disclaimer(d, remaining),
+                    disclaimer=d,
+                    dropped_claims=dropped,
+                    fallbacks=fallbacks,
+                    reason=f"{len(dropped)} unsupported claim(s) removed after {regenerations} regeneration(s)",
+                )
+        reason = f"the answer could not be supported by the documents after {regenerations} regeneration(s)"
+        return out(
+            "refused",
+            refusal_message(ctx.question, lang),
+            reason=reason,
+            dropped_claims=[c.text for c in support.claims if c.verdict != "supported"],
+            fallbacks=fallbacks,
+        )
+
+
+def deadline_outcome(trace: Trace, ctx: StageContext, skipped: list[str], budget: float) -> Outcome:
+    """The honest ending when the question's time budget ran out."""
+    lang = ctx.language
+    why = f"the time budget of {budget:g} s ran out before: {', '.join(skipped)}"
+    gen = trace.generation
+    common = {"skipped": skipped, "deadline_exceeded": True}
+    if gen is not None and gen.mode == "direct" and gen.answer:
+        return Outcome(outcome="direct", answer=gen.answer, reason=why, **common)
+    if gen is not None and gen.mode == "clarify":
+        return Outcome(outcome="clarify", answer=gen.answer, reason=why, **common)
+    if gen is not None and gen.mode in {"grounded", "strict"} and gen.answer:
+        support = _matching_support(trace, gen)
+        if support is not None and support.recommendation in {"ACCEPT", "ADD_DISCLAIMER"}:
+            d = disclaimer_text(lang)
+            return Outcome(
+                outcome="disclaimed",
+                answer=_with_disclaimer(d, gen.answer),
+                disclaimer=d,
+                reason=why,
+                **common,
+            )
+    return Outcome(outcome="refused", answer=refusal_message(ctx.question, lang), reason=why, **common)

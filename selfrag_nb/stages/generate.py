@@ -1,0 +1,164 @@
+"""Stage 7, generate: the answer text, grounded and cited, or a composed message.
+
+    Decision.retrieve False           -> model "generate" mode "direct" (no evidence)
+    Assessment "answer_without_evidence" -> mode "direct" (finish adds the disclaimer)
+    Assessment "refuse"               -> composed refusal (mode "refuse", no model call)
+    Assessment "clarify"              -> composed question with the options (mode "clarify")
+    Assessment "answer"               -> model "generate" mode "grounded", evidence numbered [n]
+    regeneration (from finish)        -> mode "strict" (the first article's strict prompt),
+                                         ``avoid`` = the claims the verifier rejected
+      -> parse_citations(): every [n] -> Citation(marker, chunk_id, valid)
+
+Composed messages are in the question's language and never name a document
+the user cannot see, nor invent a link (the second article's refusal rules).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Literal
+
+from selfrag_nb.llm.schemas import GenerateInputs, GenerateOut
+from selfrag_nb.stages.base import Stage, StageContext, evidence_hits, to_evidence
+from selfrag_nb.trace import Citation, Fallback, Generation, Trace
+
+__all__ = ["GenerateStage", "clarify_message", "parse_citations", "refusal_message"]
+
+# [1], [1, 2], [1][2], full-width 【1】 and ［1］.
+_MARKER_RE = re.compile(r"[\[【［]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】］]")
+
+
+def parse_citations(answer: str, evidence: list[str]) -> list[Citation]:
+    """Every distinct [n] marker in ``answer``, in order of first use; a
+    marker outside 1..len(evidence) is kept with ``valid=False``."""
+    out: list[Citation] = []
+    seen: set[int] = set()
+    for m in _MARKER_RE.finditer(answer):
+        for part in re.split(r"[,，、]", m.group(1)):
+            n = int(part.strip())
+            if n in seen:
+                continue
+            seen.add(n)
+            valid = 1 <= n <= len(evidence)
+            out.append(Citation(marker=n, chunk_id=evidence[n - 1] if valid else "", valid=valid))
+    return out
+
+
+def markers_in(text: str) -> list[int]:
+    """The [n] numbers in ``text`` (in order, repeats removed)."""
+    nums: list[int] = []
+    for m in _MARKER_RE.finditer(text):
+        for part in re.split(r"[,，、]", m.group(1)):
+            n = int(part.strip())
+            if n not in nums:
+                nums.append(n)
+    return nums
+
+
+def _short(question: str, limit: int = 80) -> str:
+    q = " ".join(question.split())
+    return q if len(q) <= limit else q[: limit - 1] + "…"
+
+
+def refusal_message(question: str, language: str, reason: str = "") -> str:
+    """A refusal that states what is missing within what the user may see."""
+    if language == "zh":
+        msg = f"现有资料未能确认这个问题的答案（“{_short(question)}”），因此无法给出确定结论。"
+        return msg + (f"原因：{reason}" if reason else "") + "如果能补充更具体的信息，我可以再查一次。"
+    msg = f'The available documents do not cover this question ("{_short(question)}"), so I cannot give a confirmed answer.'
+    if reason:
+        msg += f" Reason: {reason.rstrip('.')}."
+    return msg + " If you can add more specific details, I can look again."
+
+
+def clarify_message(language: str, options: list[str]) -> str:
+    """Ask which of the qualifiers the documents distinguish the user means."""
+    opts = [o for o in options if o][:6]
+    if language == "zh":
+        if len(opts) >= 2:
+            return f"请问您指的是哪一个：{'、'.join(opts[:-1])} 还是 {opts[-1]}？"
+        if opts:
+            return f"请问您指的是 {opts[0]} 吗？"
+        return "请问您指的是哪个产品、套餐或版本？"
+    if len(opts) >= 2:
+        return f"Which do you mean: {', '.join(opts[:-1])} or {opts[-1]}?"
+    if opts:
+        return f"Do you mean {opts[0]}?"
+    return "Could you tell me which product, plan or version you mean?"
+
+
+class GenerateStage(Stage):
+    name = "generate"
+
+    def __init__(self, *, strict: bool = False, avoid: list[str] | None = None, attempt: int = 1) -> None:
+        self.strict = strict
+        self.avoid = list(avoid or [])
+        self.attempt = attempt
+
+    async def run(self, trace: Trace, ctx: StageContext) -> Generation:
+        t0 = time.perf_counter()
+        decision = trace.decision
+        assessment = trace.assessment
+        retrieve = decision.retrieve if decision is not None else True
+
+        def composed(answer: str, mode: Literal["clarify", "refuse"]) -> Generation:
+            return Generation(
+                latency_ms=(time.perf_counter() - t0) * 1000, answer=answer, mode=mode, attempt=self.attempt
+            )
+
+        if retrieve and assessment is not None and assessment.action == "refuse":
+            return composed(refusal_message(ctx.question, ctx.language, assessment.reason), "refuse")
+        if retrieve and assessment is not None and assessment.action == "clarify":
+            return composed(clarify_message(ctx.language, assessment.options), "clarify")
+
+        hits = evidence_hits(trace, ctx) if retrieve else []
+        direct = not retrieve or (assessment is not None and assessment.action == "answer_without_evidence")
+        if not direct and not hits:
+            return composed(
+                refusal_message(ctx.question, ctx.language, "no relevant passage was found"), "refuse"
+            )
+        mode: Literal["grounded", "strict", "direct"] = (
+            "direct" if direct else "strict" if self.strict else "grounded"
+        )
+        evidence = [] if direct else to_evidence(hits, trace)
+        result = await ctx.runner.acall(
+            "generate",
+            GenerateInputs(
+                question=ctx.query,
+                evidence=evidence,
+                history=ctx.history,
+                mode=mode,
+                avoid=self.avoid,
+                language=ctx.language,
+            ),
+            timeout=ctx.call_timeout(),
+            deadline=ctx.deadline,
+        )
+        out = result.output
+        assert isinstance(out, GenerateOut)
+        answer = out.answer.strip() if result.ok else ""
+        fallbacks = []
+        if not result.ok or not answer:
+            fallbacks.append(
+                Fallback(
+                    what="no answer",
+                    reason=f"generate model output {result.call.parse_status}"
+                    + (
+                        ""
+                        if result.ok
+                        else f": {result.call.error or result.call.parse_error or ''}".rstrip(": ")
+                    ),
+                )
+            )
+        ids = [e.chunk_id for e in evidence]
+        return Generation(
+            latency_ms=(time.perf_counter() - t0) * 1000,
+            calls=[result.call],
+            fallbacks=fallbacks,
+            answer=answer,
+            mode=mode,
+            citations=parse_citations(answer, ids),
+            evidence=ids,
+            attempt=self.attempt,
+        )

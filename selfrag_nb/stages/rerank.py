@@ -1,0 +1,160 @@
+"""Stage 5, rerank: reorder the relevant chunks, trusting nothing the reranker says.
+
+    settings.rerank False                 -> skipped (None, no record)
+    Grades.kept[:rerank_max_candidates]   (authorised, relevant, at most 50)
+      -> validate the request: query not blank, keep >= 1, <= 50 candidates
+      -> reranker.arank / rank(query, texts)  (timeout: per-call, cut to the deadline)
+      -> validate_ranking(): not None, not empty, each item (index, score) with
+         0 <= index < n, no duplicate index, finite score; optional full coverage
+      -> sort by score desc (higher is better; a subset is allowed), keep rerank_keep
+    any violation / error / timeout -> previous order kept, Rerank.fallback = reason
+
+This is the second article's ``RerankStage.choose`` with its exceptions
+turned into a recorded fallback: "重排失败时可以回退到原排序，但应记录".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from selfrag_nb.rerankers import RankResponse
+from selfrag_nb.stages.base import Stage, StageContext
+from selfrag_nb.trace import Fallback, ModelCall, Rerank, Trace
+
+__all__ = ["RerankProtocolError", "RerankStage", "validate_ranking"]
+
+#: The second article's hard cap on candidates sent to a reranker.
+MAX_CANDIDATES = 50
+
+
+class RerankProtocolError(ValueError):
+    """A reranker response that breaks the contract."""
+
+
+def _item(entry: Any) -> tuple[Any, Any]:
+    if entry is None:
+        raise RerankProtocolError("ranking item is None")
+    if isinstance(entry, dict):
+        if "index" not in entry or "score" not in entry:
+            raise RerankProtocolError(f"ranking item {entry!r} lacks index or score")
+        return entry["index"], entry["score"]
+    if isinstance(entry, (tuple, list)):
+        if len(entry) != 2:
+            raise RerankProtocolError(f"ranking item {entry!r} is not (index, score)")
+        return entry[0], entry[1]
+    if hasattr(entry, "index") and hasattr(entry, "score") and not isinstance(entry, str):
+        return entry.index, entry.score
+    raise RerankProtocolError(f"ranking item {entry!r} is not (index, score)")
+
+
+def validate_ranking(
+    ranking: Sequence[Any] | None, n: int, *, full_coverage: bool = False
+) -> list[tuple[int, float]]:
+    """Checked ``(index, score)`` pairs sorted by score (highest first).
+    Raises RerankProtocolError naming the first violation."""
+    if ranking is None:
+        raise RerankProtocolError("rerank response missing (None)")
+    if isinstance(ranking, (str, bytes)) or not hasattr(ranking, "__iter__"):
+        raise RerankProtocolError(f"rerank response is not a list: {type(ranking).__name__}")
+    items = list(ranking)
+    if not items:
+        raise RerankProtocolError("rerank response is empty")
+    seen: set[int] = set()
+    out: list[tuple[int, float]] = []
+    for entry in items:
+        index, score = _item(entry)
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise RerankProtocolError(f"index {index!r} is not an integer")
+        if index < 0 or index >= n:
+            raise RerankProtocolError(f"index {index} out of range 0..{n - 1}")
+        if index in seen:
+            raise RerankProtocolError(f"duplicate index {index}")
+        if isinstance(score, bool) or not isinstance(score, (int, float)):
+            raise RerankProtocolError(f"score {score!r} for index {index} is not a number")
+        if not math.isfinite(score):
+            raise RerankProtocolError(f"score {score!r} for index {index} is not finite")
+        seen.add(index)
+        out.append((index, float(score)))
+    if full_coverage and len(seen) != n:
+        missing = sorted(set(range(n)) - seen)
+        raise RerankProtocolError(f"response does not cover every candidate: missing indices {missing}")
+    # Stable sort: equal scores keep the reranker's order.
+    out.sort(key=lambda p: -p[1])
+    return out
+
+
+class RerankStage(Stage):
+    name = "rerank"
+
+    async def run(self, trace: Trace, ctx: StageContext) -> Rerank | None:
+        s = ctx.settings
+        if not s.rerank:
+            return None
+        t0 = time.perf_counter()
+        grades = trace.grades
+        retrieval = trace.retrieval
+        by_id = {h.chunk_id: h for h in (retrieval.hits if retrieval else [])}
+        kept = [c for c in (grades.kept if grades else []) if c in by_id and c not in ctx.dropped]
+        before = kept[: min(s.rerank_max_candidates, MAX_CANDIDATES)]
+        keep = s.rerank_keep
+        calls: list[ModelCall] = []
+
+        def fallback(reason: str) -> Rerank:
+            return Rerank(
+                latency_ms=(time.perf_counter() - t0) * 1000,
+                calls=calls,
+                fallbacks=[Fallback(what="previous order kept", reason=reason)],
+                before=before,
+                after=before[:keep],
+                reranker=ctx.reranker_name,
+                keep=keep,
+                fallback=reason,
+            )
+
+        if len(before) <= 1:
+            # Nothing to reorder: no call, no data leaves the process.
+            return Rerank(
+                latency_ms=(time.perf_counter() - t0) * 1000,
+                before=before,
+                after=before[:keep],
+                reranker=ctx.reranker_name,
+                keep=keep,
+            )
+        query = ctx.query
+        if not query.strip() or keep < 1 or len(before) > MAX_CANDIDATES:
+            return fallback("invalid rerank request (blank query, keep < 1 or more than 50 candidates)")
+        texts = [by_id[c].text for c in before]
+        timeout = ctx.call_timeout()
+        try:
+            arank = getattr(ctx.reranker, "arank", None)
+            if callable(arank):
+                raw = await asyncio.wait_for(arank(query, texts, deadline=ctx.deadline), timeout)
+            else:
+                raw = await asyncio.wait_for(asyncio.to_thread(ctx.reranker.rank, query, texts), timeout)
+        except asyncio.TimeoutError:
+            return fallback(f"reranker timed out after {timeout:.1f} s")
+        except Exception as exc:  # noqa: BLE001 - any reranker failure falls back to the previous order
+            return fallback(f"reranker error: {type(exc).__name__}: {exc}")
+        if isinstance(raw, RankResponse):
+            calls = list(raw.calls)
+            if raw.error:
+                return fallback(raw.error)
+            raw = raw.ranking
+        try:
+            ranked = validate_ranking(raw, len(before), full_coverage=s.rerank_full_coverage)
+        except RerankProtocolError as exc:
+            return fallback(f"invalid rerank response: {exc}")
+        after = [before[i] for i, _ in ranked[:keep]]
+        return Rerank(
+            latency_ms=(time.perf_counter() - t0) * 1000,
+            calls=calls,
+            before=before,
+            after=after,
+            scores={before[i]: score for i, score in ranked},
+            reranker=ctx.reranker_name,
+            keep=keep,
+        )
