@@ -1,0 +1,647 @@
+"""The offline model's answer side: assess, generate, verify.
+
+    AssessInputs   -> each evidence graded like the grade role (own score, not the
+                      similarity) -> none covers: REFUSE
+                                 -> qualifiers differ (plan/product/version): CLARIFY
+                                 -> same quantity, different values: conflict
+                                      -> status / effective date / "supersedes" say
+                                         which applies: ANSWER + applies
+                                      -> else CLARIFY (qualifiers) or REFUSE
+                                 -> ANSWER
+    GenerateInputs -> grounded/strict: best-covering sentences quoted, cited [n],
+                      injections never quoted, superseded evidence last;
+                      direct: greeting / thanks / arithmetic / "I don't know"
+    VerifyInputs   -> claims (sentences, markers and disclaimer removed)
+                      x evidence sentences: weighted overlap, number/ID agreement,
+                      negation agreement -> supported / partial / unsupported
+                      -> overallConfidence, ACCEPT / ADD_DISCLAIMER / REGENERATE
+
+Heuristics and thresholds: ``docs/offline_model.md``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from selfrag_nb.llm.offline_rules import (
+    arithmetic,
+    bag,
+    coverage,
+    exact_terms,
+    format_number,
+    looks_like_injection,
+    sentences,
+    shorten,
+    social_kind,
+    stem,
+    strip_citations,
+    terms,
+)
+from selfrag_nb.llm.schemas import (
+    AssessInputs,
+    AssessOut,
+    ClaimVerdict,
+    Evidence,
+    EvidenceQuote,
+    GenerateInputs,
+    GenerateOut,
+    GradeInputs,
+    SupportOut,
+    VerifyInputs,
+)
+from selfrag_nb.text import detect_language, is_cjk, normalize_key, tokenize
+
+__all__ = ["NO_INFO", "assess", "generate", "verify"]
+
+#: The strict mode's answer when nothing qualifies (first article's wording).
+NO_INFO = {"en": "The documents contain no relevant information.", "zh": "文档中没有相关信息"}
+#: The grounded mode's answer when no sentence covers the question.
+NOT_FOUND = {
+    "en": "The documents found do not contain the answer to this question.",
+    "zh": "找到的文档中没有这个问题的答案。",
+}
+_REFUSALS = frozenset(normalize_key(t) for t in (*NO_INFO.values(), *NOT_FOUND.values()))
+
+_QUALIFIER_KEYS = ("plan", "product", "version", "tier", "edition")
+_SUPERSEDED = frozenset(
+    {"superseded", "deprecated", "archived", "obsolete", "outdated", "inactive", "retired"}
+)
+_CURRENT = frozenset({"current", "active", "effective", "published", "latest", "live"})
+_SUPERSEDES_RE = re.compile(r"\b(?:replaces|supersedes|overrides)\b|取代|替代|代替|废止", re.IGNORECASE)
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def _lang(question: str) -> str:
+    return "zh" if detect_language(question) == "zh" else "en"
+
+
+def _grade_score(question: str, ev: Evidence) -> int:
+    # Same rule as the grade role, so assess and grade never disagree.
+    from selfrag_nb.llm.offline import grade
+
+    out = grade(
+        GradeInputs(
+            question=question,
+            text=ev.text,
+            title=ev.title,
+            heading=ev.heading,
+            source=ev.source,
+            metadata=ev.metadata,
+        )
+    )
+    return out.relevanceScore
+
+
+def _status(ev: Evidence) -> str:
+    """ "superseded", "current" or "" from the metadata (and a "supersedes" line)."""
+    value = str(ev.metadata.get("status", "")).strip().lower()
+    if value in _SUPERSEDED:
+        return "superseded"
+    if value in _CURRENT:
+        return "current"
+    return ""
+
+
+def _label(ev: Evidence) -> str:
+    name = ev.title or ev.source or ev.chunk_id
+    return f"[{ev.index}] {name}"
+
+
+# ------------------------------------------------------------ quantities
+
+_QTY_RE = re.compile(
+    r"(?P<pre>[$€£¥])?\s*(?P<num>\d+(?:,\d{3})*(?:\.\d+)?)\s*(?P<unit>%|[A-Za-z]+|[\u4e00-\u9fff])?"
+)
+_UNIT_SKIP = frozenset({"and", "or", "to", "of", "the", "a", "per", "in", "on", "at", "for"})
+
+
+def quantities(text: str) -> dict[str, set[str]]:
+    """unit -> numbers: "14 days" -> {"day": {"14"}}, "$29" -> {"$": {"29"}},
+    "14天" -> {"天": {"14"}}. Two sentences disagree when they give different
+    numbers for the same unit."""
+    text = unicodedata.normalize("NFKC", text)
+    out: dict[str, set[str]] = {}
+    for m in _QTY_RE.finditer(text):
+        start = m.start("pre") if m.group("pre") else m.start("num")
+        before = text[start - 1] if start > 0 else " "
+        if before.isascii() and (before.isalpha() or before in "-_."):
+            continue  # part of an identifier or version
+        num = m.group("num").replace(",", "")
+        unit = m.group("pre") or (m.group("unit") or "").lower()
+        if not unit or unit in _UNIT_SKIP:
+            continue
+        out.setdefault(stem(unit), set()).add(num)
+    return out
+
+
+def _disagree(a: dict[str, set[str]], b: dict[str, set[str]]) -> bool:
+    return any(unit in b and not (nums & b[unit]) for unit, nums in a.items())
+
+
+# ----------------------------------------------------------------- assess
+
+
+@dataclass(frozen=True)
+class _Covering:
+    ev: Evidence
+    score: int
+    sentence: str
+
+
+def _best_sentence_of(qterms: dict[str, float], ev: Evidence) -> str:
+    best, best_score = "", -1.0
+    header = bag(f"{ev.title} {ev.heading}")
+    for sent in sentences(ev.text):
+        if looks_like_injection(sent):
+            continue
+        score, _ = coverage(qterms, bag(sent), header)
+        if score > best_score:
+            best, best_score = sent, score
+    return best
+
+
+def _meta_values(ev: Evidence, key: str) -> list[str]:
+    for k, v in ev.metadata.items():
+        if k.lower() == key:
+            values = v if isinstance(v, list) else [v]
+            return [str(x).strip() for x in values if str(x).strip()]
+    return []
+
+
+def _mentions(asked: str, value: str) -> bool:
+    value = normalize_key(value)
+    if not value:
+        return False
+    if value.isascii():
+        return re.search(rf"(?<![a-z0-9]){re.escape(value)}(?![a-z0-9])", asked) is not None
+    return value in asked
+
+
+_PLAN_EN_RE = re.compile(r"\b([A-Z][\w\-]*)\s+(plan|tier|edition)s?\b")
+_PLAN_ZH_RE = re.compile(r"([A-Za-z][\w\-]*|[\u4e00-\u9fff]{2,3}?)\s*(套餐|版)")
+
+
+def _text_qualifiers(qterms: dict[str, float], covering: list[_Covering]) -> list[str]:
+    """Plan-like names ("Free plan", "Pro plan", "企业版") that the covering text
+    gives different numbers for, in sentences about the question."""
+    numbers: dict[str, set[str]] = {}
+    order: list[str] = []
+    for c in covering:
+        for sent in sentences(c.ev.text):
+            cov, _ = coverage(qterms, bag(sent))
+            if cov < 0.3:
+                continue
+            marks = [(m.start(), m.group(0).strip()) for m in _PLAN_EN_RE.finditer(sent)]
+            marks += [(m.start(), m.group(0).strip()) for m in _PLAN_ZH_RE.finditer(sent)]
+            marks.sort()
+            for i, (pos, name) in enumerate(marks):
+                end = marks[i + 1][0] if i + 1 < len(marks) else len(sent)
+                nums = exact_terms(sent[pos:end]).numbers
+                if nums:
+                    if name not in numbers:
+                        order.append(name)
+                    numbers.setdefault(name, set()).update(nums)
+    if len(order) < 2:
+        return []
+    distinct = {frozenset(numbers[n]) for n in order}
+    return order if len(distinct) > 1 else []
+
+
+def _which_applies(a: _Covering, b: _Covering) -> tuple[_Covering, str] | None:
+    """The evidence that applies when two disagree, and why; None when the
+    documents do not say."""
+    sa, sb = _status(a.ev), _status(b.ev)
+    if sa != sb and "superseded" in (sa, sb):
+        win = b if sa == "superseded" else a
+        lose = a if win is b else b
+        return win, f"{_label(lose.ev)} is marked superseded"
+    ea, eb = str(a.ev.metadata.get("effective", "")), str(b.ev.metadata.get("effective", ""))
+    if _DATE_RE.match(ea) and _DATE_RE.match(eb) and ea[:10] != eb[:10]:
+        win = a if ea[:10] > eb[:10] else b
+        return win, f"{_label(win.ev)} has the later effective date ({max(ea[:10], eb[:10])})"
+    ra, rb = bool(_SUPERSEDES_RE.search(a.ev.text)), bool(_SUPERSEDES_RE.search(b.ev.text))
+    if ra != rb:
+        win = a if ra else b
+        return win, f"{_label(win.ev)} states that it replaces the earlier rule"
+    return None
+
+
+def assess(inputs: AssessInputs) -> AssessOut:
+    """ANSWER, CLARIFY or REFUSE from what the evidence covers (never from
+    similarity scores alone)."""
+    lang = _lang(inputs.question)
+    zh = lang == "zh"
+    qterms = terms(inputs.question)
+    if not inputs.evidence:
+        return AssessOut(
+            action="REFUSE",
+            reason="现有资料中没有涉及这个问题的内容。"
+            if zh
+            else "No retrieved material covers this question.",
+        )
+    covering: list[_Covering] = []
+    for ev in inputs.evidence:
+        score = _grade_score(inputs.question, ev)
+        if score >= 50:
+            covering.append(_Covering(ev, score, _best_sentence_of(qterms, ev)))
+    if not covering:
+        missing = [t for t in tokenize(inputs.question) if terms(t)]
+        topic = "、".join(dict.fromkeys(missing)) if zh else ", ".join(dict.fromkeys(missing))
+        return AssessOut(
+            action="REFUSE",
+            reason=(
+                f"现有资料没有覆盖这个问题（{topic}），无法确认答案。"
+                if zh
+                else f"The retrieved material does not cover this question ({topic}), so it cannot be confirmed."
+            ),
+        )
+
+    asked = normalize_key(
+        " ".join([inputs.question, *(m.content for m in inputs.history if m.role == "user")])
+    )
+    # Qualifiers by metadata: several plans/products/versions, none named.
+    for key in _QUALIFIER_KEYS:
+        values: list[str] = []
+        for c in covering:
+            for v in _meta_values(c.ev, key):
+                if v not in values:
+                    values.append(v)
+        if len(values) < 2:
+            continue
+        named = [v for v in values if _mentions(asked, v)]
+        if not named:
+            return AssessOut(
+                action="CLARIFY",
+                reason=(
+                    f"资料按{key}给出不同答案（{'、'.join(values)}），请说明您指的是哪一个。"
+                    if zh
+                    else f"The documents answer differently per {key} ({', '.join(values)}); which one do you mean?"
+                ),
+                options=values,
+            )
+        covering = [
+            c
+            for c in covering
+            if not _meta_values(c.ev, key) or any(_mentions(asked, v) for v in _meta_values(c.ev, key))
+        ] or covering
+    # Qualifiers by text: "Free plan ... 100, Pro plan ... 1,000".
+    plans = _text_qualifiers(qterms, covering)
+    if plans and not any(_mentions(asked, p) or _mentions(asked, p.split()[0]) for p in plans):
+        return AssessOut(
+            action="CLARIFY",
+            reason=(
+                f"资料对不同套餐给出不同数值（{'、'.join(plans)}），请说明您指的是哪一个。"
+                if zh
+                else f"The documents give different values for {', '.join(plans)}; which one do you mean?"
+            ),
+            options=plans,
+        )
+
+    # Conflicts: two sources give different numbers for the same unit.
+    resolved: list[tuple[_Covering, _Covering, _Covering, str]] = []
+    unresolved: list[tuple[_Covering, _Covering]] = []
+    for i, a in enumerate(covering):
+        for b in covering[i + 1 :]:
+            if a.ev.source == b.ev.source and a.ev.source:
+                continue
+            qa, qb = quantities(a.sentence), quantities(b.sentence)
+            if not _disagree(qa, qb):
+                continue
+            verdict = _which_applies(a, b)
+            if verdict is None:
+                unresolved.append((a, b))
+            else:
+                resolved.append((a, b, verdict[0], verdict[1]))
+    if unresolved:
+        a, b = unresolved[0]
+        said = f"{_label(a.ev)}: “{shorten(a.sentence, 120)}” / {_label(b.ev)}: “{shorten(b.sentence, 120)}”"
+        options: list[str] = []
+        for key in _QUALIFIER_KEYS:
+            va, vb = _meta_values(a.ev, key), _meta_values(b.ev, key)
+            if va and vb and va != vb:
+                options = [*va, *(v for v in vb if v not in va)]
+                break
+        conflict = f"cannot confirm which applies: {said}"
+        if options:
+            return AssessOut(
+                action="CLARIFY",
+                reason=(
+                    "资料之间存在冲突，取决于具体适用范围，请补充说明。"
+                    if zh
+                    else "The documents disagree depending on scope; please say which applies to you."
+                ),
+                options=options,
+                conflict=conflict,
+            )
+        return AssessOut(
+            action="REFUSE",
+            reason=(
+                "资料之间相互矛盾，且没有说明哪一份当前适用，无法确认。"
+                if zh
+                else "The documents disagree and do not say which one currently applies, so this cannot be confirmed."
+            ),
+            conflict=conflict,
+        )
+    cited = ", ".join(f"[{c.ev.index}]" for c in covering)
+    if resolved:
+        a, b, win, why = resolved[0]
+        lose = a if win is b else b
+        return AssessOut(
+            action="ANSWER",
+            reason=(
+                f"资料{cited}覆盖了问题；存在新旧冲突，以{_label(win.ev)}为准。"
+                if zh
+                else f"{cited} cover the question; they conflict, and {_label(win.ev)} applies."
+            ),
+            conflict=(
+                f"{_label(lose.ev)}: “{shorten(lose.sentence, 120)}” vs "
+                f"{_label(win.ev)}: “{shorten(win.sentence, 120)}”; {why}"
+            ),
+            applies=_label(win.ev),
+        )
+    current = [c for c in covering if _status(c.ev) != "superseded"]
+    stale = [c for c in covering if _status(c.ev) == "superseded"]
+    if stale and current:
+        return AssessOut(
+            action="ANSWER",
+            reason=(f"资料{cited}覆盖了问题。" if zh else f"{cited} cover the question's key terms."),
+            conflict=f"{', '.join(_label(c.ev) for c in stale)} superseded; "
+            f"{', '.join(_label(c.ev) for c in current)} current",
+            applies=_label(current[0].ev),
+        )
+    return AssessOut(
+        action="ANSWER",
+        reason=(f"资料{cited}覆盖了问题。" if zh else f"{cited} cover the question's key terms."),
+    )
+
+
+# --------------------------------------------------------------- generate
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    score: float
+    order: int
+    index: int
+    text: str
+    keys: frozenset[str]
+
+
+def _similar(sentence: str, claims: list[str]) -> bool:
+    sb = bag(sentence)
+    for claim in claims:
+        cterms = terms(strip_citations(claim)[0])
+        if cterms and coverage(cterms, sb)[0] >= 0.8:
+            return True
+    return False
+
+
+def _direct(question: str, lang: str) -> str:
+    zh = lang == "zh"
+    kind, rest = social_kind(question)
+    parts: list[str] = []
+    canned = {
+        "greeting": ("Hello! How can I help you today?", "你好！有什么可以帮你的吗？"),
+        "thanks": ("You're welcome!", "不客气！"),
+        "farewell": ("Goodbye, and have a nice day!", "再见，祝你愉快！"),
+        "smalltalk": (
+            "I'm doing well, thanks for asking. How can I help?",
+            "我很好，谢谢关心。有什么可以帮你的吗？",
+        ),
+        "identity": (
+            "I'm an assistant that answers questions from this knowledge base and shows how each answer was checked.",
+            "我是一个基于知识库回答问题的助手，并会展示每个答案的核对过程。",
+        ),
+        "ack": ("Great. Let me know if you have another question.", "好的，如果还有其他问题请告诉我。"),
+    }
+    if kind is not None:
+        parts.append(canned[kind][1 if zh else 0])
+    text = rest if kind is not None else question
+    if text:
+        calc = arithmetic(text)
+        if calc is not None and calc.value is not None:
+            value = format_number(calc.value)
+            parts.append(f"{calc.expression} = {value}。" if zh else f"{calc.expression} = {value}.")
+        elif calc is not None:
+            parts.append(f"无法计算：{calc.problem}。" if zh else f"That cannot be computed: {calc.problem}.")
+        else:
+            parts.append(
+                "不查阅资料的话，我无法可靠地回答这个问题，也不想猜测。"
+                if zh
+                else "I can't answer that reliably without the knowledge base, and I won't guess."
+            )
+    return " ".join(parts) if not zh else "".join(parts)
+
+
+def generate(inputs: GenerateInputs) -> GenerateOut:
+    """Grounded/strict: 1-3 quoted evidence sentences, each cited [n]; direct:
+    small talk, arithmetic, or an honest "I don't know"."""
+    lang = _lang(inputs.question)
+    if inputs.mode == "direct":
+        return GenerateOut(answer=_direct(inputs.question.strip(), lang))
+    strict = inputs.mode == "strict"
+    qterms = terms(inputs.question)
+    qexact = exact_terms(inputs.question).all
+    any_current = any(_status(e) != "superseded" for e in inputs.evidence)
+    candidates: list[_Candidate] = []
+    order = 0
+    for ev in inputs.evidence:
+        header = bag(f"{ev.title} {ev.heading}")
+        stale = _status(ev) == "superseded" and any_current
+        for sent in sentences(ev.text):
+            order += 1
+            if looks_like_injection(sent) or (inputs.avoid and _similar(sent, inputs.avoid)):
+                continue
+            sb = bag(sent)
+            score, _ = coverage(qterms, sb, header)
+            sx = exact_terms(sent).all
+            score += 0.1 * len(qexact & sx)
+            if stale:
+                score *= 0.6
+            keys = frozenset(k for k in qterms if k in sb)
+            candidates.append(_Candidate(score, order, ev.index, sent, keys))
+    candidates.sort(key=lambda c: (-c.score, c.order))
+    threshold, limit = (0.5, 2) if strict else (0.25, 3)
+    chosen: list[_Candidate] = []
+    covered: set[str] = set()
+    for cand in candidates:
+        if cand.score < threshold or len(chosen) >= limit:
+            break
+        new = cand.keys - covered
+        gain = sum(qterms[k] for k in new) / (sum(qterms.values()) or 1.0)
+        if chosen and gain < 0.1:
+            continue
+        if strict and not (cand.keys or (qexact & exact_terms(cand.text).all)):
+            continue
+        chosen.append(cand)
+        covered |= cand.keys
+    if not chosen:
+        return GenerateOut(answer=(NO_INFO if strict else NOT_FOUND)[lang])
+    # Quote in document order so the answer reads as the documents do.
+    chosen.sort(key=lambda c: c.order)
+    joiner = "" if lang == "zh" else " "
+    return GenerateOut(answer=joiner.join(f"{c.text} [{c.index}]" for c in chosen))
+
+
+# ----------------------------------------------------------------- verify
+
+_DISCLAIMER_RE = re.compile(
+    r"^\s*(?:根据现有信息[：:，,]?|根据现有资料[：:，,]?|"
+    r"(?:based on|according to) (?:the )?(?:available|current|existing) (?:information|documents)[,:.]?)\s*",
+    re.IGNORECASE,
+)
+_NEG_TOKENS = frozenset({"not", "no", "never", "cannot", "without", "t", "none", "nor", "neither"})
+_ZH_NEG = "不没未无非"
+
+
+def negated_terms(text: str) -> set[str]:
+    """Stemmed terms in the scope of a negation: up to three content tokens after
+    "not"/"n't"/"no"/"never"/"without", "un-" words, and the CJK bigram after
+    不/没/未/无/非 (skipping 有 in 没有)."""
+    out: set[str] = set()
+    toks = tokenize(text)
+    for i, tok in enumerate(toks):
+        if tok in _NEG_TOKENS:
+            taken = 0
+            for nxt in toks[i + 1 : i + 8]:
+                if terms(nxt):
+                    out.add(stem(nxt))
+                    taken += 1
+                    if taken == 3:
+                        break
+        elif tok.startswith("un") and tok[2:].isalpha() and len(tok) > 5:
+            out.add(stem(tok[2:]))
+    norm = unicodedata.normalize("NFKC", text)
+    for i, ch in enumerate(norm):
+        if ch in _ZH_NEG:
+            j = i + 1
+            if ch == "没" and norm[j : j + 1] == "有":
+                j += 1
+            pair = norm[j : j + 2]
+            if len(pair) == 2 and all(is_cjk(c) for c in pair):
+                out.add(pair)
+    return out
+
+
+def _contradicts(claim: str, sentence: str) -> bool:
+    shared = set(terms(claim)) & set(terms(sentence))
+    return bool((negated_terms(claim) ^ negated_terms(sentence)) & shared)
+
+
+@dataclass(frozen=True)
+class _EvSentence:
+    index: int
+    text: str
+    bag: Counter[str]
+
+
+def _claims(answer: str) -> list[tuple[str, list[int]]]:
+    body = _DISCLAIMER_RE.sub("", answer.strip())
+    out: list[tuple[str, list[int]]] = []
+    for sent in sentences(body):
+        clean, cited = strip_citations(sent)
+        clean = clean.strip()
+        # Connectives ("Here is what I found:") are not claims.
+        if sum(terms(clean).values()) < 1.0 or clean.endswith((":", "：")):
+            continue
+        out.append((clean, cited))
+    return out
+
+
+def verify(inputs: VerifyInputs) -> SupportOut:
+    """Per claim: best evidence sentence by weighted overlap, numbers/IDs must
+    agree, negations must agree -> verdict; then confidence and recommendation."""
+    answer = inputs.answer.strip()
+    if normalize_key(_DISCLAIMER_RE.sub("", answer)) in _REFUSALS:
+        # "The documents contain no relevant information." claims nothing about them.
+        return SupportOut(isFullySupported=True, overallConfidence=100, recommendation="ACCEPT")
+    claims = _claims(answer)
+    if not claims:
+        return SupportOut(isFullySupported=False, overallConfidence=0, recommendation="REGENERATE")
+    ev_sents: list[_EvSentence] = []
+    ev_exact: set[str] = set()
+    chunk_bags: dict[int, Counter[str]] = {}
+    chunk_text: dict[int, str] = {}
+    for ev in inputs.evidence:
+        full = f"{ev.title} {ev.heading} {ev.text}"
+        chunk_bags[ev.index] = bag(full)
+        chunk_text[ev.index] = full
+        ev_exact |= exact_terms(full).all
+        version = ev.metadata.get("version")
+        if isinstance(version, str | int | float) and not isinstance(version, bool):
+            ev_exact |= exact_terms(f"v{str(version).removeprefix('v')}").all
+        for sent in sentences(ev.text):
+            if not looks_like_injection(sent):
+                ev_sents.append(_EvSentence(ev.index, sent, bag(sent)))
+
+    verdicts: list[ClaimVerdict] = []
+    scores: list[tuple[float, int, bool]] = []  # (weight, confidence, important failure)
+    for claim, cited in claims:
+        cterms = terms(claim)
+        weight = sum(cterms.values())
+        best: _EvSentence | None = None
+        best_cov = 0.0
+        for es in ev_sents:
+            cov, _ = coverage(cterms, es.bag)
+            if es.index in cited:
+                cov += 0.02  # ties go to the document the claim cites
+            if cov > best_cov:
+                best, best_cov = es, cov
+        best_cov = min(best_cov, 1.0)
+        # A claim may merge two sentences of one chunk: chunk-level overlap, discounted.
+        for idx, cb in chunk_bags.items():
+            cov, _ = coverage(cterms, cb)
+            if cov * 0.85 > best_cov + 1e-9:
+                best_cov = cov * 0.85
+                best = next((es for es in ev_sents if es.index == idx), best)
+        cx = exact_terms(claim).all
+        exact_missing = sorted(cx - ev_exact)
+        mismatch = bool(best and _disagree(quantities(claim), quantities(best.text)))
+        contradiction = bool(best and _contradicts(claim, best.text))
+        partial_exact = bool(best and cx and not (cx <= exact_terms(chunk_text[best.index]).all))
+        if exact_missing or mismatch or contradiction:
+            verdict, conf = "unsupported", 0
+        elif best_cov >= 0.7:
+            verdict, conf = "supported", min(100, round(100 * best_cov / 0.85))
+            if partial_exact:
+                verdict, conf = "partial", min(conf, 60)
+        elif best_cov >= 0.4:
+            verdict, conf = "partial", min(79, round(100 * best_cov / 0.85))
+        else:
+            verdict, conf = "unsupported", min(30, round(100 * best_cov))
+        quotes = [EvidenceQuote(doc=best.index, quote=best.text)] if best and best_cov > 0 else []
+        verdicts.append(ClaimVerdict(claim=claim, verdict=verdict, evidence=quotes, cited=cited))
+        hard = bool(exact_missing or mismatch or contradiction)
+        scores.append((weight, conf, hard))
+
+    total = sum(w for w, _, _ in scores) or 1.0
+    confidence = round(sum(w * c for w, c, _ in scores) / total)
+    supported_share = (
+        sum(w for (w, _, _), v in zip(scores, verdicts, strict=True) if v.verdict == "supported") / total
+    )
+    unsupported_important = any(
+        v.verdict == "unsupported" and (hard or w / total >= 0.25)
+        for (w, _, hard), v in zip(scores, verdicts, strict=True)
+    )
+    all_supported = all(v.verdict == "supported" for v in verdicts)
+    recommendation: Any
+    if all_supported and confidence >= 80:
+        recommendation = "ACCEPT"
+    elif unsupported_important:
+        recommendation = "REGENERATE"
+    elif supported_share >= 0.5 or (all(v.verdict != "unsupported" for v in verdicts) and confidence >= 50):
+        recommendation = "ADD_DISCLAIMER"
+    else:
+        recommendation = "REGENERATE"
+    return SupportOut(
+        isFullySupported=all_supported,
+        supportedClaims=[v.claim for v in verdicts if v.verdict == "supported"],
+        unsupportedClaims=[v.claim for v in verdicts if v.verdict == "unsupported"],
+        claims=verdicts,
+        overallConfidence=max(0, min(100, confidence)),
+        recommendation=recommendation,
+    )
