@@ -1,0 +1,213 @@
+"""Plotly figures of a trace (plotly is imported when a chart is built).
+
+    grades_chart(grades)     score per chunk, bars coloured by band, 50/80 lines
+    rerank_chart(rerank)     bump chart: position before -> after, one line per chunk
+    timeline_chart(trace)    stage latencies as consecutive bars (a Gantt strip)
+    cost_chart(trace)        tokens in/out per stage; cost per stage in the hover
+                             and the labels ("unknown" when a price is unknown)
+    figure_html(fig)         standalone HTML with plotly.js inlined (no CDN)
+
+Charts are for exploring; the numbers they show are also in the static HTML.
+Chunk labels are data: plotly renders them as SVG text, and we pass them
+through ``neutralize`` so bidi controls cannot reorder the axis.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from selfrag_nb.display.html import STAGE_TITLES, fmt_cost, neutralize
+from selfrag_nb.trace import Grades, Rerank, Retrieval, Trace
+
+if TYPE_CHECKING:  # plotly is heavy and optional at import time
+    import plotly.graph_objects as go
+
+__all__ = ["cost_chart", "figure_html", "grades_chart", "rerank_chart", "timeline_chart"]
+
+COLOURS = {"high": "#2da44e", "partial": "#d4a72c", "irrelevant": "#e5534b", "line": "#4493f8"}
+
+
+def _go() -> Any:
+    try:
+        import plotly.graph_objects as go
+    except ImportError as exc:  # pragma: no cover - plotly is a core dependency
+        raise ImportError("Charts need plotly: pip install selfrag-nb (or pip install plotly)") from exc
+    return go
+
+
+def _label(text: str, n: int = 32) -> str:
+    s = neutralize(text).replace("<", "‹").replace(">", "›")  # plotly reads <br>, <b> in labels as markup
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _names(trace: Trace | None) -> dict[str, str]:
+    if trace is None:
+        return {}
+    out: dict[str, str] = {}
+    for r in trace._all(Retrieval):
+        for h in r.hits:
+            out.setdefault(h.chunk_id, h.source.rsplit("/", 1)[-1])
+    return out
+
+
+def _check(obj: object, cls: type, what: str) -> None:
+    if not isinstance(obj, cls):
+        raise TypeError(f"{what} expects a {cls.__name__} record, got {type(obj).__name__}")
+
+
+def grades_chart(grades: Grades, trace: Trace | None = None) -> go.Figure:
+    """One bar per graded chunk (retrieval order), with the cutoff and high lines."""
+    _check(grades, Grades, "grades_chart")
+    go = _go()
+    names = _names(trace)
+    xs = [
+        f"{i + 1}. {_label(g.source or names.get(g.chunk_id, g.chunk_id))}"
+        for i, g in enumerate(grades.items)
+    ]
+    fig = go.Figure(
+        go.Bar(
+            x=xs,
+            y=[g.score for g in grades.items],
+            marker_color=[COLOURS[g.band] for g in grades.items],
+            text=[f"{g.score}{' ✓' if g.relevant else ' ✗'}" for g in grades.items],
+            textposition="outside",
+            customdata=[[_label(g.chunk_id, 60), g.band, _label(g.key_info, 120)] for g in grades.items],
+            hovertemplate="%{x}<br>score %{y} (%{customdata[1]})<br>%{customdata[0]}<br>%{customdata[2]}<extra></extra>",
+        )
+    )
+    for y, name in ((grades.relevance_cutoff, "relevance cutoff"), (grades.high_relevance, "high relevance")):
+        fig.add_hline(
+            y=y,
+            line_dash="dash",
+            line_width=1.5,
+            annotation_text=f"{name} {y}",
+            annotation_position="top left",
+        )
+    rel = sum(1 for g in grades.items if g.relevant)
+    fig.update_layout(
+        title=f"Relevance grades: {rel}/{len(grades.items)} relevant",
+        yaxis={"range": [0, 105], "title": "score"},
+        xaxis={"title": "chunk (retrieval order)"},
+        template="plotly_white",
+        height=360,
+        margin={"l": 50, "r": 20, "t": 50, "b": 90},
+    )
+    return fig
+
+
+def rerank_chart(rerank: Rerank, trace: Trace | None = None) -> go.Figure:
+    """Bump chart: each chunk's position before and after reranking (1 at top)."""
+    _check(rerank, Rerank, "rerank_chart")
+    go = _go()
+    names = _names(trace)
+    fig = go.Figure()
+    after = {c: i for i, c in enumerate(rerank.after)}
+    drop_x = 1.0
+    for i, c in enumerate(rerank.before):
+        label = _label(names.get(c, c))
+        j = after.get(c)
+        dropped = j is None
+        fig.add_trace(
+            go.Scatter(
+                x=[0, drop_x],
+                y=[i + 1, (j + 1) if j is not None else i + 1],
+                mode="lines+markers",
+                name=label,
+                line={"dash": "dot" if dropped else "solid", "width": 2},
+                opacity=0.45 if dropped else 1.0,
+                hovertemplate=f"{label}<br>before {i + 1} → {'dropped' if j is None else f'after {j + 1}'}<extra></extra>",
+            )
+        )
+    title = "Rerank: order before → after"
+    if rerank.fallback:
+        title += f" (fallback: {_label(rerank.fallback, 60)})"
+    n = max(len(rerank.before), 1)
+    fig.update_layout(
+        title=title,
+        xaxis={"tickvals": [0, 1], "ticktext": ["before", "after"], "range": [-0.15, 1.15]},
+        yaxis={"autorange": "reversed", "title": "position", "dtick": 1},
+        template="plotly_white",
+        height=max(260, 28 * n + 120),
+        margin={"l": 50, "r": 20, "t": 50, "b": 40},
+    )
+    return fig
+
+
+def timeline_chart(trace: Trace) -> go.Figure:
+    """Stage latencies as consecutive horizontal bars, labelled with their duration."""
+    _check(trace, Trace, "timeline_chart")
+    go = _go()
+    rows = trace.stage_table()
+    starts, t = [], 0.0
+    for r in rows:
+        starts.append(t)
+        t += float(r["latency_ms"])
+    labels = [f"{i + 1}. {STAGE_TITLES[r['stage']]}" for i, r in enumerate(rows)]
+    fig = go.Figure(
+        go.Bar(
+            y=labels,
+            x=[r["latency_ms"] for r in rows],
+            base=starts,
+            orientation="h",
+            marker_color=COLOURS["line"],
+            text=[f"{r['latency_ms']:.1f} ms" for r in rows],
+            textposition="outside",
+            hovertemplate="%{y}: %{x:.1f} ms (starts at %{base:.1f} ms)<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"Stage latencies (total {t:.0f} ms)",
+        xaxis={"title": "ms since start"},
+        yaxis={"autorange": "reversed"},
+        template="plotly_white",
+        height=max(220, 30 * len(rows) + 100),
+        margin={"l": 100, "r": 40, "t": 50, "b": 40},
+    )
+    return fig
+
+
+def cost_chart(trace: Trace) -> go.Figure:
+    """Tokens in and out per stage, stacked; each stage's cost in its label."""
+    _check(trace, Trace, "cost_chart")
+    go = _go()
+    rows = trace.stage_table()
+    labels = [f"{i + 1}. {STAGE_TITLES[r['stage']]}" for i, r in enumerate(rows)]
+    costs = [fmt_cost(r["cost"]) if r["model_calls"] else "no calls" for r in rows]
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=labels,
+                y=[r["tokens_in"] for r in rows],
+                name="tokens in",
+                marker_color="#4493f8",
+                customdata=costs,
+                hovertemplate="%{x}: %{y} tokens in · cost %{customdata}<extra></extra>",
+            ),
+            go.Bar(
+                x=labels,
+                y=[r["tokens_out"] for r in rows],
+                name="tokens out",
+                marker_color="#d4a72c",
+                text=costs,
+                textposition="outside",
+                customdata=costs,
+                hovertemplate="%{x}: %{y} tokens out · cost %{customdata}<extra></extra>",
+            ),
+        ]
+    )
+    tot = trace.totals
+    fig.update_layout(
+        barmode="stack",
+        title=f"Tokens per stage (total {tot.tokens_in + tot.tokens_out:,}; cost {fmt_cost(tot.cost)})",
+        yaxis={"title": "tokens"},
+        template="plotly_white",
+        height=360,
+        margin={"l": 50, "r": 20, "t": 50, "b": 60},
+    )
+    return fig
+
+
+def figure_html(fig: go.Figure, full_html: bool = False) -> str:
+    """The figure as HTML with plotly.js inlined: works offline, no CDN."""
+    out: str = fig.to_html(include_plotlyjs=True, full_html=full_html)
+    return out

@@ -1,0 +1,166 @@
+"""One-line ``text/plain`` summaries (what a terminal or a text-only viewer shows).
+
+    text_summary(obj) -> "<Kind>: <verdict> · <key numbers>"
+
+    Decision: RETRIEVE by rule (product keyword) · 0.1 ms
+    Grades: 4/10 relevant (cutoff 50) · best 92 · 120 ms
+    Trace: "What is the refund window?" → answered · 9 stages · 14 calls · 1.2 s · cost unknown
+
+Untrusted text is flattened to one line, shortened, and its invisible or
+bidi control characters shown as ⟨U+XXXX⟩ so it cannot reorder the line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from selfrag_nb.display.html import fmt_cost, fmt_ms, neutralize
+from selfrag_nb.store.types import Hits
+from selfrag_nb.trace import (
+    Assessment,
+    Decision,
+    Generation,
+    Grades,
+    Outcome,
+    Rerank,
+    Retrieval,
+    Rewrite,
+    Support,
+    Trace,
+)
+
+__all__ = ["one_line", "text_summary"]
+
+
+def one_line(text: str, n: int = 60) -> str:
+    """Untrusted text as a short single line."""
+    flat = " ".join(neutralize(text).split())
+    return flat if len(flat) <= n else flat[: n - 1] + "…"
+
+
+def _calls(rec: Any) -> str:
+    n = len(rec.calls)
+    if not n:
+        return ""
+    offline = " offline" if all(c.offline for c in rec.calls) else ""
+    return f" · {n}{offline} call{'s' if n != 1 else ''}"
+
+
+def _fb(rec: Any) -> str:
+    return f" · {len(rec.fallbacks)} fallback(s)" if rec.fallbacks else ""
+
+
+def _decision(d: Decision) -> str:
+    verdict = "RETRIEVE" if d.retrieve else "NO_RETRIEVE"
+    who = d.source + (f" ({one_line(d.rule, 40)})" if d.rule else "")
+    return f"Decision: {verdict} by {who} · {fmt_ms(d.latency_ms)}{_calls(d)}{_fb(d)}"
+
+
+def _rewrite(r: Rewrite) -> str:
+    if not r.attempted:
+        why = f" ({one_line(r.reason, 50)})" if r.reason else ""
+        return f"Rewrite: not attempted{why} · {fmt_ms(r.latency_ms)}"
+    n = max(len(r.queries) - 1, 0)
+    rej = f" ({len(r.rejected)} rejected)" if r.rejected else ""
+    return (
+        f"Rewrite: {n} rewrite{'s' if n != 1 else ''}{rej} · {len(r.protected)} protected span"
+        f"{'s' if len(r.protected) != 1 else ''} · {fmt_ms(r.latency_ms)}{_calls(r)}{_fb(r)}"
+    )
+
+
+def _retrieval(r: Retrieval) -> str:
+    top = f" · top {one_line(r.hits[0].source, 40)}" if r.hits else ""
+    filt = f", filter: {one_line(r.access_filter, 40)}" if r.access_filter else ""
+    return f"Retrieval: {len(r.hits)} hits ({r.mode}{filt}){top} · {fmt_ms(r.latency_ms)}{_fb(r)}"
+
+
+def _hits(h: Hits) -> str:
+    top = f" · top {one_line(h.hits[0].source, 40)} {h.hits[0].score:.3g}" if h.hits else ""
+    return f'Hits: {len(h.hits)} for "{one_line(h.query, 50)}" ({h.mode}){top}'
+
+
+def _grades(g: Grades) -> str:
+    rel = sum(1 for x in g.items if x.relevant)
+    best = max((x.score for x in g.items), default=None)
+    b = f" · best {best}" if best is not None else ""
+    return (
+        f"Grades: {rel}/{len(g.items)} relevant (cutoff {g.relevance_cutoff}){b} · "
+        f"{fmt_ms(g.latency_ms)}{_calls(g)}{_fb(g)}"
+    )
+
+
+def _rerank(r: Rerank) -> str:
+    by = f" by {one_line(r.reranker, 40)}" if r.reranker else ""
+    if r.fallback:
+        return f"Rerank: fallback, previous order kept ({one_line(r.fallback, 60)}) · {fmt_ms(r.latency_ms)}"
+    moved = sum(1 for i, c in enumerate(r.after) if i >= len(r.before) or r.before[i] != c)
+    return (
+        f"Rerank: {len(r.before)} → {len(r.after)} kept{by} · {moved} moved · "
+        f"{fmt_ms(r.latency_ms)}{_calls(r)}{_fb(r)}"
+    )
+
+
+def _assessment(a: Assessment) -> str:
+    opts = f" · {len(a.options)} options" if a.options else ""
+    return f"Assessment: {a.action.upper()} — {one_line(a.reason, 70)}{opts} · {fmt_ms(a.latency_ms)}"
+
+
+def _generation(g: Generation) -> str:
+    bad = sum(1 for c in g.citations if not c.valid)
+    inv = f" ({bad} invalid)" if bad else ""
+    return (
+        f"Generation: {g.mode} answer, {len(g.citations)} citations{inv} · {len(g.answer):,} chars · "
+        f"attempt {g.attempt} · {fmt_ms(g.latency_ms)}{_calls(g)}"
+    )
+
+
+def _support(s: Support) -> str:
+    n = {v: sum(1 for c in s.claims if c.verdict == v) for v in ("supported", "partial", "unsupported")}
+    errs = sum(1 for c in s.claims if c.citation_error)
+    e = f", {errs} citation error{'s' if errs != 1 else ''}" if errs else ""
+    return (
+        f"Support: {n['supported']}/{len(s.claims)} supported, {n['partial']} partial, "
+        f"{n['unsupported']} unsupported{e} · confidence {s.overall_confidence} · {s.recommendation}"
+    )
+
+
+def _outcome(o: Outcome) -> str:
+    extra = " · deadline exceeded" if o.deadline_exceeded else ""
+    return f'Outcome: {o.outcome} · "{one_line(o.answer, 70)}"{extra}'
+
+
+def _trace(t: Trace) -> str:
+    tot = t.totals
+    wall = t.wall_ms or sum(r.latency_ms for r in t.records)
+    outcome = t.outcome or "in progress"
+    offline = " · offline model" if t.offline else ""
+    return (
+        f'Trace: "{one_line(t.question, 60)}" → {outcome} · {len(t.records)} stages · '
+        f"{tot.model_calls} calls · {fmt_ms(wall)} · cost {fmt_cost(tot.cost)}{offline}"
+    )
+
+
+_SUMMARIES: dict[type, Callable[[Any], str]] = {
+    Decision: _decision,
+    Rewrite: _rewrite,
+    Retrieval: _retrieval,
+    Grades: _grades,
+    Rerank: _rerank,
+    Assessment: _assessment,
+    Generation: _generation,
+    Support: _support,
+    Outcome: _outcome,
+    Trace: _trace,
+    Hits: _hits,
+}
+
+
+def text_summary(obj: object) -> str:
+    """The one-line summary of a record, a Trace or Hits."""
+    fn = _SUMMARIES.get(type(obj))
+    if fn is None:
+        raise TypeError(
+            f"selfrag_nb.display cannot summarise {type(obj).__name__}: expected a Trace, a stage record or Hits"
+        )
+    return fn(obj)
