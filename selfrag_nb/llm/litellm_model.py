@@ -236,6 +236,12 @@ class LiteLLMModel:
         self.extra = dict(extra or {})
         self._checked = False
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Values that must never be stored or shown (the API key), for
+        wrappers that redact what they record. Not part of repr or str."""
+        return (self._api_key,) if self._api_key else ()
+
     def __repr__(self) -> str:
         # Never the key: only whether one was given.
         key = "set" if self._api_key else "unset"
@@ -471,7 +477,8 @@ class LiteLLMModel:
                 extra=extra,
             )
         return Completion(
-            raw=content,
+            # A provider echoing the key back must not put it in a trace.
+            raw=redact(content, [self._api_key], patterns=False),
             model=self.name,
             tokens_in=tokens_in if isinstance(tokens_in, int) else None,
             tokens_out=tokens_out if isinstance(tokens_out, int) else None,

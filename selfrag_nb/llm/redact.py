@@ -41,14 +41,18 @@ def environment_secrets() -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
-def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+def redact(text: str, secrets: Iterable[str | None] = (), *, patterns: bool = True) -> str:
     """``text`` with every given secret, every secret-named environment
-    value and every key-shaped token replaced by ``[REDACTED]``."""
+    value and (``patterns=True``) every key-shaped token replaced by
+    ``[REDACTED]``. Model answers use ``patterns=False``: exact secrets only,
+    so ordinary prose that merely looks key-shaped is kept verbatim."""
     if not text:
         return text
     known = [s for s in secrets if s and len(s) >= _MIN_SECRET_LEN]
     for secret in sorted({*known, *environment_secrets()}, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
+    if not patterns:
+        return text
     text = _PATTERNS[0].sub(REDACTED, text)
     text = _PATTERNS[1].sub(f"Bearer {REDACTED}", text)
     return _PATTERNS[2].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
