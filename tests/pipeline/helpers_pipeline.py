@@ -1,0 +1,61 @@
+"""Scripted-model recipes shared by the pipeline tests (not a test module)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def grade_by_words(*words: str, high: int = 90, low: int = 10) -> Any:
+    """A scripted grader: relevant when the chunk mentions any of ``words``."""
+
+    def respond(request: Any) -> dict[str, Any]:
+        text = request.inputs.text.lower()
+        hit = any(w.lower() in text for w in words)
+        return {
+            "relevanceScore": high if hit else low,
+            "isRelevant": hit,
+            "keyInfo": text[:40] if hit else "",
+            "gaps": "",
+        }
+
+    return respond
+
+
+def verdict(
+    claims: list[tuple[str, str, int, str]], recommendation: str, confidence: int = 90
+) -> dict[str, Any]:
+    """A verify response from (claim, verdict, doc, quote) tuples; doc 0 = no evidence, no citation."""
+    return {
+        "isFullySupported": all(v == "supported" for _, v, _, _ in claims),
+        "supportedClaims": [c for c, v, _, _ in claims if v == "supported"],
+        "unsupportedClaims": [c for c, v, _, _ in claims if v == "unsupported"],
+        "claims": [
+            {
+                "claim": c,
+                "verdict": v,
+                "evidence": [{"doc": d, "quote": q}] if d and v != "unsupported" else [],
+                "cited": [d] if d else [],
+            }
+            for c, v, d, q in claims
+        ],
+        "overallConfidence": confidence,
+        "recommendation": recommendation,
+    }
+
+
+REFUND_ANSWER = "Customers can request a full refund within 30 days of purchase [1]."
+REFUND_CLAIM = "Customers can request a full refund within 30 days of purchase"
+REFUND_QUOTE = "full refund within 30 days of purchase"
+
+
+def script_refund(scripted: Any, *, verify: Any = None, answer: str = REFUND_ANSWER) -> None:
+    """Everything a grounded refund question needs."""
+    scripted.default("decide", {"decision": "RETRIEVE", "reason": "policy question"})
+    scripted.default("rewrite", {"rewrites": []})
+    scripted.default("grade", grade_by_words("refund"))
+    scripted.default("rerank", {"ranking": [{"index": 0, "score": 1.0}]})
+    scripted.default("assess", {"action": "ANSWER", "reason": "the refund policy covers it"})
+    scripted.default("generate", {"answer": answer})
+    scripted.default(
+        "verify", verify or verdict([(REFUND_CLAIM, "supported", 1, REFUND_QUOTE)], "ACCEPT", 95)
+    )

@@ -1,0 +1,88 @@
+"""Protected spans: extraction from the original question and rewrite checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from selfrag_nb.spans import check_rewrite, count_negations, extract_spans
+
+
+def kinds(question: str) -> dict[str, str]:
+    return {s.text: s.kind for s in extract_spans(question)}
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Where is order ORD-2024-0042 shipped?", {"ORD-2024-0042": "order"}),
+        ("Is it fixed in v2.3.1?", {"v2.3.1": "version"}),
+        ("What changed on 2024-03-15?", {"2024-03-15": "date"}),
+        ("Does Pro cost $30 or 20% more?", {"$30": "amount", "20%": "amount"}),
+        ('Is "dark mode" on the X200?', {"dark mode": "quoted", "X200": "identifier"}),
+        ("Can I get a refund within 14 days?", {"14": "number"}),
+        ("订单号 12345678 为什么没有退款？", {"12345678": "order", "没有": "negation"}),
+        ("Does SSO work with SAML?", {"SSO": "identifier", "SAML": "identifier"}),
+        ("2024年3月15日之后的价格", {"2024年3月15日": "date"}),
+    ],
+)
+def test_extracts_each_kind(question: str, expected: dict[str, str]) -> None:
+    found = kinds(question)
+    for text, kind in expected.items():
+        assert found.get(text) == kind, (question, found)
+
+
+def test_negations_in_both_languages() -> None:
+    assert kinds("Which formats are not supported?")["not"] == "negation"
+    assert kinds("I can't log in")["n't"] == "negation"
+    assert "不" in kinds("哪些格式不支持？")
+    # "不过" (but) and "非常" (very) are not negations.
+    assert count_negations("不过这个非常好") == 0
+    assert count_negations("无法登录，也没有邮件") == 2
+
+
+def test_rewrite_keeping_everything_is_accepted() -> None:
+    check = check_rewrite(
+        "Which formats are not supported in v2.3.1?", "Which file formats does v2.3.1 not support?"
+    )
+    assert check.ok, check
+
+
+def test_rewrite_losing_an_id_is_rejected_with_the_missing_span() -> None:
+    check = check_rewrite("Where is order ORD-2024-0042?", "Where is my latest order?")
+    assert not check.ok
+    assert check.missing == ["ORD-2024-0042"]
+    assert "ORD-2024-0042" in check.reason
+
+
+def test_ids_and_numbers_are_exact_words_case_insensitive() -> None:
+    assert not check_rewrite("status of ORD-2024-0042", "status of ord-2024-0042").ok
+    assert not check_rewrite("refund within 14 days", "refund within 140 days").ok
+    assert check_rewrite('is "Dark Mode" available', "dark mode availability").ok
+
+
+@pytest.mark.parametrize(
+    ("original", "rewrite"),
+    [
+        ("Which formats are not supported?", "Which formats are supported?"),
+        ("哪些格式不支持？", "支持哪些格式？"),
+        ("Can I cancel without a fee?", "Can I cancel with a fee?"),
+    ],
+)
+def test_negation_flip_is_rejected(original: str, rewrite: str) -> None:
+    check = check_rewrite(original, rewrite)
+    assert not check.ok
+    assert "negation" in check.reason
+
+
+def test_added_negation_is_rejected() -> None:
+    check = check_rewrite("Which formats are supported?", "Which formats are not supported?")
+    assert not check.ok
+    assert "negation added" in check.reason
+
+
+def test_equivalent_english_negation_forms_are_kept() -> None:
+    assert check_rewrite("Why can't I log in?", "Why cannot I sign in?").ok
+
+
+def test_full_width_digits_match_after_nfkc() -> None:
+    assert check_rewrite("订单 ２０２４ 的状态", "2024 订单状态").ok
