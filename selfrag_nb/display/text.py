@@ -137,7 +137,7 @@ def _trace(t: Trace) -> str:
     offline = " · offline model" if t.offline else ""
     return (
         f'Trace: "{one_line(t.question, 60)}" → {outcome} · {len(t.records)} stages · '
-        f"{tot.model_calls} calls · {fmt_ms(wall)} · cost {fmt_cost(tot.cost)}{offline}"
+        f"{tot.model_calls} call{'s' if tot.model_calls != 1 else ''} · {fmt_ms(wall)} · cost {fmt_cost(tot.cost)}{offline}"
     )
 
 

@@ -1,4 +1,4 @@
-"""Traces built record by record, as the pipeline would leave them.
+"""Traces built record by record, as the pipeline would leave them (fixtures in conftest.py).
 
 full_trace      factual question, 10 hits, grades, rerank, 10 claims
                 (supported / partial / unsupported, one citation error)
