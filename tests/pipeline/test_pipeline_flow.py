@@ -24,17 +24,22 @@ def test_grounded_answer_is_accepted_with_citations_and_evidence_offsets(
     assert trace.answer == REFUND_ANSWER
     assert trace.decision.source == "rule"
     assert trace.rewrite.queries[0] == Q
-    assert trace.retrieval.hits and trace.retrieval.access_filter
+    assert trace.retrieval.hits
+    assert trace.retrieval.access_filter
     refund_id = trace.grades.kept[0]
     assert (
         trace.retrieval.hits[[h.chunk_id for h in trace.retrieval.hits].index(refund_id)].source
         == "refunds.md"
     )
     gen = trace.generation
-    assert gen.mode == "grounded" and gen.evidence[0] == refund_id
-    assert gen.citations[0].chunk_id == refund_id and gen.citations[0].valid
+    assert gen.mode == "grounded"
+    assert gen.evidence[0] == refund_id
+    assert gen.citations[0].chunk_id == refund_id
+    assert gen.citations[0].valid
     claim = trace.support.claims[0]
-    assert claim.text == REFUND_CLAIM and claim.verdict == "supported" and claim.citation_error is None
+    assert claim.text == REFUND_CLAIM
+    assert claim.verdict == "supported"
+    assert claim.citation_error is None
     assert claim.cited == [refund_id]
     ev = claim.evidence[0]
     hit_text = next(h.text for h in trace.retrieval.hits if h.chunk_id == refund_id)
@@ -45,7 +50,9 @@ def test_grounded_answer_is_accepted_with_citations_and_evidence_offsets(
     assert cfg.models["grade"] == "scripted"
     assert set(cfg.prompt_hashes) >= {"decide", "grade", "verify"}
     assert cfg.settings["relevance_cutoff"] == 50
-    assert cfg.kb_version is not None and cfg.embedder == "hashing" and cfg.reranker == "model"
+    assert cfg.kb_version is not None
+    assert cfg.embedder == "hashing"
+    assert cfg.reranker == "model"
     assert cfg.library_version == sr.__version__
     assert trace.wall_ms > 0
 
@@ -63,8 +70,11 @@ def test_greeting_is_answered_directly_without_retrieval(make_rag: Any, scripted
     scripted.default("generate", {"answer": "Hello! How can I help?"})
     trace = make_rag().ask("Hello!")
     assert trace.outcome == "direct"
-    assert trace.decision.retrieve is False and trace.decision.rule == "greeting"
-    assert trace.retrieval is None and trace.grades is None and trace.support is None
+    assert trace.decision.retrieve is False
+    assert trace.decision.rule == "greeting"
+    assert trace.retrieval is None
+    assert trace.grades is None
+    assert trace.support is None
     assert trace.generation.mode == "direct"
     assert [r.role for r in scripted.requests] == ["generate"]
 
@@ -91,7 +101,8 @@ def test_regenerate_then_accept_is_regenerated_with_the_strict_prompt(make_rag: 
     assert trace.outcome == "regenerated"
     assert trace.answer == REFUND_ANSWER
     gens = trace.generations
-    assert [g.mode for g in gens] == ["grounded", "strict"] and gens[1].attempt == 2
+    assert [g.mode for g in gens] == ["grounded", "strict"]
+    assert gens[1].attempt == 2
     strict_req = scripted.requests_for("generate")[1]
     assert strict_req.inputs.mode == "strict"
     assert strict_req.inputs.avoid == ["Refunds take 90 days"]
@@ -144,9 +155,11 @@ def test_no_relevant_evidence_refuses_without_generation(make_rag: Any, scripted
     scripted.default("grade", grade_by_words("nothing-matches-this"))
     trace = make_rag().ask(Q)
     assert trace.outcome == "refused"
-    assert trace.assessment.action == "refuse" and trace.assessment.calls == []
+    assert trace.assessment.action == "refuse"
+    assert trace.assessment.calls == []
     assert trace.generation.mode == "refuse"
-    assert not scripted.requests_for("generate") and not scripted.requests_for("assess")
+    assert not scripted.requests_for("generate")
+    assert not scripted.requests_for("assess")
     assert "http" not in trace.answer
 
 
@@ -156,7 +169,8 @@ def test_no_evidence_can_answer_with_a_disclaimer(make_rag: Any, scripted: Any) 
     scripted.default("generate", {"answer": "Usually about a month."})
     trace = make_rag().with_settings(no_evidence="answer_with_disclaimer").ask(Q)
     assert trace.assessment.action == "answer_without_evidence"
-    assert trace.generation.mode == "direct" and trace.support is None
+    assert trace.generation.mode == "direct"
+    assert trace.support is None
     assert trace.outcome == "disclaimed"
     assert trace.answer.startswith("No relevant document was found")
 
@@ -187,10 +201,8 @@ def test_cited_chunk_that_does_not_support_the_claim_is_a_citation_error(
     scripted.enqueue("verify", first)
     trace = make_rag().ask("How many days do I have to request a refund, and how fast do orders ship?")
     s1 = trace.supports[0]
-    assert (
-        s1.claims[0].citation_error is not None
-        and "[2] does not support this claim" in s1.claims[0].citation_error
-    )
+    assert s1.claims[0].citation_error is not None
+    assert "[2] does not support this claim" in s1.claims[0].citation_error
     assert s1.recommendation == "REGENERATE"  # ACCEPT overruled: recorded as a fallback
     assert any(f.what == "REGENERATE" for f in s1.fallbacks)
     invalid = [c for c in trace.generations[0].citations if not c.valid]
@@ -250,14 +262,17 @@ def test_sync_ask_inside_a_running_event_loop(make_rag: Any, scripted: Any) -> N
 def test_aask(make_rag: Any, scripted: Any) -> None:
     script_refund(scripted)
     trace = asyncio.run(make_rag().aask(Q, user="ana"))
-    assert trace.outcome == "answered" and trace.user.id == "ana"
+    assert trace.outcome == "answered"
+    assert trace.user.id == "ana"
 
 
 def test_with_settings_keeps_runner_and_changes_settings(make_rag: Any) -> None:
     rag = make_rag()
     other = rag.with_settings(rerank=False, relevance_cutoff=40)
-    assert other.runner is rag.runner and other.kb is rag.kb
-    assert other.settings.rerank is False and rag.settings.rerank is True
+    assert other.runner is rag.runner
+    assert other.kb is rag.kb
+    assert other.settings.rerank is False
+    assert rag.settings.rerank is True
     with pytest.raises(ValueError):
         rag.with_settings(no_such_knob=1)
 
@@ -265,5 +280,6 @@ def test_with_settings_keeps_runner_and_changes_settings(make_rag: Any) -> None:
 def test_rerank_disabled_leaves_no_record(make_rag: Any, scripted: Any) -> None:
     script_refund(scripted)
     trace = make_rag().with_settings(rerank=False).ask(Q)
-    assert trace.rerank is None and trace.outcome == "answered"
+    assert trace.rerank is None
+    assert trace.outcome == "answered"
     assert all(r.stage != "rerank" for r in trace.records)

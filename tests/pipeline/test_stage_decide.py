@@ -14,7 +14,8 @@ from selfrag_nb.stages.decide import DecisionCache, quick_rule
 )
 def test_greetings_and_small_talk_skip_retrieval(q: str) -> None:
     rule = quick_rule(q)
-    assert rule is not None and rule[0] is False, (q, rule)
+    assert rule is not None, q
+    assert rule[0] is False, (q, rule)
 
 
 @pytest.mark.parametrize(
@@ -22,7 +23,8 @@ def test_greetings_and_small_talk_skip_retrieval(q: str) -> None:
 )
 def test_factual_keywords_and_ids_retrieve(q: str) -> None:
     rule = quick_rule(q)
-    assert rule is not None and rule[0] is True, (q, rule)
+    assert rule is not None, q
+    assert rule[0] is True, (q, rule)
 
 
 def test_english_keywords_match_whole_words_only() -> None:
@@ -71,7 +73,8 @@ def test_cache_size_evicts_least_recently_used() -> None:
     assert cache.get("a") is not None  # a is now most recent
     cache.put("c", True, "")
     assert cache.get("b") is None
-    assert cache.get("a") is not None and cache.get("c") is not None
+    assert cache.get("a") is not None
+    assert cache.get("c") is not None
 
 
 def test_cache_size_zero_disables() -> None:
@@ -90,11 +93,13 @@ def test_model_decides_then_cache_serves_repeat(make_rag: Any, scripted: Any) ->
     rag = rag.with_settings(rewrite=False)  # keep the stepper to decide only
     q = "What is the capital of France?"
     d1 = rag.stepper(q).decide()
-    assert d1.source == "model" and d1.retrieve is True
+    assert d1.source == "model"
+    assert d1.retrieve is True
     assert d1.reason == "needs the documents. More text."
     assert len(d1.calls) == 1
     d2 = rag.stepper("what is the capital of france").decide()
-    assert d2.source == "cache" and d2.calls == []
+    assert d2.source == "cache"
+    assert d2.calls == []
     assert len(scripted.requests_for("decide")) == 1
     # A follow-up with a history is not served from the no-history entry.
     d3 = rag.stepper(q, history=[{"role": "user", "content": "tell me about Paris"}]).decide()
@@ -107,7 +112,8 @@ def test_unparsed_decision_retrieves_and_is_not_cached(make_rag: Any, scripted: 
     scripted.default("decide", "I think maybe")
     rag = make_rag()
     d = rag.stepper("What is the capital of France?").decide()
-    assert d.retrieve is True and d.source == "model"
+    assert d.retrieve is True
+    assert d.source == "model"
     assert any(f.what == "decide default" for f in d.fallbacks)
     assert len(rag.decision_cache) == 0
 
@@ -116,9 +122,12 @@ def test_settings_always_and_never(make_rag: Any) -> None:
     rag = make_rag()
     assert rag.with_settings(retrieval="never").stepper("refund policy?").decide().retrieve is False
     d = rag.with_settings(retrieval="always").stepper("Hello!").decide()
-    assert d.retrieve is True and d.source == "setting"
+    assert d.retrieve is True
+    assert d.source == "setting"
 
 
 def test_rule_decision_names_its_rule(make_rag: Any) -> None:
     d = make_rag().stepper("你好").decide()
-    assert d.source == "rule" and d.rule == "greeting" and d.calls == []
+    assert d.source == "rule"
+    assert d.rule == "greeting"
+    assert d.calls == []

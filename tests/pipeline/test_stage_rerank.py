@@ -7,8 +7,13 @@ from typing import Any
 
 import pytest
 
-from selfrag_nb.rerankers import LexicalReranker, available_rerankers, register_reranker, resolve_reranker
-from selfrag_nb.rerankers import RerankerOptions
+from selfrag_nb.rerankers import (
+    LexicalReranker,
+    RerankerOptions,
+    available_rerankers,
+    register_reranker,
+    resolve_reranker,
+)
 from selfrag_nb.stages.rerank import RerankProtocolError, validate_ranking
 
 
@@ -68,7 +73,9 @@ def test_registry_resolves_builtins_and_outside_names() -> None:
 
     register_reranker("mine-test", lambda arg, opts: Mine(arg), replace=True)
     rr, name = resolve_reranker("mine-test:xyz", RerankerOptions())
-    assert isinstance(rr, Mine) and rr.arg == "xyz" and name == "mine-test:xyz"
+    assert isinstance(rr, Mine)
+    assert rr.arg == "xyz"
+    assert name == "mine-test:xyz"
     with pytest.raises(ValueError, match="already registered"):
         register_reranker("mine-test", lambda arg, opts: Mine(arg))
     with pytest.raises(ValueError, match="unknown reranker"):
