@@ -279,7 +279,9 @@ def _with_protected(rewrite: str, protected: list[str]) -> str:
     return " ".join([rewrite, *lost]) if lost else rewrite
 
 
-_ZH_TAIL_RE = re.compile(r"(?:是多少|是多久|是什么|有哪些|是哪些|多久|多少|什么|哪些|如何|怎么样|吗|呢|吧|[?？。!！,，\s])+$")
+_ZH_TAIL_RE = re.compile(
+    r"(?:是多少|是多久|是什么|有哪些|是哪些|多久|多少|什么|哪些|如何|怎么样|吗|呢|吧|[?？。!！,，\s])+$"
+)
 _ZH_EDGE = "的了吗呢吧啊是在和与及那这么"
 
 

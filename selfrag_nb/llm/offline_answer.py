@@ -21,6 +21,7 @@ Heuristics and thresholds: ``docs/offline_model.md``.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections import Counter
@@ -483,8 +484,9 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
         return GenerateOut(answer=(NO_INFO if strict else NOT_FOUND)[lang])
     # Quote in document order so the answer reads as the documents do.
     chosen.sort(key=lambda c: c.order)
-    joiner = "" if lang == "zh" else " "
-    return GenerateOut(answer=joiner.join(f"{c.text} [{c.index}]" for c in chosen))
+    if lang == "zh":
+        return GenerateOut(answer="".join(f"{c.text}[{c.index}]" for c in chosen))
+    return GenerateOut(answer=" ".join(f"{c.text} [{c.index}]" for c in chosen))
 
 
 # ----------------------------------------------------------------- verify
@@ -528,8 +530,9 @@ def negated_terms(text: str) -> set[str]:
 
 
 def _contradicts(claim: str, sentence: str) -> bool:
+    """Same topic (two or more shared terms) and a shared term negated on one side only."""
     shared = set(terms(claim)) & set(terms(sentence))
-    return bool((negated_terms(claim) ^ negated_terms(sentence)) & shared)
+    return len(shared) >= 2 and bool((negated_terms(claim) ^ negated_terms(sentence)) & shared)
 
 
 @dataclass(frozen=True)
@@ -564,11 +567,9 @@ def verify(inputs: VerifyInputs) -> SupportOut:
         return SupportOut(isFullySupported=False, overallConfidence=0, recommendation="REGENERATE")
     ev_sents: list[_EvSentence] = []
     ev_exact: set[str] = set()
-    chunk_bags: dict[int, Counter[str]] = {}
     chunk_text: dict[int, str] = {}
     for ev in inputs.evidence:
         full = f"{ev.title} {ev.heading} {ev.text}"
-        chunk_bags[ev.index] = bag(full)
         chunk_text[ev.index] = full
         ev_exact |= exact_terms(full).all
         version = ev.metadata.get("version")
@@ -592,16 +593,22 @@ def verify(inputs: VerifyInputs) -> SupportOut:
             if cov > best_cov:
                 best, best_cov = es, cov
         best_cov = min(best_cov, 1.0)
-        # A claim may merge two sentences of one chunk: chunk-level overlap, discounted.
-        for idx, cb in chunk_bags.items():
-            cov, _ = coverage(cterms, cb)
-            if cov * 0.85 > best_cov + 1e-9:
-                best_cov = cov * 0.85
-                best = next((es for es in ev_sents if es.index == idx), best)
+        # A claim may merge two adjacent sentences of one chunk: their union, discounted.
+        for first, second in itertools.pairwise(ev_sents):
+            if first.index != second.index:
+                continue
+            cov, _ = coverage(cterms, first.bag + second.bag)
+            if cov * 0.9 > best_cov + 1e-9:
+                best_cov = cov * 0.9
+                best = first if coverage(cterms, first.bag)[0] >= coverage(cterms, second.bag)[0] else second
         cx = exact_terms(claim).all
         exact_missing = sorted(cx - ev_exact)
         mismatch = bool(best and _disagree(quantities(claim), quantities(best.text)))
-        contradiction = bool(best and _contradicts(claim, best.text))
+        # Any on-topic evidence sentence with the opposite polarity contradicts the claim.
+        opposite = next((es for es in ev_sents if _contradicts(claim, es.text)), None)
+        contradiction = opposite is not None
+        if opposite is not None:
+            best = opposite  # show the sentence that says the opposite
         partial_exact = bool(best and cx and not (cx <= exact_terms(chunk_text[best.index]).all))
         if exact_missing or mismatch or contradiction:
             verdict, conf = "unsupported", 0

@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 
+from selfrag_nb.llm.injection import find_injection
 from selfrag_nb.text import is_cjk, split_sentences, tokenize
 
 __all__ = [
@@ -136,6 +137,39 @@ def bag(text: str) -> Counter[str]:
 
 #: BM25's k1: how fast repeated mentions stop adding evidence.
 K1 = 1.2
+#: Credit for a term matched only through a synonym.
+SYNONYM_CREDIT = 0.7
+
+# A deliberately small, domain-neutral synonym table (question word -> words a
+# document uses for the same thing). Keys and values are stemmed at import.
+_SYNONYMS_RAW: dict[str, tuple[str, ...]] = {
+    "window": ("within", "period", "days"),
+    "deadline": ("within", "before", "days"),
+    "limit": ("maximum", "max", "allows", "cap", "quota", "most"),
+    "quota": ("limit", "maximum", "allows"),
+    "price": ("cost", "fee", "usd", "month", "pricing"),
+    "cost": ("price", "fee", "usd", "pricing"),
+    "fee": ("price", "cost", "charge"),
+    "refund": ("reimburse", "reimbursement", "money"),
+    "cancel": ("terminate", "cancellation"),
+    "delete": ("remove", "erase", "purge", "deletion"),
+    "rotate": ("regenerate", "renew", "rotation"),
+    "support": ("supports", "allow", "accept", "compatible", "available"),
+    "format": ("csv", "json", "xml", "pdf", "xlsx"),
+    "enable": ("activate", "turn", "switch"),
+    "contact": ("email", "phone", "reach"),
+    "retention": ("retain", "keep", "stored", "kept"),
+    "期限": ("天内", "日内", "之内"),
+    "价格": ("费用", "收费", "价钱"),
+    "费用": ("价格", "收费"),
+    "限制": ("上限", "最多", "不超"),
+    "删除": ("移除", "清除"),
+    "退款": ("退还", "退费"),
+    "格式": ("csv", "json", "xml", "pdf"),
+}
+SYNONYMS: dict[str, frozenset[str]] = {
+    stem(k): frozenset(stem(v) for v in vs if stem(v) != stem(k)) for k, vs in _SYNONYMS_RAW.items()
+}
 
 
 def coverage(
@@ -144,7 +178,8 @@ def coverage(
     """Weighted share of the question's terms the document contains, each term's
     credit saturating with its frequency like BM25 (0.85 at one mention, toward
     1.0). Terms found in ``boost`` (title, heading) get +0.15. Returns the
-    share (0..1) and the missing keys in question order."""
+    share (0..1) and the missing keys in question order. A term absent but
+    present through ``SYNONYMS`` gets ``SYNONYM_CREDIT``."""
     total = sum(qterms.values())
     if total <= 0:
         return 0.0, []
@@ -153,6 +188,8 @@ def coverage(
     for key, w in qterms.items():
         tf = doc.get(key, 0)
         credit = 0.0 if tf == 0 else 0.85 + 0.15 * (tf - 1) / (tf - 1 + K1)
+        if tf == 0 and any(doc.get(syn, 0) for syn in SYNONYMS.get(key, ())):
+            credit = SYNONYM_CREDIT
         if boost is not None and boost.get(key, 0):
             credit = min(1.0, max(credit, 0.85) + 0.15)
         if credit == 0.0:
@@ -314,7 +351,10 @@ _INJECTION_RE = re.compile(
 
 def looks_like_injection(sentence: str) -> bool:
     """True for text that tries to instruct the model (a prompt injection hidden
-    in a document). Such sentences are never quoted or followed."""
+    in a document): the shared ``injection.find_injection`` flags plus a few
+    patterns of our own. Such sentences are never quoted or followed."""
+    if find_injection(sentence):
+        return True
     return bool(_INJECTION_RE.search(unicodedata.normalize("NFKC", sentence)))
 
 
@@ -325,12 +365,21 @@ _SOCIAL_EN: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     for kind, pat in (
         ("identity", r"who are you|what are you|what(?:'s| is) your name|are you (?:a bot|human|an ai)"),
         ("identity", r"what can you do|how can you help(?: me)?"),
-        ("smalltalk", r"how are you(?: doing| today)?|how's it going|how is it going|what's up|whats up|sup"),
+        (
+            "smalltalk",
+            r"how are you(?: doing)?(?: today)?|how's it going|how is it going|what's up|whats up|sup",
+        ),
+        ("smalltalk", r"(?:is )?any(?:one|body) (?:there|here)|are you there"),
         ("smalltalk", r"nice to meet you|good to see you|how have you been"),
         ("greeting", r"(?:hi|hello|hey|hiya|howdy|greetings|yo|good (?:morning|afternoon|evening|day))"),
         (
             "thanks",
             r"(?:thanks a lot|thanks so much|thank you(?: so much| very much)?|thanks|thx|ty|cheers|much appreciated)",
+        ),
+        (
+            "thanks",
+            r"(?:that(?:'s| was| is)?|this is|you(?:'re| are)) (?:really |very |so |super )?"
+            r"(?:helpful|great|useful|perfect|awesome)",
         ),
         (
             "farewell",
@@ -353,7 +402,10 @@ _SOCIAL_ZH: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         ("smalltalk", r"你好吗|最近(?:怎么样|好吗)|在吗|在不在|吃了吗|忙吗"),
         ("greeting", r"你好|您好|嗨|哈喽|哈啰|早上好|上午好|中午好|下午好|晚上好|大家好|早安|晚安"),
-        ("thanks", r"谢谢你?|谢谢您|多谢|感谢|辛苦了|太感谢了"),
+        (
+            "thanks",
+            r"(?:谢谢|感谢|多谢)(?:你|您)?的?(?:帮助|帮忙|解答)|谢谢你?|谢谢您|多谢|感谢|辛苦了|太感谢了",
+        ),
         ("farewell", r"再见|拜拜|回头见|下次见"),
         ("ack", r"好的|好吧|明白了|知道了|收到|了解了|懂了|没问题|可以了|行|嗯"),
     )
@@ -381,7 +433,11 @@ def social_kind(question: str) -> tuple[str | None, str]:
                 break
         if not matched:
             break
-    return first, text.strip(" \t\n,，.。!！?？~～")
+    rest = text.strip(" \t\n,，.。!！?？~～")
+    # Emoji and punctuation after a greeting ("Hi there 👋") are not a question.
+    if not any(c.isalnum() for c in rest):
+        rest = ""
+    return first, rest
 
 
 # -------------------------------------------------------------- arithmetic
