@@ -112,7 +112,7 @@ def _build(obj: object, limits: tuple[int, int, int]) -> dict[str, Any]:
             for c in r.calls
         ]
         if isinstance(r, Retrieval):
-            d["hits"] = [_hit_row(h) for h in r.hits]
+            d["hits"] = [_trim(_hit_row(h), other_n) for h in r.hits]
         if isinstance(r, Support):
             answer = answers.get(r.attempt, "")
             d["claims"] = [
@@ -148,7 +148,7 @@ def _build(obj: object, limits: tuple[int, int, int]) -> dict[str, Any]:
                 "mode": obj.mode,
                 "k": obj.k,
                 "access_filter": _cut(obj.access_filter, other_n),
-                "hits": [_hit_row(h) for h in obj.hits],
+                "hits": [_trim(_hit_row(h), other_n) for h in obj.hits],
             }
         }
     return state

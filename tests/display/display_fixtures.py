@@ -70,6 +70,7 @@ SCORES = [92, 85, 61, 12, 40, 5, 3, 88, 8, 55]
 
 
 def _call(role: str, i: int = 0, offline: bool = True, cost: float | None = None, **kw: object) -> ModelCall:
+    fields: dict[str, object] = {"raw": '{"ok": true}'} | kw
     return ModelCall(
         role=role,
         model="offline" if offline else "openai/gpt-4o-mini",
@@ -82,13 +83,12 @@ def _call(role: str, i: int = 0, offline: bool = True, cost: float | None = None
                 "content": f"Question: What is the refund window?\nDocument {i}: {TEXTS[i % 10]}",
             },
         ],
-        raw='{"ok": true}',
         parsed_ok=True,
         tokens_in=120 + i,
         tokens_out=20 + i,
         cost=cost,
         latency_ms=10.0 + i,
-        **kw,  # type: ignore[arg-type]  # test helper passes ModelCall fields through
+        **fields,  # type: ignore[arg-type]  # test helper passes ModelCall fields through
     )
 
 
@@ -422,6 +422,10 @@ HOSTILE = [
 
 @pytest.fixture
 def hostile_trace() -> Trace:
+    return build_hostile_trace()
+
+
+def build_hostile_trace() -> Trace:
     hits = make_hits(len(HOSTILE), texts=HOSTILE)
     hits = [
         h.model_copy(update={"source": HOSTILE[i], "title": HOSTILE[(i + 1) % 9]}) for i, h in enumerate(hits)

@@ -1,0 +1,144 @@
+"""Hostile documents, questions and model output cannot escape the views.
+
+Every text field of ``hostile_trace`` carries an attack: script tags, event
+handlers, javascript:/data: URLs, a stylesheet breakout, attribute breakouts,
+bidi overrides and zero-width characters, Chinese text and a 1 MB line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+from display_fixtures import HOSTILE
+from test_display_snapshots import assert_well_formed
+
+from selfrag_nb.display import static_html, text_summary
+from selfrag_nb.display.html import TEXT_LIMIT, css
+from selfrag_nb.display.state import STATE_BUDGET, state_size, widget_state
+from selfrag_nb.trace import Trace
+
+CONTROLS = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+TAGS = {
+    "div", "span", "bdi", "section", "details", "summary", "style", "mark", "sup", "strong",
+    "ul", "li", "table", "thead", "tbody", "tr", "th", "td", "svg", "text", "path",
+}  # fmt: skip
+ATTRS = {
+    "class", "style", "title", "dir", "role", "aria-label", "viewbox", "width", "height", "xmlns",
+    "x", "y", "text-anchor", "font-weight", "d",
+}  # fmt: skip
+STYLE_RE = re.compile(r"^(width|left):\d{1,3}\.\d%(;width:\d{1,3}\.\d%)?$")
+
+
+class _Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: set[str] = set()
+        self.attrs: list[tuple[str, str]] = []
+        self.style_blocks: list[str] = []
+        self._in_style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attrs.extend((k, v or "") for k, v in attrs)
+        self._in_style = tag == "style"
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attrs.extend((k, v or "") for k, v in attrs)
+
+    def handle_data(self, data: str) -> None:
+        if self._in_style:
+            self.style_blocks.append(data)
+            self._in_style = False
+
+
+def _views(trace: Trace) -> list[str]:
+    return [static_html(trace), *(static_html(r) for r in trace.records)]
+
+
+def test_no_markup_from_data_survives(hostile_trace: Trace) -> None:
+    for out in _views(hostile_trace):
+        low = out.lower()
+        assert "<script" not in low
+        assert "<img" not in low
+        assert "<a " not in low
+        # inside a real tag (data's "<" is always &lt;): no links, sources or handlers
+        assert not re.search(r"<[^<>]*\b(href|src|onerror|onmouseover)\s*=", low)
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in out or "alert(1)" not in out
+        assert_well_formed(out)
+
+
+def test_only_known_tags_and_attributes(hostile_trace: Trace) -> None:
+    for out in _views(hostile_trace):
+        p = _Collect()
+        p.feed(out)
+        assert p.tags <= TAGS, p.tags - TAGS
+        names = {k for k, _ in p.attrs}
+        assert names <= ATTRS, names - ATTRS
+        for k, v in p.attrs:
+            if k == "style":
+                assert STYLE_RE.match(v), v
+        # one stylesheet, ours: "</style><style>*{display:none}" stayed text
+        assert p.style_blocks == [css()]
+
+
+def test_css_breakout_and_attribute_breakout_are_text(hostile_trace: Trace) -> None:
+    out = static_html(hostile_trace)
+    assert "&lt;/style&gt;&lt;style&gt;*{display:none}&lt;/style&gt;" in out
+    assert "&quot; onmouseover=&quot;alert(1)&quot; x=&quot;" in out
+    assert "javascript:alert(2)" in out  # shown as text, not a link
+    assert "data:text/html;base64," in out
+
+
+def test_bidi_and_zero_width_characters_are_neutralised(hostile_trace: Trace) -> None:
+    for out in _views(hostile_trace):
+        assert not CONTROLS.search(out)
+    out = static_html(hostile_trace)
+    for code in ("U+202E", "U+202C", "U+200B", "U+200D", "U+2066", "U+2069"):
+        assert f'<span class="srnb-ctl" title="invisible control character">{code}</span>' in out
+    # right-to-left text stays isolated: inline text in <bdi>, blocks with dir="auto"
+    assert "<bdi>abc" in out and "שלום עולם" in out
+    assert '<div class="srnb-root" dir="ltr">' in out
+
+
+def test_chinese_text_is_kept_verbatim(hostile_trace: Trace) -> None:
+    assert "中文文本：退款期限为三十天。" in static_html(hostile_trace)
+
+
+def test_one_megabyte_line_is_cut_with_a_note(hostile_trace: Trace) -> None:
+    out = static_html(hostile_trace)
+    assert f"truncated: showing {TEXT_LIMIT:,} of 1,000,000 characters" in out
+    assert "A" * (TEXT_LIMIT + 1) not in out
+    assert len(out) < 1_000_000  # the view stays far below the data it shows
+    assert "overflow-wrap: anywhere" in css() or "overflow-wrap:anywhere" in css()
+
+
+def test_text_summaries_are_single_clean_lines(hostile_trace: Trace) -> None:
+    for obj in (hostile_trace, *hostile_trace.records):
+        line = text_summary(obj)
+        assert "\n" not in line and len(line) < 400
+        assert not CONTROLS.search(line)
+    assert "⟨U+202E⟩" in text_summary(hostile_trace) or "⟨U+202E⟩" not in hostile_trace.question
+
+
+def test_widget_state_keeps_text_as_data_within_budget(hostile_trace: Trace) -> None:
+    state = widget_state(hostile_trace)
+    raw = json.dumps(state, ensure_ascii=False)
+    assert state_size(state) <= STATE_BUDGET
+    # the hostile strings travel as JSON strings; the browser sets them with textContent
+    assert HOSTILE[0] in raw and HOSTILE[4] in raw
+    assert "truncated:" in raw  # the 1 MB chunk was cut
+    assert isinstance(state["records"][0]["reason"], str)
+
+
+def test_the_js_never_parses_data_as_html() -> None:
+    js = (Path(__file__).parents[2] / "selfrag_nb" / "display" / "static" / "trace.js").read_text(encoding="utf-8")
+    code = "\n".join(line for line in js.splitlines() if not line.lstrip().startswith("//"))
+    for forbidden in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
+        assert forbidden not in code, forbidden
+    assert "textContent" in code
+    assert "http://" not in code.replace("http://www.w3.org/2000/svg", "")  # no CDN, no network
+    assert "https://" not in code and "import " not in code.split("export default")[0]
