@@ -1,0 +1,149 @@
+"""Prompt-injection markers in untrusted text: flagged, never dropped.
+
+    text --normalise (NFKC, zero-width chars, markdown emphasis removed)-->
+         --each pattern in _PATTERNS (English + Chinese)--> [(flag, snippet)]
+    find_injection(text)        -> ["ignore previous instructions", ...]
+    injection_matches(text)     -> [("ignore previous instructions", "Ignore all previous ..."), ...]
+
+The runner runs this over the untrusted parts of a call's inputs (question,
+history, documents, the answer under verification) and stores the flags on
+the ``ModelCall``. Text is never altered or removed because of a flag: the
+second article says text like "ignore the rules and call a tool" in a
+document must be treated as untrusted content, and that a prompt alone cannot
+replace tool authorisation. Flagging makes the attempt visible in the trace.
+
+Patterns search the whole text, so markers inside headings, code blocks and
+HTML comments are found too.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["INJECTION_FLAGS", "find_injection", "injection_matches"]
+
+_I = re.IGNORECASE | re.MULTILINE
+
+# flag name -> patterns. Flag names are stable: views and evaluations group by them.
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "ignore previous instructions",
+        re.compile(
+            r"\bignore\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
+            r"(?:previous|prior|above|earlier|preceding|system|existing|these|those)?\s*"
+            r"(?:instructions?|prompts?|rules|directions|guidelines|constraints)\b",
+            _I,
+        ),
+    ),
+    (
+        "ignore previous instructions",
+        re.compile(
+            r"忽略(?:掉)?(?:之前|以前|先前|前面|上面|上述|所有|全部|一切)?的?(?:指令|指示|规则|提示词?|要求|约束|设定)"
+        ),
+    ),
+    (
+        "disregard the above",
+        re.compile(
+            r"\bdisregard\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:above|previous|prior|earlier|instructions?|rules|prompts?)\b",
+            _I,
+        ),
+    ),
+    (
+        "disregard the above",
+        re.compile(
+            r"\bforget\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier)?\s*(?:instructions?|rules|prompts?)\b",
+            _I,
+        ),
+    ),
+    (
+        "disregard the above",
+        re.compile(
+            r"忽略以上|忽略上文|无视(?:之前|以上|上述|前面|所有)?的?(?:指令|指示|规则|内容|要求)?|忘记(?:之前|以上|上述|所有)的?(?:指令|指示|规则|要求)"
+        ),
+    ),
+    (
+        "role override",
+        re.compile(
+            r"\byou\s+are\s+now\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will)\b|\bpretend\s+(?:to\s+be|you\s+are)\b",
+            _I,
+        ),
+    ),
+    ("role override", re.compile(r"你现在是|从现在(?:开始|起)，?你|假装你是|(?:请|你)扮演")),
+    ("system: line", re.compile(r"^[ \t>#*-]*(?:system|assistant|developer)\s*[:：]", _I)),
+    ("system: line", re.compile(r"^[ \t>#*-]*(?:系统|系统提示)\s*[:：]", re.MULTILINE)),
+    (
+        "chat-template marker",
+        re.compile(
+            r"<\|\s*(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\s*\|>"
+            r"|\[/?INST\]|<<\s*/?SYS\s*>>|</?\s*system\s*>",
+            _I,
+        ),
+    ),
+    (
+        "instruction heading",
+        re.compile(r"^\s*#{2,}\s*(?:new\s+)?(?:instructions?|system(?:\s+prompt)?|response)\b", _I),
+    ),
+    ("instruction heading", re.compile(r"\bnew\s+instructions?\s*[:：]", _I)),
+    ("instruction heading", re.compile(r"^\s*#{1,}\s*(?:新的?)?(?:指令|系统提示)", re.MULTILINE)),
+    (
+        "tool call request",
+        re.compile(
+            r"\bcall\s+(?:the\s+|this\s+|a\s+|any\s+)?(?:tools?|functions?|api)\b"
+            r"|\bfunction_call\b|\btool_calls?\b|\binvoke\s+(?:the\s+)?(?:tools?|functions?)\b"
+            r"|\bexecute\s+(?:\w+\s+){0,2}?(?:command|code|tool|function|script|shell|following|this)\b"
+            r"|\brun\s+(?:the\s+|this\s+)?(?:shell\s+)?(?:command|tool|script)\b",
+            _I,
+        ),
+    ),
+    (
+        "tool call request",
+        re.compile(
+            r"调用(?:这个|该|以下)?(?:工具|函数|接口|插件)|执行(?:以下|下面|这个|该)?(?:命令|代码|脚本)|执行(?:以下|下面|这个|该)(?:指令|操作)"
+        ),
+    ),
+    (
+        "prompt exfiltration",
+        re.compile(
+            r"\b(?:reveal|print|show|repeat|output|leak)\s+(?:me\s+)?(?:your|the)\s+(?:system\s+)?(?:prompt|instructions)\b",
+            _I,
+        ),
+    ),
+    ("prompt exfiltration", re.compile(r"(?:输出|显示|透露|泄露|重复)(?:你的)?(?:系统)?(?:提示词|指令)")),
+)
+
+INJECTION_FLAGS: tuple[str, ...] = tuple(dict.fromkeys(name for name, _ in _PATTERNS))
+
+# Zero-width and bidi control characters hide markers from a naive search.
+_INVISIBLE_RE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+# Markdown emphasis and inline code split words ("**ignore** previous").
+_EMPHASIS_RE = re.compile(r"[*`~]+")
+
+
+def _normalise(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    text = _INVISIBLE_RE.sub("", text)
+    return _EMPHASIS_RE.sub("", text)
+
+
+def injection_matches(text: str) -> list[tuple[str, str]]:
+    """(flag, matched snippet) for every marker found, first occurrence of each
+    flag only, in the order of the pattern table."""
+    if not isinstance(text, str):
+        raise TypeError(f"find_injection expects text (str), got {type(text).__name__}")
+    if not text:
+        return []
+    norm = _normalise(text)
+    found: dict[str, str] = {}
+    for name, pattern in _PATTERNS:
+        if name in found:
+            continue
+        m = pattern.search(norm)
+        if m:
+            found[name] = m.group(0).strip()[:80]
+    return list(found.items())
+
+
+def find_injection(text: str) -> list[str]:
+    """Names of the injection markers found in ``text`` (empty when clean)."""
+    return [name for name, _ in injection_matches(text)]

@@ -1,0 +1,914 @@
+"""Robust parsing of raw model output into each role's output schema. Never raises.
+
+    parse(role, raw) -> (output | None, error | None)
+
+    raw ──strip BOM / code fences──> sources (fenced blocks first, then whole text)
+        ──for each "{" / "[" start: json.raw_decode, else a lenient parser
+          (single quotes, trailing commas, bare keys, True/None, full-width
+          ：and ，, “smart quotes”)──> JSON candidates
+        ──role coercer (aliases incl. the articles' Chinese labels, "85分",
+          "是", enum spellings, bare index lists, derived fields)──> pydantic
+          validation ──> output
+    decide / assess also accept the line format "RETRIEVE|reason";
+    generate accepts plain text (the usual case).
+
+Values are coerced, never invented: a score of 150 stays 150 and fails
+validation (the runner then makes its one repair call), a missing required
+verdict is an error. The only derived fields are those the schema defines in
+terms of others (isRelevant from relevanceScore with the article's 50 cutoff,
+per-claim verdicts from supportedClaims/unsupportedClaims and back,
+isFullySupported from the claims). An evidence quote with no document number
+gets ``doc=0`` (unknown); citations are 1-based so 0 never names a document.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ValidationError
+
+from selfrag_nb.llm.schemas import (
+    OUTPUTS,
+    AssessOut,
+    DecisionOut,
+    GenerateOut,
+    RelevanceOut,
+    RerankOut,
+    RewriteOut,
+    SupportOut,
+)
+
+__all__ = ["ParseError", "extract_json", "format_validation_error", "parse"]
+
+#: Longest output we scan for JSON; beyond this models are producing garbage.
+MAX_SCAN = 200_000
+#: How many "{"/"[" start positions we try per source before giving up.
+MAX_STARTS = 24
+_MAX_DEPTH = 64
+_MAX_TEXT = 4000
+
+
+class ParseError(ValueError):
+    """Raised inside this module only; ``parse`` turns it into an error message."""
+
+
+# ------------------------------------------------------------------ entry
+
+
+def parse(role: str, raw: object) -> tuple[BaseModel | None, str | None]:
+    """Parse ``raw`` model output for ``role``: ``(output, None)`` on success,
+    ``(None, error)`` otherwise. Never raises (the error says what was wrong,
+    in words a model can act on in its repair attempt)."""
+    try:
+        if role not in OUTPUTS:
+            return None, f"unknown role {role!r}"
+        if not isinstance(raw, str):
+            return None, f"model output is not text ({type(raw).__name__})"
+        text = raw.lstrip("\ufeff").strip()
+        if not text:
+            return None, "empty output"
+        return _PARSERS[role](text[:MAX_SCAN] if role != "generate" else text)
+    except ValidationError as exc:
+        return None, format_validation_error(exc)
+    except ParseError as exc:
+        return None, str(exc)
+    except Exception as exc:  # noqa: BLE001 - the contract: parsing never raises
+        return None, f"unparseable output ({type(exc).__name__}: {str(exc)[:200]})"
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    """Compact, model-readable summary of a pydantic error."""
+    parts = []
+    for err in exc.errors()[:8]:
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "output"
+        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts)
+
+
+# --------------------------------------------------------------- JSON finding
+
+_START_RE = re.compile(r"[\[{]")
+_FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+
+
+def _sources(text: str) -> list[str]:
+    fenced = [m.group(2) for m in _FENCE_RE.finditer(text) if m.group(2).strip()]
+    return [*fenced, text]
+
+
+def extract_json(text: str) -> Iterator[Any]:
+    """Every JSON object or array found in ``text`` (fenced blocks first), in
+    order of position, outermost first. Lenient about the usual model slips."""
+    decoder = json.JSONDecoder()
+    for src in _sources(text):
+        starts = 0
+        pos = 0
+        while starts < MAX_STARTS:
+            m = _START_RE.search(src, pos)
+            if m is None:
+                break
+            starts += 1
+            i = m.start()
+            value: Any = None
+            end = -1
+            try:
+                value, end = decoder.raw_decode(src, i)
+            except (ValueError, RecursionError):
+                try:
+                    value, end = _Lenient(src, i).parse()
+                except (ParseError, RecursionError, ValueError, OverflowError):
+                    end = -1
+            if end > i and isinstance(value, dict | list):
+                yield value
+                pos = end
+            else:
+                pos = i + 1
+
+
+class _Lenient:
+    """A small recursive-descent parser for almost-JSON. Accepts single and
+    typographic quotes, trailing commas, bare keys and bare word values,
+    Python literals, // and # comments, and full-width ：，."""
+
+    _WS = " \t\r\n\u3000"
+
+    def __init__(self, s: str, i: int) -> None:
+        self.s = s
+        self.i = i
+        self.depth = 0
+
+    def parse(self) -> tuple[Any, int]:
+        value = self.value()
+        return value, self.i
+
+    def _skip(self) -> None:
+        s = self.s
+        while self.i < len(s):
+            c = s[self.i]
+            if c in self._WS:
+                self.i += 1
+            elif s.startswith("//", self.i) or c == "#":
+                nl = s.find("\n", self.i)
+                self.i = len(s) if nl < 0 else nl + 1
+            else:
+                return
+
+    def _peek(self) -> str:
+        self._skip()
+        if self.i >= len(self.s):
+            raise ParseError("unexpected end of JSON")
+        return self.s[self.i]
+
+    def value(self) -> Any:
+        c = self._peek()
+        if c == "{":
+            return self._container("{", "}")
+        if c == "[":
+            return self._container("[", "]")
+        if c in "\"'“‘「":
+            return self._string()
+        return self._bare(in_key=False)
+
+    def _container(self, open_: str, close: str) -> Any:
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise ParseError("JSON nested too deeply")
+        self.i += 1
+        is_obj = open_ == "{"
+        out_d: dict[str, Any] = {}
+        out_l: list[Any] = []
+        while True:
+            c = self._peek()
+            if c == close:
+                self.i += 1
+                self.depth -= 1
+                return out_d if is_obj else out_l
+            if c in ",，":
+                self.i += 1
+                continue
+            if is_obj:
+                key = self._string() if c in "\"'“‘「" else self._bare(in_key=True)
+                if self._peek() not in ":：":
+                    raise ParseError("expected ':' after a key")
+                self.i += 1
+                out_d[str(key)] = self.value()
+            else:
+                out_l.append(self.value())
+            nxt = self._peek()
+            if nxt not in ",，" and nxt != close:
+                raise ParseError(f"expected ',' or {close!r}")
+
+    _CLOSERS: ClassVar[dict[str, str]] = {'"': '"', "'": "'", "“": "”", "‘": "’", "「": "」"}
+    _ESCAPES: ClassVar[dict[str, str]] = {
+        "n": "\n",
+        "t": "\t",
+        "r": "\r",
+        "b": "\b",
+        "f": "\f",
+        "/": "/",
+        "\\": "\\",
+        '"': '"',
+        "'": "'",
+    }
+
+    def _string(self) -> str:
+        s = self.s
+        close = self._CLOSERS[s[self.i]]
+        self.i += 1
+        buf: list[str] = []
+        while self.i < len(s):
+            c = s[self.i]
+            if c == "\\" and self.i + 1 < len(s):
+                nxt = s[self.i + 1]
+                if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", s[self.i + 2 : self.i + 6] or ""):
+                    buf.append(chr(int(s[self.i + 2 : self.i + 6], 16)))
+                    self.i += 6
+                    continue
+                buf.append(self._ESCAPES.get(nxt, nxt))
+                self.i += 2
+                continue
+            if c == close:
+                self.i += 1
+                return "".join(buf)
+            buf.append(c)
+            self.i += 1
+        raise ParseError("unterminated string")
+
+    _BARE_END: ClassVar[frozenset[str]] = frozenset(",，}]:：\n")
+
+    def _bare(self, *, in_key: bool) -> Any:
+        s = self.s
+        start = self.i
+        while self.i < len(s) and s[self.i] not in self._BARE_END:
+            if not in_key and s[self.i] in "{[":
+                break
+            self.i += 1
+        word = s[start : self.i].strip()
+        if not word:
+            raise ParseError(f"unexpected character {s[start : start + 1]!r}")
+        if in_key:
+            return word
+        low = word.lower()
+        if low in ("true", "false"):
+            return low == "true"
+        if low in ("null", "none", "nil"):
+            return None
+        if re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", word):
+            num = float(word)
+            if re.fullmatch(r"[-+]?\d+", word):
+                return int(word)
+            return num
+        if low in ("nan", "infinity", "+infinity", "-infinity", "inf", "-inf"):
+            return float(low.replace("infinity", "inf"))
+        return word
+
+
+# ------------------------------------------------------------ value coercion
+
+
+def _canon(key: object) -> str:
+    return re.sub(r"[\s_\-]", "", str(key)).lower()
+
+
+def _pick(obj: dict[str, Any], aliases: tuple[str, ...]) -> tuple[bool, Any]:
+    """(found, value) of the first key of ``obj`` whose canonical form is an alias."""
+    canon = {_canon(k): k for k in obj}
+    for a in aliases:
+        k = canon.get(_canon(a))
+        if k is not None:
+            return True, obj[k]
+    return False, None
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.strip()[:_MAX_TEXT]
+    if isinstance(value, list):
+        return "; ".join(_text(v) for v in value if v is not None and _text(v))[:_MAX_TEXT]
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, default=str)[:_MAX_TEXT]
+    return str(value)[:_MAX_TEXT]
+
+
+def _number(value: Any, field: str) -> float:
+    if isinstance(value, bool):
+        raise ParseError(f"{field}: expected a number, got a boolean")
+    if isinstance(value, int):
+        return float(value) if abs(value) < 10**300 else math.inf
+    if isinstance(value, float):
+        num = value
+    elif isinstance(value, str):
+        m = re.fullmatch(
+            r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(?:分|%|％|points?|pts?)?\s*(?:/\s*100)?\s*",
+            value,
+        )
+        if m is None:
+            raise ParseError(f"{field}: expected a number, got {value[:40]!r}")
+        num = float(m.group(1))
+    else:
+        raise ParseError(f"{field}: expected a number, got {type(value).__name__}")
+    if not math.isfinite(num):
+        raise ParseError(f"{field}: must be a finite number")
+    return num
+
+
+def _score(value: Any, field: str) -> int:
+    num = _number(value, field)
+    if abs(num) > 10**9:
+        raise ParseError(f"{field}: must be between 0 and 100 (got {num:g})")
+    return round(num)
+
+
+_TRUE = {"true", "yes", "y", "1", "是", "对", "相关", "是的", "relevant", "supported", "真"}
+_FALSE = {"false", "no", "n", "0", "否", "不", "不相关", "无关", "irrelevant", "unsupported", "假", "不是"}
+
+
+def _bool(value: Any, field: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        low = value.strip().strip("。.!！").lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+    raise ParseError(f"{field}: expected true or false, got {str(value)[:40]!r}")
+
+
+def _str_list(value: Any, field: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value.strip()] if value.strip() else []
+    if isinstance(value, list):
+        out = []
+        for item in value[:200]:
+            if isinstance(item, dict):
+                found, v = _pick(item, ("text", "query", "claim", "value", "option", "rewrite", "content"))
+                if not found or v is None:
+                    raise ParseError(f"{field}: items must be strings")
+            else:
+                v = item
+            if v is None:
+                continue
+            s = _text(v)
+            if s:
+                out.append(s)
+        return out
+    raise ParseError(f"{field}: expected a list of strings, got {type(value).__name__}")
+
+
+_NEGATION_RE = re.compile(r"NOT|CANNOT|CANT|DONT|NEVER|[不无没非勿未]")
+
+
+def _enum(value: Any, table: dict[str, str], field: str, allowed: str) -> str:
+    if not isinstance(value, str):
+        raise ParseError(f"{field}: expected one of {allowed}, got {str(value)[:40]!r}")
+    key = re.sub(r"[\s_\-\"'`。.!！]", "", value).upper()
+    if key in table:
+        return table[key]
+    if _NEGATION_RE.search(key):
+        # "CANNOT ANSWER", "NOT ACCEPT": a substring match would invert the meaning.
+        raise ParseError(f"{field}: expected exactly one of {allowed}, got {value[:60]!r}")
+    hits = {v for k, v in table.items() if k and k in key}
+    if len(hits) == 1:
+        return hits.pop()
+    if len(hits) > 1:
+        raise ParseError(f"{field}: choose exactly one of {allowed}, got {value[:60]!r}")
+    raise ParseError(f"{field}: expected one of {allowed}, got {value[:60]!r}")
+
+
+def _first_ok(
+    text: str, build: Callable[[Any], BaseModel], accept: Callable[[Any], bool] = lambda v: True
+) -> tuple[BaseModel | None, str | None]:
+    """Build from the first JSON candidate that works; else the first error."""
+    first_err: str | None = None
+    for value in extract_json(text):
+        if not accept(value):
+            continue
+        try:
+            return build(value), None
+        except ValidationError as exc:
+            first_err = first_err or format_validation_error(exc)
+        except ParseError as exc:
+            first_err = first_err or str(exc)
+    return None, first_err
+
+
+# --------------------------------------------------------------------- decide
+
+_DECIDE_TOKEN_RE = re.compile(r"(?<![A-Za-z_])(NO[ _\-]?RETRIEVE|NORETRIEVE|RETRIEVE)(?![A-Za-z_])")
+_DECIDE_BRACKET_RE = re.compile(r"\[\s*(no\s+retrieve|retrieve)\s*\]", re.IGNORECASE)
+_DECIDE_START_RE = re.compile(r"^[\W_]*(no[ _\-]?retrieve|retrieve)(?![A-Za-z])", re.IGNORECASE)
+_DECIDE_ZH_RE = re.compile(r"(不需要检索|无需检索|不用检索|不检索|(?<![不无])需要检索)")
+_SEP_STRIP = " \t|｜:：-—–,，.。;；>»\"'`*"
+
+
+def _decision_token(tok: str) -> str:
+    t = re.sub(r"[\s_\-]", "", tok).upper()
+    return "RETRIEVE" if t in ("RETRIEVE", "需要检索") else "NO_RETRIEVE"
+
+
+def _parse_decide(text: str) -> tuple[BaseModel | None, str | None]:
+    def build(value: Any) -> BaseModel:
+        if not isinstance(value, dict):
+            raise ParseError("expected a JSON object with a decision")
+        found, dec = _pick(
+            value, ("decision", "retrieve", "shouldRetrieve", "needRetrieval", "决策", "是否检索", "判断")
+        )
+        if not found:
+            raise ParseError("missing field 'decision' (RETRIEVE or NO_RETRIEVE)")
+        if isinstance(dec, bool):
+            decision = "RETRIEVE" if dec else "NO_RETRIEVE"
+        elif isinstance(dec, str) and (
+            m := _DECIDE_TOKEN_RE.search(dec.upper()) or _DECIDE_ZH_RE.search(dec)
+        ):
+            decision = _decision_token(m.group(1))
+        else:
+            raise ParseError(f"decision: expected RETRIEVE or NO_RETRIEVE, got {str(dec)[:40]!r}")
+        _, reason = _pick(value, ("reason", "理由", "原因", "rationale"))
+        return DecisionOut(decision=decision, reason=_text(reason))
+
+    if text.lstrip("`").lstrip().startswith(("{", "json")):
+        out, err = _first_ok(text, build)
+        if out is not None:
+            return out, None
+    else:
+        err = None
+    body = _sources(text)[0]  # the first fenced block, or the whole text
+    for pattern in (_DECIDE_TOKEN_RE, _DECIDE_BRACKET_RE, _DECIDE_START_RE, _DECIDE_ZH_RE):
+        m = pattern.search(body)
+        if m:
+            decision = _decision_token(m.group(1))
+            rest = body[m.end() :]
+            line = rest.strip(_SEP_STRIP).split("\n", 1)[0] if rest.strip(_SEP_STRIP) else ""
+            if not line:
+                before = body[: m.start()].strip(_SEP_STRIP)
+                line = before.split("\n")[-1] if before and len(before) < 300 else ""
+            return DecisionOut(decision=decision, reason=line.strip(_SEP_STRIP)[:_MAX_TEXT]), None
+    out, jerr = _first_ok(text, build)
+    if out is not None:
+        return out, None
+    return None, err or jerr or "expected RETRIEVE|reason or NO_RETRIEVE|reason"
+
+
+# -------------------------------------------------------------------- rewrite
+
+_LIST_LINE_RE = re.compile(r"^\s*(?:[-*•·]|\d+[.)、:：]|[（(]\d+[)）])\s*(.+?)\s*$")
+
+
+def _parse_rewrite(text: str) -> tuple[BaseModel | None, str | None]:
+    def build(value: Any) -> BaseModel:
+        if isinstance(value, list):
+            return RewriteOut(rewrites=_str_list(value, "rewrites"))
+        found, rw = _pick(
+            value,
+            (
+                "rewrites",
+                "queries",
+                "rewrittenQueries",
+                "rewritten",
+                "alternatives",
+                "改写",
+                "改写结果",
+                "查询",
+            ),
+        )
+        if not found:
+            raise ParseError("missing field 'rewrites' (a list of strings)")
+        _, reason = _pick(value, ("reason", "理由", "原因"))
+        return RewriteOut(rewrites=_str_list(rw, "rewrites"), reason=_text(reason))
+
+    out, err = _first_ok(text, build)
+    if out is not None:
+        return out, None
+    lines = [m.group(1).strip("\"'“”") for ln in text.splitlines() if (m := _LIST_LINE_RE.match(ln))]
+    if lines and err is None:
+        return RewriteOut(rewrites=[ln for ln in lines if ln][:50]), None
+    return None, err or 'expected JSON {"rewrites": [...], "reason": "..."}'
+
+
+# ---------------------------------------------------------------------- grade
+
+_SCORE_KEYS = (
+    "relevanceScore",
+    "score",
+    "relevance",
+    "相关性评分",
+    "相关度",
+    "相关性得分",
+    "评分",
+    "分数",
+    "得分",
+    "相关性",
+)
+_RELEVANT_KEYS = ("isRelevant", "relevant", "是否相关", "相关")
+_KEYINFO_KEYS = ("keyInfo", "keyInformation", "key", "关键信息", "核心信息")
+_GAPS_KEYS = ("gaps", "gap", "missing", "missingInfo", "缺失信息", "信息缺口", "缺失", "缺口")
+
+
+def _parse_grade(text: str) -> tuple[BaseModel | None, str | None]:
+    def build(value: Any) -> BaseModel:
+        if not isinstance(value, dict):
+            raise ParseError("expected a JSON object with relevanceScore and isRelevant")
+        found, raw_score = _pick(value, _SCORE_KEYS)
+        if not found:
+            raise ParseError("missing field 'relevanceScore' (integer 0-100)")
+        score = _score(raw_score, "relevanceScore")
+        found_rel, raw_rel = _pick(value, _RELEVANT_KEYS)
+        # The article's bands: below 50 is irrelevant.
+        relevant = _bool(raw_rel, "isRelevant") if found_rel and raw_rel is not None else score >= 50
+        _, key_info = _pick(value, _KEYINFO_KEYS)
+        _, gaps = _pick(value, _GAPS_KEYS)
+        return RelevanceOut(
+            relevanceScore=score, isRelevant=relevant, keyInfo=_text(key_info), gaps=_text(gaps)
+        )
+
+    out, err = _first_ok(text, build, accept=lambda v: isinstance(v, dict))
+    if out is not None:
+        return out, None
+    return None, err or "expected a JSON object with relevanceScore (0-100) and isRelevant"
+
+
+# --------------------------------------------------------------------- rerank
+
+_INDEX_KEYS = (
+    "index",
+    "idx",
+    "i",
+    "id",
+    "candidate",
+    "candidateIndex",
+    "doc",
+    "document",
+    "position",
+    "下标",
+    "序号",
+    "编号",
+    "索引",
+)
+_RSCORE_KEYS = ("score", "relevanceScore", "relevance", "relevance_score", "分数", "评分", "得分", "相关性")
+_LIST_KEYS = ("ranking", "results", "rankings", "ranked", "data", "items", "order", "scores", "排序", "结果")
+
+
+def _index(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ParseError("index: expected an integer, got a boolean")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and (m := re.fullmatch(r"\s*[\[#(]?\s*(-?\d{1,9})\s*[\])]?\s*", value)):
+        return int(m.group(1))
+    raise ParseError(f"index: expected an integer, got {str(value)[:40]!r}")
+
+
+def _rerank_items(items: list[Any]) -> RerankOut:
+    if len(items) > 10_000:
+        raise ParseError("ranking: too many items")
+    n = len(items)
+    ranking = []
+    for pos, item in enumerate(items):
+        if isinstance(item, dict):
+            found, idx = _pick(item, _INDEX_KEYS)
+            if not found:
+                raise ParseError(f"ranking[{pos}]: missing 'index'")
+            found_s, sc = _pick(item, _RSCORE_KEYS)
+            score = _number(sc, f"ranking[{pos}].score") if found_s and sc is not None else float(n - pos)
+            ranking.append({"index": _index(idx), "score": score})
+        elif isinstance(item, list):
+            raise ParseError(f"ranking[{pos}]: expected an object or an index, got a list")
+        else:
+            # A bare list of indices: the order is the ranking.
+            ranking.append({"index": _index(item), "score": float(n - pos)})
+    return RerankOut.model_validate({"ranking": ranking})
+
+
+def _parse_rerank(text: str) -> tuple[BaseModel | None, str | None]:
+    def build(value: Any) -> BaseModel:
+        if isinstance(value, list):
+            return _rerank_items(value)
+        found, items = _pick(value, _LIST_KEYS)
+        if found and isinstance(items, list):
+            return _rerank_items(items)
+        if found and isinstance(items, dict):
+            value = items
+        if value and all(re.fullmatch(r"\s*\d{1,9}\s*", str(k)) for k in value):
+            # {"0": 0.9, "3": 0.4}: index -> score
+            pairs = [(int(k), _number(v, f"score of {k}")) for k, v in value.items()]
+            return RerankOut.model_validate({"ranking": [{"index": i, "score": s} for i, s in pairs]})
+        raise ParseError('expected a list [{"index": n, "score": x}, ...]')
+
+    out, err = _first_ok(text, build)
+    if out is not None:
+        return out, None
+    return None, err or 'expected a JSON list [{"index": n, "score": x}, ...]'
+
+
+# --------------------------------------------------------------------- assess
+
+_ACTIONS = {
+    "ANSWER": "ANSWER",
+    "回答": "ANSWER",
+    "可回答": "ANSWER",
+    "作答": "ANSWER",
+    "答复": "ANSWER",
+    "CLARIFY": "CLARIFY",
+    "澄清": "CLARIFY",
+    "追问": "CLARIFY",
+    "REFUSE": "REFUSE",
+    "拒答": "REFUSE",
+    "拒绝": "REFUSE",
+    "拒绝回答": "REFUSE",
+    "无法确认": "REFUSE",
+    "无法回答": "REFUSE",
+}
+_ACTION_LINE_RE = re.compile(r"^[\W_]*(ANSWER|CLARIFY|REFUSE|回答|澄清|拒答)(?![A-Za-z])", re.IGNORECASE)
+
+
+def _options(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [p.strip() for p in re.split(r"[,;，；、/|]", value) if p.strip()]
+    return _str_list(value, "options")
+
+
+def _parse_assess(text: str) -> tuple[BaseModel | None, str | None]:
+    def build(value: Any) -> BaseModel:
+        if not isinstance(value, dict):
+            raise ParseError("expected a JSON object with an action")
+        found, act = _pick(value, ("action", "decision", "决定", "行动", "动作", "结论", "判断"))
+        if not found:
+            raise ParseError("missing field 'action' (ANSWER, CLARIFY or REFUSE)")
+        action = _enum(act, _ACTIONS, "action", "ANSWER, CLARIFY, REFUSE")
+        _, reason = _pick(value, ("reason", "理由", "原因"))
+        _, opts = _pick(value, ("options", "选项", "choices", "qualifiers", "可选条件"))
+        _, conflict = _pick(value, ("conflict", "冲突", "conflicts"))
+        _, applies = _pick(value, ("applies", "适用", "applicable", "适用规则"))
+        return AssessOut(
+            action=action,
+            reason=_text(reason),
+            options=_options(opts),
+            conflict=_text(conflict),
+            applies=_text(applies),
+        )
+
+    out, err = _first_ok(text, build, accept=lambda v: isinstance(v, dict))
+    if out is not None:
+        return out, None
+    m = _ACTION_LINE_RE.search(text)
+    if m and err is None:
+        action = _ACTIONS[m.group(1).upper()]
+        reason = text[m.end() :].strip(_SEP_STRIP).split("\n", 1)[0]
+        return AssessOut(action=action, reason=reason[:_MAX_TEXT]), None
+    return None, err or 'expected JSON {"action": "ANSWER|CLARIFY|REFUSE", "reason": "..."}'
+
+
+# ------------------------------------------------------------------- generate
+
+
+def _parse_generate(text: str) -> tuple[BaseModel | None, str | None]:
+    inner = text
+    fence = re.fullmatch(r"```[ \t]*(?:json)?[ \t]*\n(.*?)\n?```", text, re.DOTALL | re.IGNORECASE)
+    if fence and fence.group(1).lstrip().startswith("{"):
+        inner = fence.group(1).strip()
+    if inner.startswith("{") and inner.endswith("}"):
+        for value in extract_json(inner):
+            if isinstance(value, dict):
+                found, ans = _pick(value, ("answer", "回答", "答案", "response", "回复"))
+                if found and isinstance(ans, str):
+                    if not ans.strip():
+                        return None, "empty answer"
+                    return GenerateOut(answer=ans.strip()), None
+            break
+    return GenerateOut(answer=text), None
+
+
+# --------------------------------------------------------------------- verify
+
+_RECS = {
+    "ACCEPT": "ACCEPT",
+    "接受": "ACCEPT",
+    "采纳": "ACCEPT",
+    "直接输出": "ACCEPT",
+    "ADDDISCLAIMER": "ADD_DISCLAIMER",
+    "DISCLAIMER": "ADD_DISCLAIMER",
+    "添加声明": "ADD_DISCLAIMER",
+    "加声明": "ADD_DISCLAIMER",
+    "添加免责声明": "ADD_DISCLAIMER",
+    "REGENERATE": "REGENERATE",
+    "重新生成": "REGENERATE",
+    "重生成": "REGENERATE",
+}
+_VERDICTS = (
+    # Checked in order: negative and partial forms contain the positive word.
+    (
+        "unsupported",
+        (
+            "unsupported",
+            "notsupported",
+            "nosupport",
+            "无支撑",
+            "没有支撑",
+            "不支持",
+            "未支撑",
+            "无依据",
+            "不成立",
+            "false",
+            "no",
+        ),
+    ),
+    (
+        "partial",
+        ("partial", "partially", "partly", "notfully", "部分", "部分支撑", "部分支持", "不完全", "未完全"),
+    ),
+    ("supported", ("supported", "fullysupported", "support", "有支撑", "支撑", "支持", "true", "yes")),
+)
+
+
+def _verdict(value: Any, field: str) -> str:
+    if isinstance(value, bool):
+        return "supported" if value else "unsupported"
+    if not isinstance(value, str):
+        raise ParseError(f"{field}: expected supported, partial or unsupported, got {str(value)[:40]!r}")
+    key = re.sub(r"[\s_\-\"'`。.!！]", "", value).lower()
+    for verdict, words in _VERDICTS:
+        if key in words:
+            return verdict
+    for verdict, words in _VERDICTS:
+        if any(len(w) > 3 and w in key for w in words) or any(w in key for w in words if not w.isascii()):
+            return verdict
+    raise ParseError(f"{field}: expected supported, partial or unsupported, got {value[:40]!r}")
+
+
+def _doc_number(value: Any) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    m = re.search(r"\d{1,9}", str(value))
+    return int(m.group(0)) if m else 0
+
+
+def _evidence(value: Any, field: str) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for j, ev in enumerate(items[:50]):
+        if isinstance(ev, dict):
+            _, doc = _pick(
+                ev, ("doc", "document", "docIndex", "index", "source", "chunk", "文档", "文档编号")
+            )
+            _, quote = _pick(ev, ("quote", "span", "text", "evidence", "引用", "原文", "证据"))
+            out.append({"doc": _doc_number(doc), "quote": _text(quote)})
+        elif isinstance(ev, str):
+            m = re.match(
+                r"\s*[\[【(（]?\s*(?:doc(?:ument)?|文档)?\s*(\d{1,9})\s*[\]】)）]?[:：\s-]*(.*)",
+                ev,
+                re.S | re.I,
+            )
+            if m and m.group(2):
+                out.append({"doc": int(m.group(1)), "quote": m.group(2).strip()[:_MAX_TEXT]})
+            else:
+                out.append({"doc": 0, "quote": ev.strip()[:_MAX_TEXT]})
+        elif isinstance(ev, int) and not isinstance(ev, bool):
+            out.append({"doc": ev, "quote": ""})
+        else:
+            raise ParseError(f"{field}[{j}]: expected {{doc, quote}}")
+    return out
+
+
+def _cited(value: Any) -> list[int]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [int(x) for x in re.findall(r"\d{1,9}", value)]
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for v in items[:50]:
+        if isinstance(v, int) and not isinstance(v, bool):
+            out.append(v)
+        elif isinstance(v, float) and math.isfinite(v) and v.is_integer():
+            out.append(int(v))
+        elif isinstance(v, str):
+            out.extend(int(x) for x in re.findall(r"\d{1,9}", v))
+    return out
+
+
+def _claims(value: Any) -> list[dict[str, Any]]:
+    if not isinstance(value, list):
+        raise ParseError("claims: expected a list of {claim, verdict, evidence, cited}")
+    out = []
+    for i, item in enumerate(value[:200]):
+        if not isinstance(item, dict):
+            raise ParseError(f"claims[{i}]: expected an object with 'claim' and 'verdict'")
+        found, claim = _pick(item, ("claim", "text", "statement", "声明", "内容"))
+        if not found or not _text(claim):
+            raise ParseError(f"claims[{i}]: missing 'claim'")
+        found_v, verdict = _pick(
+            item, ("verdict", "status", "support", "supported", "label", "判定", "结论", "支撑情况")
+        )
+        if not found_v:
+            raise ParseError(f"claims[{i}]: missing 'verdict' (supported, partial or unsupported)")
+        _, evidence = _pick(item, ("evidence", "evidences", "quotes", "证据", "依据"))
+        _, cited = _pick(item, ("cited", "citations", "cites", "引用", "引用编号"))
+        out.append(
+            {
+                "claim": _text(claim),
+                "verdict": _verdict(verdict, f"claims[{i}].verdict"),
+                "evidence": _evidence(evidence, f"claims[{i}].evidence"),
+                "cited": _cited(cited),
+            }
+        )
+    return out
+
+
+def _parse_verify(text: str) -> tuple[BaseModel | None, str | None]:
+    def build(value: Any) -> BaseModel:
+        if not isinstance(value, dict):
+            raise ParseError(
+                "expected a JSON object (supportedClaims, unsupportedClaims, claims, recommendation)"
+            )
+        data: dict[str, Any] = {}
+        f_sup, sup = _pick(
+            value,
+            (
+                "supportedClaims",
+                "supported",
+                "有支撑的声明",
+                "有文档支撑的声明",
+                "支撑的声明",
+                "已支撑声明",
+                "支持的声明",
+            ),
+        )
+        f_uns, uns = _pick(
+            value,
+            (
+                "unsupportedClaims",
+                "unsupported",
+                "没有支撑的声明",
+                "没有文档支撑的声明",
+                "无支撑的声明",
+                "未支撑声明",
+                "不支持的声明",
+            ),
+        )
+        f_cl, cl = _pick(value, ("claims", "claimVerdicts", "声明", "声明列表"))
+        f_conf, conf = _pick(value, ("overallConfidence", "confidence", "整体置信度", "置信度", "总体置信度"))
+        f_rec, rec = _pick(value, ("recommendation", "推荐", "建议", "推荐行动", "action"))
+        f_full, full = _pick(
+            value, ("isFullySupported", "fullySupported", "是否完全支撑", "完全支撑", "是否完全支持")
+        )
+        if not (f_sup or f_uns or f_cl or f_rec):
+            raise ParseError("missing fields: supportedClaims / unsupportedClaims / claims / recommendation")
+        supported = _str_list(sup, "supportedClaims") if f_sup else []
+        unsupported = _str_list(uns, "unsupportedClaims") if f_uns else []
+        claims = _claims(cl) if f_cl and cl is not None else []
+        if not claims:
+            claims = [{"claim": c, "verdict": "supported"} for c in supported]
+            claims += [{"claim": c, "verdict": "unsupported"} for c in unsupported]
+        if not f_sup and not f_uns:
+            # partial claims are in neither list: they are not fully supported
+            # and not flatly unsupported either; the per-claim list says so.
+            supported = [c["claim"] for c in claims if c["verdict"] == "supported"]
+            unsupported = [c["claim"] for c in claims if c["verdict"] == "unsupported"]
+        data["supportedClaims"] = supported
+        data["unsupportedClaims"] = unsupported
+        data["claims"] = claims
+        if f_conf and conf is not None:
+            data["overallConfidence"] = _score(conf, "overallConfidence")
+        if f_rec and rec is not None:
+            data["recommendation"] = _enum(rec, _RECS, "recommendation", "ACCEPT, ADD_DISCLAIMER, REGENERATE")
+        if f_full and full is not None:
+            data["isFullySupported"] = _bool(full, "isFullySupported")
+        else:
+            data["isFullySupported"] = bool(claims) and all(c["verdict"] == "supported" for c in claims)
+        return SupportOut.model_validate(data)
+
+    out, err = _first_ok(text, build, accept=lambda v: isinstance(v, dict))
+    if out is not None:
+        return out, None
+    return (
+        None,
+        err or "expected a JSON object with supportedClaims, unsupportedClaims, claims, recommendation",
+    )
+
+
+_PARSERS: dict[str, Callable[[str], tuple[BaseModel | None, str | None]]] = {
+    "decide": _parse_decide,
+    "rewrite": _parse_rewrite,
+    "grade": _parse_grade,
+    "rerank": _parse_rerank,
+    "assess": _parse_assess,
+    "generate": _parse_generate,
+    "verify": _parse_verify,
+}
