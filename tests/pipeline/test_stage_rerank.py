@@ -90,3 +90,129 @@ def test_cross_encoder_missing_dependency_names_the_extra(monkeypatch: pytest.Mo
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # import now raises ImportError
     with pytest.raises(ImportError, match=r'pip install "selfrag-nb\[torch\]"'):
         resolve_reranker("cross-encoder:some/model", RerankerOptions())
+
+
+# ------------------------------------------------------------ the stage
+
+Q2 = "refund shipping plan export"
+
+
+class Fixed:
+    """A reranker answering a fixed response (or raising it)."""
+
+    name = "fixed"
+
+    def __init__(self, response: Any) -> None:
+        self.response = response
+        self.seen: list[list[str]] = []
+
+    def rank(self, query: str, texts: list[str]) -> Any:
+        self.seen.append(list(texts))
+        if isinstance(self.response, BaseException):
+            raise self.response
+        return self.response
+
+
+def _step(kb: Any, reranker: Any, **settings: Any) -> Any:
+    import selfrag_nb as sr
+
+    model = sr.ScriptedModel()
+    model.default("decide", {"decision": "RETRIEVE", "reason": ""})
+    model.default("grade", lambda r: {"relevanceScore": 90 - len(r.inputs.text) % 7, "isRelevant": True})
+    model.default("rerank", {"ranking": [{"index": 1, "score": 0.9}, {"index": 0, "score": 0.1}]})
+    rag = sr.SelfRAG(kb, model=model, reranker=reranker).with_settings(rewrite=False, **settings)
+    return rag.stepper(Q2), model
+
+
+@pytest.mark.parametrize(
+    ("response", "reason"),
+    [
+        ([(9, 1.0)], "out of range"),
+        ([(0, 1.0), (0, 0.5)], "duplicate"),
+        ([(0, math.nan)], "not finite"),
+        ([(0, math.inf)], "not finite"),
+        (None, "missing"),
+        ([], "empty"),
+        (RuntimeError("service down"), "reranker error: RuntimeError: service down"),
+    ],
+)
+def test_stage_falls_back_to_previous_order_with_reason(kb: Any, response: Any, reason: str) -> None:
+    rr = Fixed(response)
+    step, _ = _step(kb, rr, rerank_keep=2)
+    rec = step.rerank()
+    assert rec.fallback is not None
+    assert reason in rec.fallback
+    assert rec.after == rec.before[:2]
+    assert rec.fallbacks[0].what == "previous order kept"
+    assert rec.reranker == "fixed"
+
+
+def test_stage_reorders_a_valid_subset_and_keeps_top(kb: Any) -> None:
+    rr = Fixed([(2, 0.9), (0, 0.5)])
+    step, _ = _step(kb, rr, rerank_keep=1)
+    rec = step.rerank()
+    assert rec.fallback is None
+    assert rec.after == [rec.before[2]]
+    assert rec.scores == {rec.before[2]: 0.9, rec.before[0]: 0.5}
+
+
+def test_full_coverage_setting(kb: Any) -> None:
+    step, _ = _step(kb, Fixed([(1, 0.9)]), rerank_full_coverage=True)
+    rec = step.rerank()
+    assert rec.fallback is not None
+    assert "does not cover every candidate" in rec.fallback
+
+
+def test_only_authorised_relevant_chunks_reach_the_reranker(kb: Any) -> None:
+    rr = Fixed([(0, 1.0)])
+    step, _ = _step(kb, rr)
+    step.rerank()
+    sent = rr.seen[0]
+    assert sent
+    assert all("Bluefin" not in t for t in sent)
+
+
+def test_model_reranker_records_its_call(kb: Any) -> None:
+    step, model = _step(kb, None)
+    rec = step.rerank()
+    assert rec.reranker == "model"
+    assert rec.fallback is None
+    assert len(rec.calls) == 1
+    assert rec.calls[0].role == "rerank"
+    assert rec.after[:2] == [rec.before[1], rec.before[0]]
+    assert model.requests_for("rerank")[0].inputs.query == Q2
+
+
+def test_model_reranker_unparsed_falls_back(kb: Any) -> None:
+    step, model = _step(kb, "model")
+    model.default("rerank", "garbage")
+    rec = step.rerank()
+    assert rec.fallback is not None
+    assert "unparsed" in rec.fallback
+    assert rec.calls
+
+
+def test_lexical_reranker_in_the_stage(kb: Any) -> None:
+    step, _ = _step(kb, "lexical")
+    rec = step.rerank()
+    assert rec.reranker == "lexical"
+    assert rec.fallback is None
+    assert set(rec.after) <= set(rec.before)
+
+
+def test_litellm_reranker_against_the_loopback_server(kb: Any) -> None:
+    from selfrag_nb.testing import LoopbackServer
+
+    with LoopbackServer() as server:
+        import selfrag_nb as sr
+
+        model = sr.ScriptedModel()
+        model.default("decide", {"decision": "RETRIEVE", "reason": ""})
+        model.default("grade", {"relevanceScore": 90, "isRelevant": True})
+        rag = sr.SelfRAG(
+            kb, model=model, reranker="litellm:cohere/rerank-v3.5", api_base=server.url, api_key="sk-test"
+        )
+        rec = rag.with_settings(rewrite=False).stepper(Q2).rerank()
+    assert rec.reranker == "litellm:cohere/rerank-v3.5"
+    assert rec.fallback is None, rec.fallback
+    assert len(rec.after) == min(5, len(rec.before))
