@@ -1,0 +1,207 @@
+"""``selfrag-nb``: the command line.
+
+    selfrag-nb ingest DIR --kb PATH [--embedder NAME] [--roles a,b] [--users u] [--tenant T] [--prune]
+      KnowledgeBase.open(--kb) -> ingest(DIR) with a rich progress bar -> summary table
+    selfrag-nb search "QUERY" --kb PATH [--k N] [--mode M] [--user ID] [--roles a,b] [--tenant T] [--where SQL]
+      KnowledgeBase.open(--kb, create=False) -> search(user=User(ID, roles)) -> rich table
+    selfrag-nb eval ...      (selfrag_nb.eval.cli)
+
+Each subcommand is a ``register(subparsers) -> parser`` function that sets
+``func(args) -> int`` on its parser; :data:`SUBCOMMANDS` lists them as
+"module:function" so a new subcommand is one line here and its module is only
+imported when the parser is built. Exit status: 0 ok, 1 failure, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["SUBCOMMANDS", "build_parser", "main", "register_ingest", "register_search"]
+
+#: "module:function" registrars, in the order they appear in --help.
+SUBCOMMANDS: list[str] = [
+    "selfrag_nb.cli:register_ingest",
+    "selfrag_nb.cli:register_search",
+    "selfrag_nb.eval.cli:register",
+]
+
+
+def _names(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected comma-separated names, got {text!r}")
+    return names
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {n}")
+    return n
+
+
+# --------------------------------------------------------------------------- ingest
+
+
+def register_ingest(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``ingest``."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "ingest",
+        help="add a file or folder to a knowledge base",
+        description="Load, chunk, embed and store documents (Markdown, text, HTML, JSONL, PDF).",
+    )
+    p.add_argument("path", help="file or folder (walked recursively)")
+    p.add_argument("--kb", required=True, help="knowledge base folder or URI (created if missing)")
+    p.add_argument("--embedder", default=None, help="minilm (default for a new KB), hashing, litellm:<model>")
+    p.add_argument("--roles", type=_names, default=None, help="override ACL roles, e.g. staff,hr")
+    p.add_argument("--users", type=_names, default=None, help="override ACL user ids")
+    p.add_argument("--tenant", default=None, help="override ACL tenant")
+    p.add_argument("--max-chars", type=_positive, default=None, help="chunk size bound (new KB only)")
+    p.add_argument("--prune", action="store_true", help="remove stored sources missing from PATH")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run_ingest)
+    return p
+
+
+def run_ingest(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from selfrag_nb.store.kb import KnowledgeBase, KnowledgeBaseError
+
+    console = Console()
+    acl: dict[str, Any] = {}
+    if args.roles is not None:
+        acl["roles"] = args.roles
+    if args.users is not None:
+        acl["users"] = args.users
+    if args.tenant is not None:
+        acl["tenant"] = args.tenant
+    options: dict[str, Any] = {}
+    if args.max_chars is not None:
+        options["max_chars"] = args.max_chars
+    try:
+        kb = KnowledgeBase.open(args.kb, embedder=args.embedder, **options)
+        report = kb.ingest(args.path, acl=acl or None, progress=not args.no_progress, prune=args.prune)
+    except (FileNotFoundError, ValueError, TypeError, KnowledgeBaseError) as exc:
+        console.print(f"[red]selfrag-nb ingest:[/red] {exc}", highlight=False)
+        return 2
+    table = Table(title=f"ingest {args.path} -> {kb.path}")
+    table.add_column("result")
+    table.add_column("count", justify="right")
+    table.add_column("examples", overflow="fold")
+    for label, items in (
+        ("added", report.added),
+        ("updated", report.updated),
+        ("unchanged", report.unchanged),
+        ("removed", report.removed),
+    ):
+        table.add_row(label, str(len(items)), ", ".join(items[:5]) + (" ..." if len(items) > 5 else ""))
+    table.add_row("skipped", str(len(report.skipped)), "; ".join(f"{p} ({r})" for p, r in report.skipped[:5]))
+    console.print(table)
+    console.print(
+        f"chunks +{report.chunks_added} / -{report.chunks_removed}; total {len(kb)}; "
+        f"version {report.version}; {report.seconds:.2f} s; embedder {kb.embedder_name}",
+        highlight=False,
+    )
+    kb.close()
+    return 0
+
+
+# --------------------------------------------------------------------------- search
+
+
+def register_search(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``search``."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "search",
+        help="search a knowledge base as a given user",
+        description="Hybrid, vector or full-text search with the user's access filter applied first.",
+    )
+    p.add_argument("query")
+    p.add_argument("--kb", required=True, help="knowledge base folder or URI")
+    p.add_argument("--k", type=_positive, default=5, help="number of results (default 5)")
+    p.add_argument("--mode", choices=("hybrid", "vector", "fts"), default="hybrid")
+    p.add_argument("--user", default=None, help="user id (default: anonymous, public chunks only)")
+    p.add_argument("--roles", type=_names, default=None, help="the user's roles, e.g. staff,hr")
+    p.add_argument("--tenant", default=None, help="the user's tenant")
+    p.add_argument("--where", default=None, help="extra SQL condition, ANDed with the access filter")
+    p.add_argument("--embedder", default=None, help="only needed to pass embedder options; must match the KB")
+    p.add_argument("--width", type=_positive, default=160, help="characters of chunk text shown")
+    p.set_defaults(func=run_search)
+    return p
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from selfrag_nb.store.kb import KnowledgeBase, KnowledgeBaseError
+    from selfrag_nb.store.types import User
+
+    console = Console()
+    try:
+        user = None
+        if args.user is not None or args.roles is not None or args.tenant is not None:
+            user = User(args.user or "anonymous", roles=args.roles or (), tenant=args.tenant)
+        kb = KnowledgeBase.open(args.kb, embedder=args.embedder, create=False)
+        hits = kb.search(args.query, k=args.k, mode=args.mode, user=user, where=args.where)
+    except (FileNotFoundError, ValueError, TypeError, KnowledgeBaseError) as exc:
+        console.print(f"[red]selfrag-nb search:[/red] {exc}", highlight=False)
+        return 2
+    table = Table(title=f"{args.mode} search: {args.query!r} ({len(hits)} hits, {len(kb)} chunks)")
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("source")
+    table.add_column("heading")
+    table.add_column("text", overflow="fold")
+    for h in hits:
+        text = " ".join(h.text.split())
+        if len(text) > args.width:
+            text = text[: args.width - 1] + "…"
+        table.add_row(str(h.rank), f"{h.score:.4f}", h.source, h.heading, text)
+    console.print(table)
+    kb.close()
+    return 0
+
+
+# --------------------------------------------------------------------------- main
+
+
+def _registrar(spec: str) -> Callable[[Any], argparse.ArgumentParser]:
+    module, _, name = spec.partition(":")
+    fn: Callable[[Any], argparse.ArgumentParser] = getattr(importlib.import_module(module), name)
+    return fn
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``selfrag-nb`` parser with every registered subcommand."""
+    from selfrag_nb import __version__
+
+    parser = argparse.ArgumentParser(prog="selfrag-nb", description="Self-RAG you can see and steer.")
+    parser.add_argument("--version", action="version", version=f"selfrag-nb {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for spec in SUBCOMMANDS:
+        _registrar(spec)(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``selfrag-nb``; returns the exit status."""
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the cost map at startup
+    args = build_parser().parse_args(argv)
+    status: int = args.func(args)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

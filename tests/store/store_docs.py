@@ -1,0 +1,55 @@
+"""Fixture documents for the store tests: a small bilingual folder with ACLs,
+written fresh into each test's tmp_path (sample_data is someone else's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SECRET = "SECRET-SALARY-4242"
+
+DOCS: dict[str, str] = {
+    "refund.md": """---
+title: Refund policy
+version: 3
+effective: 2024-01-01
+product: [store, app]
+---
+# Refund policy
+
+Customers can ask for a refund within 30 days of purchase. The item must be unused.
+
+## Exceptions
+
+Digital goods are not refundable once downloaded. Gift cards are never refundable.
+""",
+    "shipping.txt": "Shipping takes three to five business days. Express shipping arrives the next day.\n",
+    "zh/退款.md": """---
+lang: zh
+---
+# 退款政策
+
+购买后三十天内可以申请退款。商品必须未使用。数字商品一旦下载不可退款。
+""",
+    "hr/salary.md": f"""---
+title: Salary bands
+roles: [hr]
+tenant: acme
+---
+# Salary bands
+
+The salary band for level 3 is {SECRET}. Only HR may read this.
+""",
+    "faq.jsonl": '{"id": "ship", "text": "How long does shipping take? Usually 3-5 business days.", "topic": "shipping"}\n'
+    '{"text": "发票可以在订单页面下载。", "roles": ["staff"]}\n',
+    "contact.html": "<html><head><title>Contact us</title><script>var leak = 'NOPE';</script>"
+    "<style>.a{color:red}</style></head><body><h1>Contact</h1><p>Email support@example.com.</p>"
+    "<h2>Hours</h2><p>Open 9 to 5 on weekdays.</p></body></html>",
+}
+
+
+def write_docs(root: Path, docs: dict[str, str] | None = None) -> Path:
+    for rel, text in (docs or DOCS).items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return root

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from selfrag_nb.store.chunking import chunk_text, context_header
+
+
+def test_heading_paths_and_fences() -> None:
+    text = (
+        "# Refund policy\n\nIntro sentence.\n\n## Exceptions\n\nGift cards.\n\n"
+        "```\n# not a heading\n```\n\n### Deep\n\nDeep text.\n\n## Contact\n\nMail us.\n"
+    )
+    chunks = chunk_text(text, headings=True, max_chars=800)
+    assert [c.heading for c in chunks] == [
+        "Refund policy",
+        "Refund policy > Exceptions",
+        "Refund policy > Exceptions > Deep",
+        "Refund policy > Contact",
+    ]
+    assert "# not a heading" in chunks[1].text
+    assert all("## " not in c.text for c in chunks)  # heading lines live in .heading, not the text
+    assert [c.ordinal for c in chunks] == [0, 1, 2, 3]
+    plain = chunk_text(text, headings=False)
+    assert {c.heading for c in plain} == {""}
+
+
+def test_size_bound_and_sentence_boundaries_english() -> None:
+    sentences = [f"Sentence number {i} talks about refunds and returns." for i in range(60)]
+    chunks = chunk_text(" ".join(sentences), max_chars=200)
+    assert len(chunks) > 5
+    assert all(len(c.text) <= 200 for c in chunks)
+    for c in chunks:  # every chunk starts and ends on a sentence boundary
+        assert c.text.startswith("Sentence number")
+        assert c.text.endswith(".")
+
+
+def test_chinese_sentences() -> None:
+    text = "".join(f"第{i}条：购买后三十天内可以申请退款。" for i in range(40))
+    chunks = chunk_text(text, max_chars=100)
+    assert all(len(c.text) <= 100 for c in chunks)
+    assert all(c.text.endswith("。") for c in chunks)
+    assert all(c.text.startswith("第") for c in chunks)
+    assert " " not in "".join(c.text for c in chunks)  # Chinese sentences join without spaces
+
+
+def test_overlong_sentence_is_cut_hard() -> None:
+    word_run = "word " * 100  # 500 chars, no sentence end
+    chunks = chunk_text(word_run, max_chars=120)
+    assert all(len(c.text) <= 120 for c in chunks)
+    assert " ".join(c.text for c in chunks).split() == word_run.split()
+    cjk = "退" * 330
+    pieces = chunk_text(cjk, max_chars=100)
+    assert [len(c.text) for c in pieces] == [100, 100, 100, 30]
+
+
+def test_context_header() -> None:
+    assert context_header("Refund policy", "Refund policy > Exceptions") == "Refund policy > Exceptions"
+    assert context_header("Handbook", "Exceptions") == "Handbook > Exceptions"
+    assert context_header("Handbook", "") == "Handbook"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet=st.sampled_from("ab 退款。.!\n#"), min_size=0, max_size=300), min_size=1, max_size=6
+    ),
+    st.integers(min_value=50, max_value=300),
+)
+def test_property_chunks_are_bounded_and_keep_all_words(parts: list[str], max_chars: int) -> None:
+    text = "\n\n".join(parts)
+    chunks = chunk_text(text, max_chars=max_chars)
+    assert all(0 < len(c.text) <= max_chars for c in chunks)
+    squash = "".join(text.split())
+    assert "".join("".join(c.text for c in chunks).split()) == squash
