@@ -47,7 +47,7 @@ def test_hashing_is_deterministic_normalised_and_lexical() -> None:
 
 def test_registry() -> None:
     assert {"minilm", "hashing", "litellm"} <= set(available_embedders())
-    with pytest.raises(ValueError, match="unknown embedder 'nope'.*hashing"):
+    with pytest.raises(ValueError, match=r"unknown embedder 'nope'.*hashing"):
         get_embedder("nope")
     with pytest.raises(ValueError, match="already registered"):
         register_embedder("hashing", lambda arg, **kw: HashingEmbedder())
