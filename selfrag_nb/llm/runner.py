@@ -123,8 +123,14 @@ class ModelRunner:
                 raise ValueError(f"models: unknown role {role!r}; roles are: {', '.join(ROLES)}")
             raw[role] = self._resolve(spec, f"models[{role!r}]")
         self._names = {role: m.name for role, m in raw.items()}
-        self._secrets = [api_key, *(getattr(m, "api_key", None) for m in raw.values())]
-        self._models = self._wrap(raw, cache, cassette, record)
+        secrets: list[str] = [api_key] if api_key else []
+        for m in raw.values():
+            # Backends may expose their credentials as api_key / secrets.
+            secrets.extend(
+                s for s in [getattr(m, "api_key", None), *getattr(m, "secrets", ())] if isinstance(s, str)
+            )
+        self._secrets = [s for s in dict.fromkeys(secrets) if s]
+        self._models = self._wrap(raw, cache, cassette, record, self._secrets)
 
     def __repr__(self) -> str:
         models = sorted(set(self._names.values()))
@@ -151,7 +157,11 @@ class ModelRunner:
 
     @staticmethod
     def _wrap(
-        raw: dict[str, Model], cache: bool | str | Path, cassette: str | Path | None, record: bool
+        raw: dict[str, Model],
+        cache: bool | str | Path,
+        cassette: str | Path | None,
+        record: bool,
+        secrets: list[str],
     ) -> dict[str, Model]:
         if cache is False and cassette is None:
             return dict(raw)
@@ -180,7 +190,7 @@ class ModelRunner:
             if tape is not None:
                 from selfrag_nb.llm.cassette import CassetteModel
 
-                w = CassetteModel(w, tape)
+                w = CassetteModel(w, tape, secrets=secrets)
             wrapped[id(m)] = w
         return {role: wrapped[id(m)] for role, m in raw.items()}
 
@@ -351,9 +361,6 @@ class ModelRunner:
             completion = Completion(raw="", model=self._names[role], error=f"{type(exc).__name__}: {exc}")
         return _Attempt(completion, (time.perf_counter() - started) * 1000)
 
-    def _secret_values(self) -> list[str]:
-        return [s for s in self._secrets if isinstance(s, str) and s]
-
     def _result(
         self,
         output: BaseModel,
@@ -366,7 +373,7 @@ class ModelRunner:
         parse_error: str | None = None,
         error: str | None = None,
     ) -> CallResult:
-        secrets = self._secret_values()
+        secrets = self._secrets
 
         def scrub(text: str | None) -> str | None:
             return None if text is None else redact(text, secrets)
