@@ -170,7 +170,8 @@ class ScriptedModel:
 #        LiteLLMModel("openai/x", api_base=server.url)  --HTTP-->  127.0.0.1:PORT
 #                                                                 |
 #     LoopbackServer (ThreadingHTTPServer, one thread per connection)
-#        POST /v1/chat/completions  -> fail queue? -> latency -> responder(body) -> OpenAI JSON
+#        POST any route below       -> next queued failure (fail()), if any, acted out
+#        POST /v1/chat/completions  -> latency -> responder(body) -> OpenAI JSON
 #        POST /v1/embeddings        -> deterministic vectors (sha256 of the text)
 #        POST /v1/rerank, /rerank   -> word-overlap relevance scores
 #        GET  /v1/models            -> one model
@@ -428,8 +429,9 @@ class LoopbackServer:
         self._responder = fn or default_responder
 
     def fail(self, mode: str, times: int = 1, *, retry_after: float = 1.0) -> None:
-        """Queue ``times`` failures of ``mode`` for the next chat requests
-        (see ``FAILURE_MODES``); ``retry_after`` seconds go in the 429 header."""
+        """Queue ``times`` failures of ``mode`` for the next POST requests
+        (chat, embeddings, rerank; see ``FAILURE_MODES``); ``retry_after``
+        seconds go in the 429 header."""
         if mode not in FAILURE_MODES:
             raise ValueError(f"unknown failure mode {mode!r}; expected one of {', '.join(FAILURE_MODES)}")
         if times < 1:
@@ -583,21 +585,24 @@ def _make_handler(server: LoopbackServer) -> type[http.server.BaseHTTPRequestHan
             body, problem = self._read_body()
             self._record(body)
             path = self.path.split("?", 1)[0].rstrip("/")
+            routes = ("/chat/completions", "/embeddings", "/rerank")
             if problem is not None or body is None:
                 self._error(400, problem or "empty request body", "invalid_request_error")
-            elif path.endswith("/chat/completions"):
-                self._chat(body)
-            elif path.endswith("/embeddings"):
-                self._embeddings(body)
-            elif path.endswith("/rerank"):
-                self._rerank(body)
-            else:
+                return
+            if not path.endswith(routes):
                 self._error(404, f"no route POST {self.path}", "not_found")
-
-        def _chat(self, body: dict[str, Any]) -> None:
+                return
             failure = server._next_failure()
             if failure is not None and self._failed(failure):
                 return
+            if path.endswith("/chat/completions"):
+                self._chat(body)
+            elif path.endswith("/embeddings"):
+                self._embeddings(body)
+            else:
+                self._rerank(body)
+
+        def _chat(self, body: dict[str, Any]) -> None:
             if server.latency:
                 server._sleep(server.latency)
             try:

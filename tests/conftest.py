@@ -1,6 +1,6 @@
 """Shared pytest fixtures.
 
-    loopback   a started LoopbackServer (real HTTP on 127.0.0.1), stopped after the test
+loopback   a started LoopbackServer (real HTTP on 127.0.0.1), stopped after the test
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ class ResponseCache:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS completions ("
-                " key TEXT PRIMARY KEY, completion TEXT NOT NULL, used REAL NOT NULL)"
+                " key TEXT PRIMARY KEY, completion TEXT NOT NULL, used INTEGER NOT NULL)"
             )
             db.execute("CREATE INDEX IF NOT EXISTS completions_used ON completions (used)")
         except sqlite3.DatabaseError as exc:
@@ -99,8 +99,10 @@ class ResponseCache:
                 row = self._db.execute("SELECT completion FROM completions WHERE key = ?", (key,)).fetchone()
                 if row is not None:
                     found = Completion.model_validate_json(row[0])
-                    self._db.execute("UPDATE completions SET used = ? WHERE key = ?", (time.time(), key))
                     self._remember(key, found)
+            if found is not None and self._db is not None:
+                # The disk keeps its own recency so its trim matches the LRU.
+                self._db.execute("UPDATE completions SET used = ? WHERE key = ?", (time.time_ns(), key))
             if found is None:
                 self.misses += 1
             else:
@@ -116,7 +118,7 @@ class ResponseCache:
             if self._db is not None:
                 self._db.execute(
                     "INSERT OR REPLACE INTO completions (key, completion, used) VALUES (?, ?, ?)",
-                    (key, completion.model_dump_json(), time.time()),
+                    (key, completion.model_dump_json(), time.time_ns()),
                 )
                 self._db.execute(
                     "DELETE FROM completions WHERE key IN ("

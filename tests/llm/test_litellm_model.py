@@ -13,13 +13,25 @@ import pytest
 from selfrag_nb.llm.base import Completion, ModelError, ModelRequest
 from selfrag_nb.llm.litellm_model import LiteLLMModel, _retry_after
 from selfrag_nb.llm.pricing import register_price, unregister_price
-from selfrag_nb.llm.schemas import DecideInputs, DecisionOut, GenerateInputs, GenerateOut, Message, RelevanceOut
+from selfrag_nb.llm.schemas import (
+    DecideInputs,
+    DecisionOut,
+    GenerateInputs,
+    GenerateOut,
+    Message,
+    RelevanceOut,
+)
 from selfrag_nb.testing import LoopbackServer
 
 KEY = "sk-loopback-SECRET-0123456789abcdef"
 
 
-def decide_request(question: str = "What is the refund window?", **kw: object) -> ModelRequest:
+def decide_request(
+    question: str = "What is the refund window?",
+    *,
+    timeout: float | None = None,
+    deadline: float | None = None,
+) -> ModelRequest:
     return ModelRequest(
         role="decide",
         messages=[
@@ -28,7 +40,8 @@ def decide_request(question: str = "What is the refund window?", **kw: object) -
         ],
         output_schema=DecisionOut,
         inputs=DecideInputs(question=question),
-        **kw,  # type: ignore[arg-type]  # timeout / deadline overrides per test
+        timeout=timeout,
+        deadline=deadline,
     )
 
 
@@ -160,7 +173,9 @@ def test_timeout_returns_an_error_quickly() -> None:
 def test_deadline_caps_the_per_call_timeout(loopback: LoopbackServer) -> None:
     loopback.fail("timeout", times=5)
     started = time.monotonic()
-    out = model_for(loopback, max_retries=5, timeout=10).complete(decide_request(deadline=time.monotonic() + 0.7))
+    out = model_for(loopback, max_retries=5, timeout=10).complete(
+        decide_request(deadline=time.monotonic() + 0.7)
+    )
     elapsed = time.monotonic() - started
     assert out.error is not None
     assert out.error.startswith("deadline exceeded after 1 attempts")
@@ -207,7 +222,9 @@ def test_403_is_a_configuration_error(loopback: LoopbackServer) -> None:
         model_for(loopback).complete(decide_request())
 
 
-def test_missing_key_is_found_before_any_request(loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_key_is_found_before_any_request(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     model = LiteLLMModel("openai/loopback", api_base=loopback.url)
     with pytest.raises(ModelError, match="OPENAI_API_KEY"):
@@ -272,19 +289,19 @@ def test_async_calls_run_concurrently(loopback: LoopbackServer) -> None:
 def test_retry_after_parsing() -> None:
     import httpx
 
-    class Fake(Exception):
+    class FakeError(Exception):
         def __init__(self, headers: dict[str, str]) -> None:
             super().__init__("x")
             self.response = httpx.Response(429, headers=headers)
 
-    assert _retry_after(Fake({"Retry-After": "2.5"})) == 2.5
-    assert _retry_after(Fake({"retry-after-ms": "1500"})) == 1.5
+    assert _retry_after(FakeError({"Retry-After": "2.5"})) == 2.5
+    assert _retry_after(FakeError({"retry-after-ms": "1500"})) == 1.5
     future = time.time() + 10
     import email.utils
 
     date = email.utils.formatdate(future, usegmt=True)
-    value = _retry_after(Fake({"Retry-After": date}))
+    value = _retry_after(FakeError({"Retry-After": date}))
     assert value is not None
     assert 8 <= value <= 10.5
-    assert _retry_after(Fake({})) is None
-    assert _retry_after(Fake({"Retry-After": "soon"})) is None
+    assert _retry_after(FakeError({})) is None
+    assert _retry_after(FakeError({"Retry-After": "soon"})) is None
