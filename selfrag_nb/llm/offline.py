@@ -38,6 +38,8 @@ from selfrag_nb.llm.offline_rules import (
     coverage,
     entities,
     exact_terms,
+    looks_like_injection,
+    sentences,
     shorten,
     social_kind,
     stem,
@@ -415,18 +417,18 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
     meta = _meta_text(inputs.metadata)
     header = f"{inputs.title} {inputs.heading}"
     boost = bag(f"{header} {meta}")
-    doc = bag(inputs.text) + boost
+    # Instructions planted in a document are not information about the question.
+    text = "\n".join(s for s in sentences(inputs.text) if not looks_like_injection(s))
+    doc = bag(text) + boost
     cov, missing = coverage(qterms, doc, boost)
-    sentence, sent_cov = best_sentence(qterms, inputs.text)
+    sentence, sent_cov = best_sentence(qterms, text)
     lexical = 100.0 * (0.7 * cov + 0.3 * sent_cov) ** 0.8 if qterms else 0.0
     meta_versions = {
         v.removeprefix("v")
         for k, v in inputs.metadata.items()
         if k.lower() == "version" and isinstance(v, str)
     } | {str(v) for k, v in inputs.metadata.items() if k.lower() == "version" and isinstance(v, int | float)}
-    bonus, cap, notes = exact_adjustment(
-        inputs.question, f"{header} {inputs.text} {inputs.source}", meta_versions
-    )
+    bonus, cap, notes = exact_adjustment(inputs.question, f"{header} {text} {inputs.source}", meta_versions)
     score = round(max(0.0, min(100.0, lexical + bonus if lexical > 0 else 0.0, float(cap))))
     missing_set = set(missing)
     gap_words: list[str] = []
@@ -434,7 +436,7 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
         if stem(tok) in missing_set and tok not in gap_words and qterms.get(stem(tok), 0) >= 1.0:
             gap_words.append(tok)
     gaps = "; ".join(p for p in (", ".join(gap_words), *notes) if p)
-    key_info = shorten(sentence or inputs.text, 200) if score > 0 else ""
+    key_info = shorten(sentence or text, 200) if score > 0 else ""
     return RelevanceOut(relevanceScore=score, isRelevant=score >= 50, keyInfo=key_info, gaps=gaps)
 
 

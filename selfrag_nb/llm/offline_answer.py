@@ -484,9 +484,20 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
         return GenerateOut(answer=(NO_INFO if strict else NOT_FOUND)[lang])
     # Quote in document order so the answer reads as the documents do.
     chosen.sort(key=lambda c: c.order)
-    if lang == "zh":
-        return GenerateOut(answer="".join(f"{c.text}[{c.index}]" for c in chosen))
-    return GenerateOut(answer=" ".join(f"{c.text} [{c.index}]" for c in chosen))
+    joiner = "" if lang == "zh" else " "
+    return GenerateOut(answer=joiner.join(_cite(c.text, c.index) for c in chosen))
+
+
+def _cite(sentence: str, index: int) -> str:
+    """Put "[n]" before the closing punctuation, so a sentence splitter keeps
+    the marker with the sentence it belongs to ("... purchase [1].")."""
+    body = sentence.rstrip()
+    end = ""
+    while body and body[-1] in ".!?。！？；;:：":
+        end = body[-1] + end
+        body = body[:-1]
+    space = "" if body and is_cjk(body[-1]) else " "
+    return f"{body}{space}[{index}]{end}"
 
 
 # ----------------------------------------------------------------- verify

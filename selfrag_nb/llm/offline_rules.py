@@ -59,7 +59,8 @@ STOP_EN = _words(
     or and but not no nor yes ok okay please tell know want need get got there here any some all
     also just very much many more most such only own same other else too s t d ll ve re m don
     doesn isn aren wasn weren won didn hasn haven hadn cannot let lets like one ones thing things
-    way use used using say said says via per each every out up down over again"""
+    way use used using say said says via per each every out up down over again through across after
+    before between during until while since under above below able whether even still already yet ever"""
 )
 
 # Chinese function characters: a bigram containing one is weak, two is noise.
@@ -86,7 +87,9 @@ def stem(token: str) -> str:
         t = t[:-2]
     elif t.endswith("s") and not t.endswith(("ss", "us", "is")):
         t = t[:-1]
-    if t.endswith("ing") and len(t) > 5:
+    if t.endswith(("able", "ible")) and len(t) > 7:
+        t = t[:-4]
+    elif t.endswith("ing") and len(t) > 5:
         t = t[:-3]
     elif t.endswith("ed") and len(t) > 5:
         t = t[:-2]

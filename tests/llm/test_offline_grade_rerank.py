@@ -1,0 +1,177 @@
+"""Offline grade and rerank: article bands, exact IDs/versions/numbers,
+CJK, metadata, rerank protocol (all indices, unique, finite)."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from selfrag_nb.llm.offline import grade, rerank
+from selfrag_nb.llm.schemas import GradeInputs, RerankInputs
+
+REFUND = (
+    "Customers can request a full refund within 14 days of purchase. "
+    "Refunds are issued to the original payment method within 5 business days. "
+    "Annual plans are refundable pro rata after 14 days."
+)
+API_KEYS = (
+    "API keys can be rotated from Settings > API. Each workspace can hold up to 5 active keys. "
+    "Old keys stop working 24 hours after rotation."
+)
+EXPORT_V2 = "In API v2, the export endpoint returns CSV and JSON. XML is not supported."
+ORDERS = "Order ORD-2024-0042 was shipped on 3 March. Order ORD-2024-0043 is pending."
+ZH_REFUND = "退款政策：购买后14天内可申请全额退款。退款将在5个工作日内原路返回。"
+SSO = "Single sign-on (SAML) is available on the Enterprise plan only."
+
+
+def _g(question: str, text: str, **kw: object) -> tuple[int, bool, str, str]:
+    out = grade(GradeInputs(question=question, text=text, **kw))  # type: ignore[arg-type]  # kw are GradeInputs fields
+    return out.relevanceScore, out.isRelevant, out.keyInfo, out.gaps
+
+
+def test_grade_high_for_a_chunk_that_answers() -> None:
+    score, relevant, key, gaps = _g("What is the refund window?", REFUND, title="Refund policy")
+    assert score >= 80
+    assert relevant
+    assert key == "Customers can request a full refund within 14 days of purchase."
+    assert gaps == ""
+
+
+def test_grade_irrelevant_for_another_topic() -> None:
+    score, relevant, key, gaps = _g("What is the refund window?", API_KEYS, title="API keys")
+    assert score < 50
+    assert not relevant
+    assert "refund" in gaps
+
+
+def test_grade_partial_band_when_part_of_the_question_is_missing() -> None:
+    score, relevant, _, gaps = _g(
+        "What is the refund window for annual plans bought through a reseller?", REFUND
+    )
+    assert 50 <= score < 80
+    assert relevant
+    assert "bought" in gaps
+    assert "reseller" in gaps
+
+
+def test_grade_uses_title_and_heading() -> None:
+    text = "Open the dashboard and click Rotate next to the key."
+    without, *_ = _g("How do I rotate API keys?", text)
+    with_title, *_ = _g("How do I rotate API keys?", text, title="API keys", heading="Rotation")
+    assert with_title > without
+    assert with_title >= 80
+
+
+def test_grade_version_contradiction_caps_below_cutoff() -> None:
+    match, *_ = _g("Which formats does the v2 export endpoint support?", EXPORT_V2)
+    other, relevant, _, gaps = _g("Which formats does the v3 export endpoint support?", EXPORT_V2)
+    assert match >= 80
+    assert other <= 30
+    assert not relevant
+    assert "version 3" in gaps
+
+
+def test_grade_version_from_metadata_counts() -> None:
+    text = "The export endpoint supports CSV and JSON."
+    score, *_ = _g("Which formats does the v3 export endpoint support?", text, metadata={"version": "v3"})
+    missing, relevant, _, gaps = _g("Which formats does the v3 export endpoint support?", text)
+    assert score >= 80
+    assert missing < 50
+    assert not relevant
+    assert "version 3 not mentioned" in gaps
+
+
+def test_grade_identifier_exact_match() -> None:
+    hit, *_ = _g("Has order ORD-2024-0042 shipped?", ORDERS)
+    miss, relevant, _, gaps = _g("Has order ORD-2024-0099 shipped?", ORDERS)
+    assert hit >= 80
+    assert miss < 50
+    assert not relevant
+    assert "ord-2024-0099" in gaps
+
+
+def test_grade_negated_question_still_finds_the_negative_statement() -> None:
+    score, relevant, key, _ = _g("Which export formats are not supported in API v2?", EXPORT_V2)
+    assert relevant
+    assert score >= 50
+    assert "v2" in key
+
+
+def test_grade_chinese() -> None:
+    score, relevant, key, _ = _g("退款政策是什么？", ZH_REFUND, title="退款政策")
+    assert score >= 80
+    assert relevant
+    assert "14天" in key
+    off, relevant_off, *_ = _g("退款政策是什么？", API_KEYS)
+    assert off == 0
+    assert not relevant_off
+
+
+def test_grade_key_info_is_extractive_and_short() -> None:
+    long_text = ("Filler sentence about nothing in particular. " * 30) + SSO
+    _, _, key, _ = _g("Is SSO available on the Enterprise plan?", long_text)
+    assert key == SSO
+    assert len(key) <= 201
+
+
+def test_grade_band_edges_are_consistent() -> None:
+    for question, text in [
+        ("What is the refund window?", REFUND),
+        ("What is the refund window?", API_KEYS),
+        ("What is the refund window for annual plans bought through a reseller?", REFUND),
+    ]:
+        score, relevant, _, _ = _g(question, text)
+        assert relevant == (score >= 50)
+        assert 0 <= score <= 100
+
+
+# ------------------------------------------------------------------ rerank
+
+
+def test_rerank_puts_the_answering_chunk_first() -> None:
+    candidates = [API_KEYS, SSO, ORDERS, REFUND, ZH_REFUND]
+    out = rerank(RerankInputs(query="What is the refund window?", candidates=candidates))
+    assert [item.index for item in out.ranking][0] == 3
+    assert sorted(item.index for item in out.ranking) == list(range(len(candidates)))
+    scores = [item.score for item in out.ranking]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_rerank_exact_identifier_wins_over_topic_words() -> None:
+    candidates = [
+        "Orders usually ship within two days; order status is shown on the orders page.",
+        ORDERS,
+    ]
+    out = rerank(RerankInputs(query="status of order ORD-2024-0043", candidates=candidates))
+    assert out.ranking[0].index == 1
+
+
+def test_rerank_version_mismatch_ranks_lower() -> None:
+    v3 = "In API v3, the export endpoint returns CSV, JSON and XML."
+    out = rerank(RerankInputs(query="v3 export endpoint formats", candidates=[EXPORT_V2, v3]))
+    assert out.ranking[0].index == 1
+
+
+def test_rerank_chinese_query() -> None:
+    out = rerank(RerankInputs(query="退款多久到账", candidates=[API_KEYS, ZH_REFUND]))
+    assert out.ranking[0].index == 1
+
+
+def test_rerank_empty_candidates() -> None:
+    assert rerank(RerankInputs(query="anything", candidates=[])).ranking == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    query=st.text(max_size=60),
+    candidates=st.lists(st.text(max_size=200), max_size=12),
+)
+def test_rerank_protocol_holds_for_any_text(query: str, candidates: list[str]) -> None:
+    out = rerank(RerankInputs(query=query, candidates=candidates))
+    indices = [item.index for item in out.ranking]
+    assert sorted(indices) == list(range(len(candidates)))
+    assert all(math.isfinite(item.score) for item in out.ranking)
+    again = rerank(RerankInputs(query=query, candidates=candidates))
+    assert again == out
