@@ -68,7 +68,7 @@ def _trace(
         )
         t.append(Generation(answer=answer, citations=[Citation(marker=1, chunk_id=hits[1].chunk_id)]))
         t.append(Support(claims=list(claims)))
-    t.append(Outcome(outcome=outcome, answer=answer + extra_text, dropped_claims=list(dropped)))  # type: ignore[arg-type]  # outcome names are checked by the record itself
+    t.append(Outcome(outcome=outcome, answer=answer + extra_text, dropped_claims=list(dropped)))
     return t
 
 
@@ -119,18 +119,30 @@ def test_recall_mrr_and_grading_definitions() -> None:
 def test_score_of_a_good_answer() -> None:
     claim = Claim(text="Refunds are accepted within 30 days", verdict="supported", cited=["x"])
     row = score(Q, _trace(claims=(claim,)), variant="v", k=10, latency_ms=12.5, config_version="abc")
-    assert row.outcome_ok is True and row.decision_ok is True
+    assert row.outcome_ok is True
+    assert row.decision_ok is True
     assert row.retrieved[1] == "policies/refund-2025.md"
-    assert row.recall_at_k == 1.0 and row.reciprocal_rank == 0.5
+    assert row.recall_at_k == 1.0
+    assert row.reciprocal_rank == 0.5
     assert row.graded_relevant == ["policies/refund-2025.md", "faq.jsonl#3"]
-    assert row.grading_precision == 0.5 and row.grading_recall == 1.0
-    assert row.must_include_hits == ["30 days"] and not row.must_not_include_violations
-    assert row.secret_leaks == 0 and row.protected_ok is True
-    assert row.tokens_in == 10 and row.cost == pytest.approx(0.001) and row.model_calls == 1
-    assert row.fallbacks == 1 and row.latency_ms == 12.5 and row.config_version == "abc"
+    assert row.grading_precision == 0.5
+    assert row.grading_recall == 1.0
+    assert row.must_include_hits == ["30 days"]
+    assert not row.must_not_include_violations
+    assert row.secret_leaks == 0
+    assert row.protected_ok is True
+    assert row.tokens_in == 10
+    assert row.cost == pytest.approx(0.001)
+    assert row.model_calls == 1
+    assert row.fallbacks == 1
+    assert row.latency_ms == 12.5
+    assert row.config_version == "abc"
     assert row.evidence[0] == "policies/refund-2024.md::0"
-    assert row.failed_checks == [] and row.failure_reason is None
-    assert not (row.correct_refusal or row.wrong_refusal or row.unsupported_answer)
+    assert row.failed_checks == []
+    assert row.failure_reason is None
+    assert not (row.correct_refusal)
+    assert not (row.wrong_refusal)
+    assert not (row.unsupported_answer)
 
 
 def test_score_names_each_failure() -> None:
@@ -148,8 +160,12 @@ def test_score_names_each_failure() -> None:
         cost=None,
     )
     row = score(Q, t, variant="v")
-    assert row.unsupported_answer and row.unsupported_claims == 2 and row.citation_errors == 1
-    assert row.secret_leaks == 1 and row.protected_ok is False and row.cost is None
+    assert row.unsupported_answer
+    assert row.unsupported_claims == 2
+    assert row.citation_errors == 1
+    assert row.secret_leaks == 1
+    assert row.protected_ok is False
+    assert row.cost is None
     assert row.failed_checks == [
         "unsupported",
         "citation",
@@ -162,30 +178,36 @@ def test_score_names_each_failure() -> None:
     assert "unsupported answer: 1 unsupported claim(s) kept" in reason
     assert "missing must_include '30 days'" in reason
     assert "contains must_not_include '14 days'" in reason
-    assert "unauthorised text leaked" in reason and "OVR-7731" not in reason
+    assert "unauthorised text leaked" in reason
+    assert "OVR-7731" not in reason
     assert "rewrite dropped protected span(s) [ORD-1]" in reason
 
 
 def test_refusal_classes_and_wrong_outcome() -> None:
     wrong = score(Q, _trace(outcome="refused", answer="I cannot confirm this."), variant="v")
-    assert wrong.wrong_refusal and not wrong.correct_refusal
+    assert wrong.wrong_refusal
+    assert not wrong.correct_refusal
     assert wrong.citation_errors == 0  # a refusal delivers no cited answer
     assert "wrong outcome: refused not in [answered, disclaimed]" in (wrong.failure_reason or "")
     q_refuse = Q.model_copy(update={"expected": ["refused"], "must_include": [], "must_not_include": []})
     ok = score(q_refuse, _trace(outcome="refused", answer="The material does not cover this."), variant="v")
-    assert ok.correct_refusal and ok.outcome_ok and not ok.wrong_refusal
+    assert ok.correct_refusal
+    assert ok.outcome_ok
+    assert not ok.wrong_refusal
     answered = score(q_refuse, _trace(), variant="v")
-    assert answered.unsupported_answer and "answered (answered) though labelled [refused]" in (
-        answered.failure_reason or ""
-    )
+    assert answered.unsupported_answer
+    assert "answered (answered) though labelled [refused]" in (answered.failure_reason or "")
 
 
 def test_decision_and_retrieval_checks() -> None:
     no_ret = score(Q, _trace(retrieve=False, outcome="direct"), variant="never")
-    assert no_ret.decision_ok is False and no_ret.recall_at_k == 0.0 and no_ret.reciprocal_rank == 0.0
+    assert no_ret.decision_ok is False
+    assert no_ret.recall_at_k == 0.0
+    assert no_ret.reciprocal_rank == 0.0
     assert "wrong decision: labelled retrieve, decided no retrieval" in (no_ret.failure_reason or "")
     miss = score(Q, _trace(sources=("a.md", "b.md", "c.md")), variant="v", k=2)
-    assert miss.recall_at_k == 0.0 and "no labelled source in top 2" in (miss.failure_reason or "")
+    assert miss.recall_at_k == 0.0
+    assert "no labelled source in top 2" in (miss.failure_reason or "")
 
 
 def test_secret_in_question_is_not_a_leak() -> None:
@@ -197,7 +219,9 @@ def test_secret_in_question_is_not_a_leak() -> None:
 
 def test_error_row() -> None:
     row = m.error_row(Q, variant="v", error="RuntimeError: boom", latency_ms=3.0)
-    assert row.failed_checks == ["error"] and row.outcome_ok is False and row.cost is None
+    assert row.failed_checks == ["error"]
+    assert row.outcome_ok is False
+    assert row.cost is None
     assert row.failure_reason == "error: RuntimeError: boom"
 
 
@@ -258,12 +282,18 @@ def test_aggregates_on_hand_built_rows() -> None:
         1,
     )
     assert s["must_include_hit_rate"] == 0.5
-    assert s["secret_leaks"] == 1 and s["protected_preservation"] == 1.0
-    assert s["latency_p50_ms"] == 30 and s["latency_p95_ms"] == pytest.approx(808.0)
+    assert s["secret_leaks"] == 1
+    assert s["protected_preservation"] == 1.0
+    assert s["latency_p50_ms"] == 30
+    assert s["latency_p95_ms"] == pytest.approx(808.0)
     assert s["cost"] is None  # one unknown cost makes the sum unknown
     assert m.cost(rows[:4]) == 0.5
-    assert s["model_calls"] == 2 and s["tokens_in"] == 5
-    assert s["failures"] == 2 and s["errors"] == 1
+    assert s["model_calls"] == 2
+    assert s["tokens_in"] == 5
+    assert s["failures"] == 2
+    assert s["errors"] == 1
     assert list(s)[1:] == list(m.METRICS)
     empty = m.summarize([])
-    assert empty["outcome_accuracy"] is None and empty["latency_p50_ms"] is None and empty["cost"] is None
+    assert empty["outcome_accuracy"] is None
+    assert empty["latency_p50_ms"] is None
+    assert empty["cost"] is None

@@ -91,17 +91,22 @@ def test_summary_failures_and_text() -> None:
         ("rr", "all"),
     ]
     base_all = rep.overall("base")
-    assert base_all["wrong_refusals"] == 1 and base_all["correct_refusals"] == 1
-    assert rep.overall("rr")["cost"] is None and rep.overall("base")["cost"] == pytest.approx(0.003)
+    assert base_all["wrong_refusals"] == 1
+    assert base_all["correct_refusals"] == 1
+    assert rep.overall("rr")["cost"] is None
+    assert rep.overall("base")["cost"] == pytest.approx(0.003)
     with pytest.raises(ValueError, match="several variants"):
         rep.overall()
     f = rep.failures
     assert list(f["id"]) == ["b", "c"]
-    assert list(f["evidence"].iloc[0]) == ["doc::0", "doc::1"] and f["config_version"].iloc[1] == "cfg-rr"
+    assert list(f["evidence"].iloc[0]) == ["doc::0", "doc::1"]
+    assert f["config_version"].iloc[1] == "cfg-rr"
     assert [q.id for q in rep.failures_as_questions()] == ["b", "c"]
     text = rep.to_text()
-    assert "2 variant(s) x 3 question(s)" in text and "2 failing row(s)" in text
-    assert "base: outcome 0.667" in text and "wrong refusals 1" in text
+    assert "2 variant(s) x 3 question(s)" in text
+    assert "2 failing row(s)" in text
+    assert "base: outcome 0.667" in text
+    assert "wrong refusals 1" in text
 
 
 def test_static_html_is_inert_and_escaped() -> None:
@@ -110,24 +115,28 @@ def test_static_html_is_inert_and_escaped() -> None:
     page = bundle["text/html"]
     assert "<script" not in page  # no script in the static view: escaped question text stays text
     assert "Refund &lt;script&gt;alert(1)&lt;/script&gt; window?" in page
-    assert "wrong_refusals" in page and "cfg-rr" in page and "Failures (3)" in page
+    assert "wrong_refusals" in page
+    assert "cfg-rr" in page
+    assert "Failures (3)" in page
 
 
 def test_saved_html_inlines_plotly_and_json_round_trips(tmp_path: Path) -> None:
     rep = _report(ROWS)
     page = rep.save(tmp_path / "report.html").read_text(encoding="utf-8")
-    assert "Plotly" in page and len(page) > 1_000_000  # plotly.js itself is inside
+    assert "Plotly" in page
+    assert len(page) > 1_000_000
     assert not re.search(r"<script[^>]+src=", page)  # no CDN, opens offline
     assert page.count('class="plotly-graph-div"') == 4
     back = EvalReport.load(rep.save(tmp_path / "report.json"))
     assert [r.model_dump() for r in back.rows] == [r.model_dump() for r in rep.rows]
-    assert back.variants == rep.variants and back.k == 5
+    assert back.variants == rep.variants
+    assert back.k == 5
     assert [q.model_dump() for q in back.questions] == [q.model_dump() for q in QS]
     assert back.summary.equals(rep.summary)
     assert EvalReport.load(rep.to_json()).config_versions == rep.config_versions
     with pytest.raises(ValueError, match="not an EvalReport JSON"):
         EvalReport.load('{"rows": []}')
-    with pytest.raises(ValueError, match="save writes .html or .json"):
+    with pytest.raises(ValueError, match=r"save writes \.html or \.json"):
         rep.save(tmp_path / "report.txt")
 
 
@@ -140,9 +149,11 @@ def test_failure_samples_parquet_round_trip(tmp_path: Path) -> None:
     assert df["failure_reason"].iloc[0] == "outcome failed"
     again = failures_to_questions(path)
     assert [q.id for q in again] == ["b", "c"]
-    assert again.get("b").make_user().roles == ("staff",) and again.get("b").extra == {"difficulty": "hard"}
+    assert again.get("b").make_user().roles == ("staff",)
+    assert again.get("b").extra == {"difficulty": "hard"}
     empty = write_failures([_row("base", "a")], QS, tmp_path / "none.parquet")
-    assert len(read_failures(empty)) == 0 and list(read_failures(empty).columns)[0] == "variant"
+    assert len(read_failures(empty)) == 0
+    assert next(iter(read_failures(empty).columns)) == "variant"
     with pytest.raises(FileNotFoundError, match="no regression samples"):
         read_failures(tmp_path / "missing")
 
@@ -163,17 +174,20 @@ def test_regression_diff_statuses() -> None:
         ("base", "a", ["secret"]),
         ("rr", "a", ["citation"]),
     ]
-    assert diff.unchanged_passing == 1 and diff.not_compared == 1
+    assert diff.unchanged_passing == 1
+    assert diff.not_compared == 1
     t = diff.table
     assert list(t["status"]) == ["broke", "broke", "still failing", "fixed"]
     assert repr(diff) == "RegressionDiff(fixed=1, still_failing=1, broke=2, passing=1)"
     html = diff._repr_mimebundle_()["text/html"]
-    assert "<script" not in html and "2</b> broke" in html
+    assert "<script" not in html
+    assert "2</b> broke" in html
     # Failing with an extra check counts as broke, not still failing.
     worse = RegressionDiff(
         [_row("v", "a", failed=["outcome"])], [_row("v", "a", failed=["outcome", "secret"])]
     )
-    assert len(worse.broke) == 1 and not worse.still_failing
+    assert len(worse.broke) == 1
+    assert not worse.still_failing
 
 
 def test_calibration_suggestion_rule_and_view() -> None:
@@ -195,7 +209,8 @@ def test_calibration_suggestion_rule_and_view() -> None:
     assert list(cal.table["value"]) == [30, 40, 50, 60, 70]
     assert "chosen on 'hand' (3 questions, hash abc123)" in cal.to_text()
     html = cal._repr_mimebundle_()["text/html"]
-    assert "<script" not in html and "relevance_cutoff = 50" in html
+    assert "<script" not in html
+    assert "relevance_cutoff = 50" in html
     fig = cal.chart()
     assert [t.name for t in fig.data] == [
         "correct refusals",

@@ -14,22 +14,23 @@ from typing import Any
 import pytest
 
 import selfrag_nb as sr
-from selfrag_nb.eval.questions import Question, QuestionSet
+from selfrag_nb.eval.questions import Question, QuestionSet, questions
 from selfrag_nb.eval.regression import read_failures
 from selfrag_nb.eval.runner import PRESETS, aevaluate, evaluate, resolve_variants
 from selfrag_nb.llm.base import ModelError, ModelRequest
+from selfrag_nb.store.kb import KnowledgeBase
 from selfrag_nb.testing import ScriptedModel
 from selfrag_nb.trace import Trace
 
 
 @pytest.fixture(scope="module")
 def kb() -> Any:
-    return sr.KnowledgeBase.sample(embedder="hashing")
+    return KnowledgeBase.sample(embedder="hashing")
 
 
 @pytest.fixture(scope="module")
 def sample() -> QuestionSet:
-    return sr.questions("sample")
+    return questions("sample")
 
 
 def _spread(qs: QuestionSet, n: int) -> QuestionSet:
@@ -99,7 +100,8 @@ def test_ablation_on_sample_offline(kb: Any, sample: QuestionSet, tmp_path: Path
     # Rows come back in variant order, then question order, whatever finished first.
     assert [(r.variant, r.id) for r in report.rows] == [(v, q.id) for v in PRESETS["ablation"] for q in qs]
     lines = (tmp_path / "rows.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 20 and {json.loads(x)["variant"] for x in lines} == set(PRESETS["ablation"])
+    assert len(lines) == 20
+    assert {json.loads(x)["variant"] for x in lines} == set(PRESETS["ablation"])
     # Each variant's settings (only) differ, so each has its own config version.
     assert len(set(report.config_versions.values())) == 4
     assert {r.config_version for r in report.rows if r.variant == "baseline"} == {
@@ -110,7 +112,8 @@ def test_ablation_on_sample_offline(kb: Any, sample: QuestionSet, tmp_path: Path
         part = s[s["variant"] == v]
         assert list(part["category"]) == [*qs.categories, "all"]
         assert int(part[part["category"] == "all"]["n"].iloc[0]) == 5
-    assert report.table.shape[0] == 20 and "failure_reason" in report.table.columns
+    assert report.table.shape[0] == 20
+    assert "failure_reason" in report.table.columns
     assert all(r.model_calls >= 0 and r.latency_ms > 0 for r in report.rows)
     assert all(r.error is None for r in report.rows)
     stored = read_failures(tmp_path)
@@ -154,7 +157,8 @@ def test_a_question_that_raises_is_a_failure_row(kb: Any, tmp_path: Path) -> Non
     assert len(report.rows) == 4
     boom = next(r for r in report.rows if r.id == "boom")
     assert boom.error == "ModelError: scripted explosion"
-    assert boom.failure_reason == "error: ModelError: scripted explosion" and boom.outcome_ok is False
+    assert boom.failure_reason == "error: ModelError: scripted explosion"
+    assert boom.outcome_ok is False
     others = [r for r in report.rows if r.id != "boom"]
     assert all(r.outcome == "answered" and not r.failed_checks for r in others)
     assert all(r.cost is not None and r.cost > 0 and r.tokens_in > 0 for r in others)
@@ -189,7 +193,8 @@ def test_rows_stream_to_disk_and_traces_are_not_kept(kb: Any, tmp_path: Path) ->
     rag = sr.SelfRAG(kb, model=_scripted(on_generate=generate)).with_settings(decision_rules=False)
     n, conc = 14, 2
     report = evaluate(rag, _made_up(n), concurrency=conc, out=tmp_path, progress=False)
-    assert len(report.rows) == n and len(seen) >= n
+    assert len(report.rows) == n
+    assert len(seen) >= n
     assert max(live for live, _ in seen) - before <= conc
     assert max(d for _, d in seen) >= n - conc - 1  # rows were on disk before the run ended
     assert [d for _, d in seen] == sorted(d for _, d in seen)
@@ -211,7 +216,8 @@ def test_sync_evaluate_inside_a_running_loop_and_async_form(kb: Any, tmp_path: P
 def test_progress_bar_and_default_out(kb: Any, capsys: pytest.CaptureFixture[str]) -> None:
     rag = sr.SelfRAG(kb, model=_scripted()).with_settings(decision_rules=False)
     report = evaluate(rag, _made_up(2), progress=True)
-    assert report.out is not None and (report.out / "rows.jsonl").is_file()
+    assert report.out is not None
+    assert (report.out / "rows.jsonl").is_file()
     assert (report.out / "failures.parquet").is_file()
     with pytest.raises(ValueError, match="concurrency must be >= 1"):
         evaluate(rag, _made_up(1), concurrency=0)
