@@ -50,6 +50,7 @@ MAX_SCAN = 200_000
 MAX_STARTS = 24
 _MAX_DEPTH = 64
 _MAX_TEXT = 4000
+_MAX_BARE = 200
 
 
 class ParseError(ValueError):
@@ -244,9 +245,12 @@ class _Lenient:
         s = self.s
         start = self.i
         while self.i < len(s) and s[self.i] not in self._BARE_END:
-            if not in_key and s[self.i] in "{[":
+            if s[self.i] in "{[" or (in_key and s[self.i] in "}]\"'"):
                 break
             self.i += 1
+            if self.i - start > _MAX_BARE:
+                # Bare words are short (true, 85分, keyInfo); a long run is not JSON.
+                raise ParseError("unquoted text too long")
         word = s[start : self.i].strip()
         if not word:
             raise ParseError(f"unexpected character {s[start : start + 1]!r}")
@@ -437,12 +441,12 @@ def _parse_decide(text: str) -> tuple[BaseModel | None, str | None]:
         _, reason = _pick(value, ("reason", "理由", "原因", "rationale"))
         return DecisionOut(decision=decision, reason=_text(reason))
 
-    if text.lstrip("`").lstrip().startswith(("{", "json")):
+    tried_json = text.lstrip("`").lstrip().startswith(("{", "json"))
+    err: str | None = None
+    if tried_json:
         out, err = _first_ok(text, build)
         if out is not None:
             return out, None
-    else:
-        err = None
     body = _sources(text)[0]  # the first fenced block, or the whole text
     for pattern in (_DECIDE_TOKEN_RE, _DECIDE_BRACKET_RE, _DECIDE_START_RE, _DECIDE_ZH_RE):
         m = pattern.search(body)
@@ -454,10 +458,11 @@ def _parse_decide(text: str) -> tuple[BaseModel | None, str | None]:
                 before = body[: m.start()].strip(_SEP_STRIP)
                 line = before.split("\n")[-1] if before and len(before) < 300 else ""
             return DecisionOut(decision=decision, reason=line.strip(_SEP_STRIP)[:_MAX_TEXT]), None
-    out, jerr = _first_ok(text, build)
-    if out is not None:
-        return out, None
-    return None, err or jerr or "expected RETRIEVE|reason or NO_RETRIEVE|reason"
+    if not tried_json:
+        out, err = _first_ok(text, build)
+        if out is not None:
+            return out, None
+    return None, err or "expected RETRIEVE|reason or NO_RETRIEVE|reason"
 
 
 # -------------------------------------------------------------------- rewrite
