@@ -298,7 +298,6 @@ def test_verify_invented_claim_with_others_supported_adds_disclaimer_or_regenera
     assert [c.verdict for c in out.claims][:2] == ["supported", "supported"]
     assert out.claims[2].verdict in ("partial", "unsupported")
     assert out.recommendation in ("ADD_DISCLAIMER", "REGENERATE")
-    assert out.recommendation != "ACCEPT"
 
 
 def test_verify_strips_disclaimer_and_handles_chinese() -> None:
