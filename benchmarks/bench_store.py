@@ -1,0 +1,200 @@
+"""Knowledge-base benchmarks, every figure a ratio measured within one run.
+
+    python benchmarks/bench_store.py [--quick] [--big N]
+
+1. ingest throughput vs the raw embedder on the same chunks (minilm; target >= 0.85x)
+2. minilm (numpy) vs sentence-transformers + torch on the same texts (skipped without it)
+3. search latency p50/p95 per mode on 1k and N (default 100k) chunks (hashing embedder),
+   our KnowledgeBase.search vs the raw LanceDB query with the same filter (target <= 1.2x)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from selfrag_nb.store.kb import KnowledgeBase  # noqa: E402 - after sys.path set-up
+from selfrag_nb.store.types import User  # noqa: E402
+
+TOPICS = [
+    "refund policy for digital goods and gift cards",
+    "shipping times for express and standard delivery",
+    "password reset and two factor authentication",
+    "invoice download from the orders page",
+    "退款政策：购买后三十天内可以申请退款",
+    "配送通常需要三到五个工作日",
+    "warranty covers manufacturing defects for two years",
+    "account deletion removes personal data within 30 days",
+]
+QUERIES = [
+    "how long is the refund window",
+    "express shipping time",
+    "reset my password",
+    "退款需要多久",
+    "发票在哪里下载",
+    "warranty defects",
+    "delete my account data",
+    "gift card refund",
+]
+
+
+def _doc(i: int, sentences: int = 6) -> str:
+    parts = [
+        f"Paragraph {i}.{j}: {TOPICS[(i + j) % len(TOPICS)]} (case {i * 7 + j})." for j in range(sentences)
+    ]
+    return " ".join(parts)
+
+
+def _pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round(p * (len(xs) - 1)))]
+
+
+def bench_ingest(n_docs: int) -> None:
+    print(f"\n## 1. ingest vs raw embedder (minilm, {n_docs} documents)")
+    with tempfile.TemporaryDirectory() as tmp:
+        docs = Path(tmp) / "docs"
+        docs.mkdir()
+        for i in range(n_docs):
+            (docs / f"doc{i:04d}.md").write_text(f"# Document {i}\n\n## Part\n\n{_doc(i, 12)}\n")
+        kb = KnowledgeBase.open(Path(tmp) / "kb", embedder="minilm")
+        kb.embedder.embed(["warm up"])  # weights load + sha256 check, once per process
+        t = time.perf_counter()
+        rep = kb.ingest(docs)
+        t_ingest = time.perf_counter() - t
+        texts = [h.context + "\n" + h.text for h in kb.chunks()]
+        t = time.perf_counter()
+        kb.embedder.embed(texts)
+        t_raw = time.perf_counter() - t
+        n = len(texts)
+        print(f"chunks: {n} (+{rep.chunks_added})")
+        print(f"raw embedder: {n / t_raw:.1f} chunks/s ({t_raw:.2f} s)")
+        print(f"ingest:       {n / t_ingest:.1f} chunks/s ({t_ingest:.2f} s)")
+        print(f"ratio ingest/raw throughput: {t_raw / t_ingest:.3f}x (target >= 0.85x)")
+
+
+def bench_minilm_vs_torch(n: int) -> None:
+    print(f"\n## 2. minilm numpy vs sentence-transformers+torch ({n} texts)")
+    if importlib.util.find_spec("sentence_transformers") is None:
+        print("skipped: sentence-transformers not installed")
+        return
+    from sentence_transformers import SentenceTransformer
+
+    from selfrag_nb.store.embedders import get_embedder, minilm_model_dir
+
+    texts = [_doc(i, 3) for i in range(n)]
+    ours = get_embedder("minilm")
+    ours.embed(texts[:4])
+    st = SentenceTransformer(str(minilm_model_dir()), device="cpu")
+    st.encode(texts[:4])
+    import torch
+
+    best_ours = best_st = float("inf")
+    for _ in range(2):
+        t = time.perf_counter()
+        a = ours.embed(texts)
+        best_ours = min(best_ours, time.perf_counter() - t)
+        t = time.perf_counter()
+        b = st.encode(texts, batch_size=32, normalize_embeddings=True)
+        best_st = min(best_st, time.perf_counter() - t)
+    cos = (a * b).sum(axis=1)
+    print(f"torch threads: {torch.get_num_threads()}")
+    print(f"numpy minilm:          {n / best_ours:.1f} texts/s")
+    print(f"sentence-transformers: {n / best_st:.1f} texts/s")
+    print(f"ratio numpy/torch throughput: {best_st / best_ours:.3f}x; min cosine {cos.min():.6f}")
+
+
+def _raw_query(
+    t: object, kb: KnowledgeBase, query: str, mode: str, flt: str, *, k: int
+) -> list[dict[str, object]]:
+    """The plain LanceDB way to run the same search (what a user would write by hand)."""
+    tbl: object = t
+    if mode == "fts":
+        q = tbl.search(query, query_type="fts", fts_columns="search_text")  # type: ignore[attr-defined]
+    else:
+        vec = kb.embedder.embed([query])[0]
+        if mode == "vector":
+            q = tbl.search(vec, vector_column_name="vector").distance_type("cosine")  # type: ignore[attr-defined]
+        else:
+            from lancedb.rerankers import RRFReranker
+
+            q = (
+                tbl.search(query_type="hybrid", vector_column_name="vector", fts_columns="search_text")  # type: ignore[attr-defined]
+                .vector(vec)
+                .text(query)
+                .distance_type("cosine")
+                .rerank(RRFReranker())
+            )
+    return q.where(flt, prefilter=True).limit(k).to_list()  # type: ignore[no-any-return]
+
+
+def bench_search(n_chunks: int, repeats: int) -> None:
+    print(f"\n## 3. search latency, {n_chunks} chunks (hashing embedder), k=10, {repeats} queries per mode")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "big.jsonl"
+        with path.open("w") as f:
+            for i in range(n_chunks):
+                rec = {"id": str(i), "text": _doc(i, 3), "roles": ["public"] if i % 5 else ["staff"]}
+                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        kb = KnowledgeBase.open(Path(tmp) / "kb", embedder="hashing", max_chars=2000)
+        t = time.perf_counter()
+        rep = kb.ingest(path)
+        print(f"ingest {rep.chunks_added} chunks: {time.perf_counter() - t:.1f} s")
+        user = User("ana", roles=["staff"])
+        table = kb._tbl()  # the same LanceDB table object, for the raw baseline
+        from selfrag_nb.store.acl import access_filter
+
+        flt = access_filter(user)
+        print(f"{'mode':8} {'ours p50':>9} {'ours p95':>9} {'raw p50':>9} {'raw p95':>9} {'p50 ratio':>10}")
+        for mode in ("vector", "fts", "hybrid"):
+            for q in QUERIES[:3]:  # warm caches for both paths
+                kb.search(q, mode=mode, user=user)
+                _raw_query(table, kb, q, mode, flt, k=10)
+            ours: list[float] = []
+            raw: list[float] = []
+            for i in range(repeats):
+                q = QUERIES[i % len(QUERIES)]
+                # interleave so both paths see the same machine load
+                t = time.perf_counter()
+                kb.search(q, k=10, mode=mode, user=user)
+                ours.append(time.perf_counter() - t)
+                t = time.perf_counter()
+                _raw_query(table, kb, q, mode, flt, k=10)
+                raw.append(time.perf_counter() - t)
+            o50, o95, r50, r95 = _pct(ours, 0.5), _pct(ours, 0.95), _pct(raw, 0.5), _pct(raw, 0.95)
+            print(
+                f"{mode:8} {o50 * 1000:8.1f}ms {o95 * 1000:8.1f}ms {r50 * 1000:8.1f}ms {r95 * 1000:8.1f}ms "
+                f"{o50 / r50:9.2f}x  (mean ratio {statistics.mean(ours) / statistics.mean(raw):.2f}x)"
+            )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    ap.add_argument("--big", type=int, default=100_000, help="chunks in the large search benchmark")
+    ap.add_argument("--skip", default="", help="comma list of sections to skip: ingest,torch,search")
+    args = ap.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+    if "ingest" not in skip:
+        bench_ingest(10 if args.quick else 40)
+    if "torch" not in skip:
+        bench_minilm_vs_torch(32 if args.quick else 128)
+    if "search" not in skip:
+        bench_search(1000, 20 if args.quick else 60)
+        bench_search(2000 if args.quick else args.big, 20 if args.quick else 40)
+
+
+if __name__ == "__main__":
+    main()
