@@ -1,7 +1,7 @@
 """Protected spans: the exact pieces of a question a rewrite must not lose.
 
     original question
-      -> extract_spans()      quoted > order > identifier > date > version > amount > number
+      -> extract_spans()      quoted > order > identifier > date > version > amount > name > number
                               + negations (not/no/without/never/n't, 不/没有/无法/未/非)
       -> [ProtectedSpan(text, kind)]
     rewrite + spans
@@ -42,12 +42,15 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"([A-Za-z]{0,6}-?\d[\dA-Za-z-]{3,})"
         ),
     ),
-    # Letters and digits mixed, or joined by - _ / . (ORD-2024-0042, SKU_12, X200, api/v2).
+    # API paths (/v3/invoices/{id}); letters and digits mixed, or joined by - _ / .
+    # (ORD-2024-0042, SKU_12, X200, E4012.); snake_case parameters (per_page).
     (
         "identifier",
         re.compile(
-            r"(?<![\w.])(?=[A-Za-z0-9_\-/.]*[A-Za-z])(?=[A-Za-z0-9_\-/.]*\d)[A-Za-z0-9]+(?:[-_/][A-Za-z0-9]+)+(?![\w])"
-            r"|(?<![\w.])(?=\w*[A-Za-z])(?=\w*\d)[A-Za-z]+\d+[A-Za-z0-9]*(?![\w.])"
+            r"(?<![\w/])/[A-Za-z0-9_{}.\-]*[A-Za-z0-9_}](?:/[A-Za-z0-9_{}.\-]*[A-Za-z0-9_}])*"
+            r"|(?<![\w.])(?=[A-Za-z0-9_\-/.]*[A-Za-z])(?=[A-Za-z0-9_\-/.]*\d)[A-Za-z0-9]+(?:[-_/][A-Za-z0-9]+)+(?!\w|\.\w)"
+            r"|(?<![\w.])(?=\w*[A-Za-z])(?=\w*\d)[A-Za-z]+\d+[A-Za-z0-9]*(?!\w|\.\w)"
+            r"|\b[a-z][a-z0-9]*_[a-z0-9_]+\b"
         ),
     ),
     (
@@ -65,6 +68,15 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "amount",
         re.compile(
             r"[$€£¥￥]\s?\d[\d,]*(?:\.\d+)?(?:\s?[kKmM]\b)?|\d[\d,]*(?:\.\d+)?\s?(?:%|％|元|美元|欧元|(?i:usd|eur|gbp|cny|rmb|dollars?|euros?)\b)"
+        ),
+    ),
+    # Names: mixed case (macOS 11) or Capitalised words inside a sentence (Free, Quillstack Sync,
+    # Windows 7), with a trailing version number kept.
+    (
+        "name",
+        re.compile(
+            r"\b[a-z]+[A-Z][A-Za-z]*(?:\s\d+(?:\.\d+)*)?\b"
+            r"|(?<=[a-z0-9,;:]\s)[A-Z][a-z][A-Za-z]*(?:\s[A-Z][a-z][A-Za-z]*)*(?:\s\d+(?:\.\d+)*\b)?"
         ),
     ),
     ("number", re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w.])|(?<![0-9.])\d+(?=[\u4e00-\u9fff])")),

@@ -26,8 +26,7 @@ import time
 
 from selfrag_nb.stages.base import Stage, StageContext
 from selfrag_nb.stages.generate import GenerateStage, markers_in, refusal_message
-from selfrag_nb.stages.rewrite import _content_tokens
-from selfrag_nb.stages.verify import VerifyStage
+from selfrag_nb.stages.verify import _STRIP_MARKERS_RE, VerifyStage
 from selfrag_nb.trace import Claim, Fallback, Generation, Outcome, Support, Trace
 
 __all__ = ["FinishStage", "deadline_outcome", "disclaimer_text"]
@@ -64,21 +63,21 @@ def _matching_support(trace: Trace, gen: Generation) -> Support | None:
     return None
 
 
-def _remaining_answer(claims: list[Claim], gen: Generation, question: str) -> tuple[str, list[str]]:
-    """(answer from the supported claims, dropped claim texts); empty answer
-    when nothing supported remains or it does not touch the question."""
-    keep = [c for c in claims if c.verdict == "supported" and not c.citation_error]
-    dropped = [c.text for c in claims if c not in keep]
-    if not keep:
-        return "", dropped
-    q = _content_tokens(question)
-    if q and not any(q & _content_tokens(c.text) for c in keep):
-        return "", dropped
+def _remaining_answer(claims: list[Claim], gen: Generation) -> tuple[str, list[str]]:
+    """(answer from the supported claims, dropped claim texts). A supported
+    claim that cited the wrong chunk is kept with its citation pointed at the
+    chunk that holds its evidence; partial and unsupported claims are dropped."""
+    keep = [c for c in claims if c.verdict == "supported"]
+    dropped = [c.text for c in claims if c.verdict != "supported"]
     parts = []
     for c in keep:
         text = c.text.rstrip()
-        if not markers_in(text) and c.cited:
-            nums = [gen.evidence.index(cid) + 1 for cid in c.cited if cid in gen.evidence]
+        ids = c.cited
+        if c.citation_error:
+            text = _STRIP_MARKERS_RE.sub("", text).rstrip()
+            ids = [e.chunk_id for e in c.evidence]
+        if not markers_in(text):
+            nums = [gen.evidence.index(cid) + 1 for cid in ids if cid in gen.evidence]
             text += "".join(f" [{n}]" for n in dict.fromkeys(nums))
         parts.append(text)
     return " ".join(parts), dropped
@@ -148,6 +147,15 @@ class FinishStage(Stage):
             trace.append(support)
         regenerated = gen.attempt > 1
         rec = support.recommendation
+        if rec != "REGENERATE" and not support.claims and not any(c.valid for c in gen.citations):
+            # Nothing was claimed and nothing cited ("the documents do not contain
+            # this", the strict prompt's way out): that is a refusal, not an answer.
+            return out(
+                "refused",
+                refusal_message(ctx.question, lang),
+                reason="the answer states nothing the documents support",
+                fallbacks=fallbacks,
+            )
         if rec == "ACCEPT":
             return out("regenerated" if regenerated else "answered", gen.answer, fallbacks=fallbacks)
         if rec == "ADD_DISCLAIMER":
@@ -160,7 +168,7 @@ class FinishStage(Stage):
                 reason="the answer is mainly, not entirely, supported by the documents",
             )
         if s.drop_unsupported:
-            remaining, dropped = _remaining_answer(support.claims, gen, ctx.query)
+            remaining, dropped = _remaining_answer(support.claims, gen)
             if remaining:
                 d = disclaimer_text(lang)
                 return out(

@@ -46,6 +46,13 @@ def locate(haystack: str, needle: str) -> tuple[int, int]:
     return (m.start(), m.end()) if m else (-1, -1)
 
 
+def _supports(chunk_text: str, evidence: list[ClaimEvidence], claim: str) -> bool:
+    """True when the cited chunk itself holds a quote the verifier gave for the
+    claim (or the claim verbatim): the same fact in two chunks is no citation error."""
+    quotes = [e.span for e in evidence if e.span.strip()] + [_STRIP_MARKERS_RE.sub("", claim)]
+    return any(locate(chunk_text, q)[0] >= 0 for q in quotes)
+
+
 class VerifyStage(Stage):
     name = "verify"
 
@@ -117,7 +124,7 @@ class VerifyStage(Stage):
                 cited_ids.append(cid)
                 if cv.verdict == "unsupported":
                     errors.append(f"[{num}] does not support this claim")
-                elif support_ids and cid not in support_ids:
+                elif support_ids and cid not in support_ids and not _supports(hits[num - 1].text, ev, text):
                     where = ", ".join(f"[{hits.index(by_id[c]) + 1}]" for c in sorted(support_ids))
                     errors.append(f"[{num}] does not support this claim (support found in {where})")
             claims.append(

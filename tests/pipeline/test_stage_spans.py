@@ -86,3 +86,26 @@ def test_equivalent_english_negation_forms_are_kept() -> None:
 
 def test_full_width_digits_match_after_nfkc() -> None:
     assert check_rewrite("订单 ２０２４ 的状态", "2024 订单状态").ok
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        (
+            "Updating PATCH /v3/invoices/{id} fails with E4220. Why?",
+            {"/v3/invoices/{id}": "identifier", "E4220": "identifier"},
+        ),
+        ("What is the maximum per_page value?", {"per_page": "identifier"}),
+        ("Does Quillstack Sync 3.0.1 still support macOS 11?", {"macOS 11": "name", "3.0.1": "version"}),
+        ("Is there a Linux version of Quillstack Sync?", {"Linux": "name", "Quillstack Sync": "name"}),
+        ("Which version runs on Windows 7?", {"Windows 7": "name"}),
+    ],
+)
+def test_paths_parameters_and_names(question: str, expected: dict[str, str]) -> None:
+    found = kinds(question)
+    for text, kind in expected.items():
+        assert found.get(text) == kind, (question, found)
+
+
+def test_names_compare_case_insensitively() -> None:
+    assert check_rewrite("Is webhooks on the Free plan?", "free plan webhooks availability").ok
