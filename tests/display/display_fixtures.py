@@ -88,7 +88,7 @@ def _call(role: str, i: int = 0, offline: bool = True, cost: float | None = None
         tokens_out=20 + i,
         cost=cost,
         latency_ms=10.0 + i,
-        **fields,  # type: ignore[arg-type]  # test helper passes ModelCall fields through
+        **fields,
     )
 
 
@@ -212,7 +212,7 @@ def _claims(answer: str) -> list[Claim]:
         claims.append(
             Claim(
                 text=text,
-                verdict=verdict,  # type: ignore[arg-type]  # literal from the table above
+                verdict=verdict,
                 evidence=ev,
                 cited=[chunk] if chunk else ["c002"] if err else [],
                 citation_error=err,

@@ -168,20 +168,29 @@ def test_offline_badge_on_offline_traces_only(full_trace: Trace, refused_trace: 
 def test_views_of_each_outcome(request: pytest.FixtureRequest) -> None:
     traces = _named_traces(request)
     greet = static_html(traces["greeting"])
-    assert "NO RETRIEVE" in greet and "greeting pattern" in greet
+    assert "NO RETRIEVE" in greet
+    assert "greeting pattern" in greet
     refused = static_html(traces["refused"])
-    assert "refusal" in refused and "REFUSE" in refused and "0/4 relevant" in refused
+    assert "refusal" in refused
+    assert "REFUSE" in refused
+    assert "0/4 relevant" in refused
     fallback = static_html(traces["fallback"])
-    assert "fallback: previous order kept" in fallback and "index 7 out of range" in fallback
+    assert "fallback: previous order kept" in fallback
+    assert "index 7 out of range" in fallback
     clarify = static_html(traces["clarify"])
-    assert "options to clarify" in clarify and "Pro plan" in clarify and "Team plan" in clarify
+    assert "options to clarify" in clarify
+    assert "Pro plan" in clarify
+    assert "Team plan" in clarify
 
 
 def test_claims_are_highlighted_by_verdict_with_labels_not_only_colour(full_trace: Trace) -> None:
     gen = render_body(full_trace).split("srnb-card-generate")[1].split("</section>")[0]
-    assert gen.count("srnb-v-supported") >= 7 and gen.count("srnb-v-unsupported") >= 2
+    assert gen.count("srnb-v-supported") >= 7
+    assert gen.count("srnb-v-unsupported") >= 2
     assert "srnb-v-partial" in gen
-    assert "✓ supported" in gen and "◐ partly supported" in gen and "✗ unsupported" in gen  # legend
+    assert "✓ supported" in gen
+    assert "◐ partly supported" in gen
+    assert "✗ unsupported" in gen
     assert "✗10⚠" in gen  # the claim with a citation error carries its icon, number and warning
 
 

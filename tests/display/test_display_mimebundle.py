@@ -1,0 +1,126 @@
+"""The three faces through the display protocols: outside a kernel, inside a
+real Jupyter kernel (nbclient) and for marimo."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from display_fixtures import build_full_trace
+
+from selfrag_nb.display import WIDGET_MIME, StaticView, in_kernel, marimo_view, mimebundle
+from selfrag_nb.store.types import Hits
+from selfrag_nb.trace import Trace
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_outside_a_kernel_every_object_offers_html_and_text(full_trace: Trace, hits_obj: Hits) -> None:
+    assert not in_kernel()
+    for obj in (full_trace, *full_trace.records):
+        bundle = obj._repr_mimebundle_()
+        assert set(bundle) == {"text/plain", "text/html"}
+        assert bundle["text/html"] == obj.to_html()
+        assert bundle["text/plain"] == obj.to_text()
+    bundle = mimebundle(hits_obj)
+    assert bundle["text/plain"].startswith("Hits: 3")
+    assert "srnb-card-search" in bundle["text/html"]
+
+
+def test_display_needs_no_widget_library_to_be_imported() -> None:
+    code = (
+        "import sys, json; sys.path.insert(0, 'tests/display'); from display_fixtures import build_full_trace;"
+        "t = build_full_trace(); b = t._repr_mimebundle_();"
+        "print(json.dumps([sorted(b), [m for m in ('anywidget', 'ipywidgets', 'plotly', 'IPython') if m in sys.modules]]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    keys, heavy = json.loads(out.stdout.strip().splitlines()[-1])
+    assert keys == ["text/html", "text/plain"]
+    assert heavy == []
+
+
+def test_marimo_view_outside_marimo_is_static(full_trace: Trace) -> None:
+    v = full_trace._display_()
+    assert isinstance(v, StaticView)
+    assert v._repr_html_() == full_trace.to_html()
+    assert repr(v) == full_trace.to_text()
+    assert isinstance(marimo_view(full_trace.records[0]), StaticView)
+
+
+@pytest.mark.slow
+def test_inside_a_kernel_the_widget_view_is_offered(tmp_path: Path) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    trace_path = build_full_trace().save(tmp_path / "t.json")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+            "from selfrag_nb.trace import Trace\n"
+            f"trace = Trace.load({str(trace_path)!r})\n"
+            "trace"
+        ),
+        nbformat.v4.new_code_cell("trace.grades"),
+    ]
+    client = nbclient.NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    client.execute()
+    for cell in nb.cells:
+        data = cell.outputs[-1]["data"]
+        assert WIDGET_MIME in data, data.keys()
+        assert data[WIDGET_MIME]["model_id"]
+        assert data["text/html"].startswith('<div class="srnb-root"')
+        assert data["text/plain"].split(":")[0] in ("Trace", "Grades")
+    # the widget's state went to the notebook's widget store with its JSON data
+    states = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    ours = [s for s in states.values() if s["state"].get("_anywidget_id", "").endswith("TraceWidget")]
+    assert len(ours) == 2
+    assert ours[0]["state"]["data"]["question"] == "What is the refund window?"
+
+
+MARIMO_APP = """
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import sys
+    sys.path.insert(0, {root!r})
+    sys.path.insert(0, {fixtures!r})
+    from display_fixtures import build_full_trace
+    trace = build_full_trace()
+    trace.grades
+    return
+
+
+if __name__ == "__main__":
+    app.run()
+"""
+
+
+@pytest.mark.slow
+def test_in_marimo_records_display_as_mo_ui_anywidget(tmp_path: Path) -> None:
+    pytest.importorskip("marimo")
+    app = tmp_path / "app.py"
+    app.write_text(
+        MARIMO_APP.format(root=str(ROOT), fixtures=str(ROOT / "tests" / "display")), encoding="utf-8"
+    )
+    out = tmp_path / "out.html"
+    run = subprocess.run(
+        [sys.executable, "-m", "marimo", "export", "html", str(app), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    html = out.read_text(encoding="utf-8")
+    # _display_ returned mo.ui.anywidget(TraceWidget): marimo embeds its element and the widget id
+    assert "marimo-anywidget" in html
+    assert "selfrag_nb.display.widget.TraceWidget" in html
