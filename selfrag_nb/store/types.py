@@ -104,6 +104,17 @@ class Hits(BaseModel):
     def __getitem__(self, i: int | slice) -> Hit | list[Hit]:
         return self.hits[i]
 
+    # Notebook faces (static HTML, text line, widget) live in selfrag_nb.display.
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from selfrag_nb.display import mimebundle
+
+        return mimebundle(self)
+
+    def _display_(self) -> Any:
+        from selfrag_nb.display import marimo_view
+
+        return marimo_view(self)
+
     def to_pandas(self) -> pd.DataFrame:
         import pandas as pd
 

@@ -25,6 +25,8 @@ def test_outside_a_kernel_every_object_offers_html_and_text(full_trace: Trace, h
         assert set(bundle) == {"text/plain", "text/html"}
         assert bundle["text/html"] == obj.to_html()
         assert bundle["text/plain"] == obj.to_text()
+    assert hits_obj._repr_mimebundle_() == mimebundle(hits_obj)
+    assert isinstance(hits_obj._display_(), StaticView)
     bundle = mimebundle(hits_obj)
     assert bundle["text/plain"].startswith("Hits: 3")
     assert "srnb-card-search" in bundle["text/html"]
