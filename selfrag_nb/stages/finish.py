@@ -9,8 +9,9 @@
     grounded          ADD_DISCLAIMER               "disclaimed" ("Based on the available information:")
     grounded          REGENERATE -> strict generate + verify, at most max_regenerations times
                         now ACCEPT / ADD_DISCLAIMER   "regenerated"
-                        still REGENERATE              drop unsupported claims -> "disclaimed"
-                                                      (when what remains answers the question)
+                        still REGENERATE              drop unsupported claims of the attempt with
+                                                      the most supported ones -> "disclaimed"
+                                                      (when a supported claim remains)
                                                       else "refused" with the reason
 
 The regeneration loop is bounded by ``max_regenerations`` and the deadline,
@@ -168,7 +169,15 @@ class FinishStage(Stage):
                 reason="the answer is mainly, not entirely, supported by the documents",
             )
         if s.drop_unsupported:
-            remaining, dropped = _remaining_answer(support.claims, gen)
+            # Drop from the attempt that kept the most supported claims: a strict
+            # regeneration can be worse than the first answer.
+            best_gen, best_support = gen, support
+            for g in trace.generations:
+                sup = _matching_support(trace, g)
+                n_sup = sum(c.verdict == "supported" for c in sup.claims) if sup else 0
+                if sup is not None and n_sup > sum(c.verdict == "supported" for c in best_support.claims):
+                    best_gen, best_support = g, sup
+            remaining, dropped = _remaining_answer(best_support.claims, best_gen)
             if remaining:
                 d = disclaimer_text(lang)
                 return out(
