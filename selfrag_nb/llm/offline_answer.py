@@ -212,6 +212,18 @@ def _text_qualifiers(qterms: dict[str, float], covering: list[_Covering]) -> lis
     return order if len(distinct) > 1 else []
 
 
+def _answers_differ(key: str, covering: list[_Covering]) -> bool:
+    """True when evidence for different ``key`` values gives different numbers
+    in its best sentence: only then does the qualifier change the answer."""
+    by_value: dict[str, set[str]] = {}
+    for c in covering:
+        nums = set(exact_terms(c.sentence).numbers)
+        for v in _meta_values(c.ev, key):
+            by_value.setdefault(v, set()).update(nums)
+    distinct = {frozenset(n) for n in by_value.values() if n}
+    return len(distinct) > 1
+
+
 def _which_applies(a: _Covering, b: _Covering) -> tuple[_Covering, str] | None:
     """The evidence that applies when two disagree, and why; None when the
     documents do not say."""
@@ -274,7 +286,7 @@ def assess(inputs: AssessInputs) -> AssessOut:
         if len(values) < 2:
             continue
         named = [v for v in values if _mentions(asked, v)]
-        if not named:
+        if not named and _answers_differ(key, covering):
             return AssessOut(
                 action="CLARIFY",
                 reason=(
@@ -540,10 +552,12 @@ def negated_terms(text: str) -> set[str]:
     return out
 
 
-def _contradicts(claim: str, sentence: str) -> bool:
+def _contradicts(
+    claim_keys: frozenset[str], claim_neg: frozenset[str], keys: frozenset[str], neg: frozenset[str]
+) -> bool:
     """Same topic (two or more shared terms) and a shared term negated on one side only."""
-    shared = set(terms(claim)) & set(terms(sentence))
-    return len(shared) >= 2 and bool((negated_terms(claim) ^ negated_terms(sentence)) & shared)
+    shared = claim_keys & keys
+    return len(shared) >= 2 and bool((claim_neg ^ neg) & shared)
 
 
 @dataclass(frozen=True)
@@ -551,6 +565,8 @@ class _EvSentence:
     index: int
     text: str
     bag: Counter[str]
+    keys: frozenset[str]
+    neg: frozenset[str]
 
 
 def _claims(answer: str) -> list[tuple[str, list[int]]]:
@@ -588,7 +604,11 @@ def verify(inputs: VerifyInputs) -> SupportOut:
             ev_exact |= exact_terms(f"v{str(version).removeprefix('v')}").all
         for sent in sentences(ev.text):
             if not looks_like_injection(sent):
-                ev_sents.append(_EvSentence(ev.index, sent, bag(sent)))
+                ev_sents.append(
+                    _EvSentence(
+                        ev.index, sent, bag(sent), frozenset(terms(sent)), frozenset(negated_terms(sent))
+                    )
+                )
 
     verdicts: list[ClaimVerdict] = []
     scores: list[tuple[float, int, bool]] = []  # (weight, confidence, important failure)
@@ -616,7 +636,8 @@ def verify(inputs: VerifyInputs) -> SupportOut:
         exact_missing = sorted(cx - ev_exact)
         mismatch = bool(best and _disagree(quantities(claim), quantities(best.text)))
         # Any on-topic evidence sentence with the opposite polarity contradicts the claim.
-        opposite = next((es for es in ev_sents if _contradicts(claim, es.text)), None)
+        claim_keys, claim_neg = frozenset(cterms), frozenset(negated_terms(claim))
+        opposite = next((es for es in ev_sents if _contradicts(claim_keys, claim_neg, es.keys, es.neg)), None)
         contradiction = opposite is not None
         if opposite is not None:
             best = opposite  # show the sentence that says the opposite
