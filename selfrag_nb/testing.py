@@ -52,7 +52,10 @@ class ScriptedModel:
 
     ``latency`` (seconds) is slept on each call (``asyncio.sleep`` in
     ``acomplete``); ``tokens_in`` / ``tokens_out`` / ``cost`` are reported on
-    every completion (None: unknown)."""
+    every completion (None: unknown). Like a real backend it honours the
+    request's timeout and deadline: when ``latency`` exceeds the time allowed
+    it waits that long and reports a timeout in ``Completion.error``
+    (``honor_timeout=False`` makes it overrun instead, to test callers' guards)."""
 
     offline = False
 
@@ -64,6 +67,7 @@ class ScriptedModel:
         tokens_in: int | None = None,
         tokens_out: int | None = None,
         cost: float | None = None,
+        honor_timeout: bool = True,
     ) -> None:
         if latency < 0:
             raise ValueError(f"latency must be >= 0 seconds, got {latency}")
@@ -72,6 +76,7 @@ class ScriptedModel:
         self.tokens_in = tokens_in
         self.tokens_out = tokens_out
         self.cost = cost
+        self.honor_timeout = honor_timeout
         self.requests: list[ModelRequest] = []
         self._queues: dict[str, deque[ScriptedResponse]] = {r: deque() for r in ROLES}
         self._defaults: dict[str, ScriptedResponse] = {}
@@ -149,9 +154,28 @@ class ScriptedModel:
             raw=raw, tokens_in=self.tokens_in, tokens_out=self.tokens_out, cost=self.cost, **common
         )
 
+    def _allowed(self, request: ModelRequest) -> float | None:
+        """Seconds this call may take (None: unbounded)."""
+        limits = [request.timeout] if request.timeout is not None else []
+        if request.deadline is not None:
+            limits.append(max(0.0, request.deadline - time.monotonic()))
+        return min(limits) if limits and self.honor_timeout else None
+
+    def _timed_out(self, allowed: float, started: float) -> Completion:
+        return Completion(
+            raw="",
+            model=self.name,
+            error=f"Timeout: no answer within {allowed:.2f} s",
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )
+
     def complete(self, request: ModelRequest) -> Completion:
         started = time.perf_counter()
         response = self._next(request)
+        allowed = self._allowed(request)
+        if allowed is not None and self.latency > allowed:
+            time.sleep(allowed)
+            return self._timed_out(allowed, started)
         if self.latency:
             time.sleep(self.latency)
         return self._completion(response, request, started)
@@ -159,6 +183,10 @@ class ScriptedModel:
     async def acomplete(self, request: ModelRequest) -> Completion:
         started = time.perf_counter()
         response = self._next(request)
+        allowed = self._allowed(request)
+        if allowed is not None and self.latency > allowed:
+            await asyncio.sleep(allowed)
+            return self._timed_out(allowed, started)
         if self.latency:
             await asyncio.sleep(self.latency)
         return self._completion(response, request, started)

@@ -7,7 +7,8 @@
       prompts.render(role, inputs)       system + user messages, template hash
       injection flags                    over the untrusted parts of the inputs
       deadline left? ── no ──> conservative default, status "error", "deadline exceeded"
-      await model.acomplete(request)     bounded by min(timeout, time left)
+      await model.acomplete(request)     the backend enforces timeout + deadline;
+                                         the runner cuts an overrunning one at the deadline
         Completion.error ──────────────> conservative default, status "error"
       parsing.parse(role, raw) ── ok ──> output, status "ok"
         failed: ONE repair call (previous output + error shown to the model)
@@ -16,9 +17,9 @@
       -> CallResult(output, ModelCall)   tokens, cost and latency summed over both attempts;
                                          secrets scrubbed from messages, raw and errors
 
-``call`` is the synchronous twin. Inside a running event loop (Jupyter,
-marimo) it runs the coroutine on a worker thread with its own loop, so a
-notebook cell can call it directly.
+``call`` is the synchronous twin: the same flow, driven without an event
+loop through each backend's sync ``complete``, so a notebook cell can call it
+while Jupyter's loop is running.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,9 @@ __all__ = ["CallResult", "ModelRunner", "untrusted_parts"]
 #: call: backends (LiteLLMModel) enforce the timeout themselves and report a
 #: better error; this only guards against one that does not.
 _GRACE_S = 0.5
+#: Without a deadline, a backend that ignores its own per-call timeout is cut
+#: after this many timeouts (room for the backend's own retries and backoff).
+_SAFETY_FACTOR = 4.0
 
 
 @dataclass(frozen=True)
@@ -208,19 +211,19 @@ class ModelRunner:
     def call(
         self, role: Role, inputs: BaseModel, *, timeout: float | None = None, deadline: float | None = None
     ) -> CallResult:
-        """Synchronous ``acall``; safe inside a running event loop (notebooks)."""
-
-        def run() -> CallResult:
-            return asyncio.run(self.acall(role, inputs, timeout=timeout, deadline=deadline))
-
+        """Synchronous ``acall``, through the backends' own sync ``complete``.
+        Needs no event loop, so it works inside a running one (Jupyter,
+        marimo) and keeps each backend on the loop it manages itself
+        (LiteLLMModel's clients stay bound to its background loop)."""
+        flow = self._flow(role, inputs, timeout=timeout, deadline=deadline, sync=True)
+        # In sync mode the flow never suspends: one send() runs it to the end.
         try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return run()
-        # A loop is running in this thread (Jupyter): asyncio.run would refuse,
-        # so the call gets its own loop on a worker thread.
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="selfrag-runner") as pool:
-            return pool.submit(run).result()
+            flow.send(None)
+        except StopIteration as done:
+            result: CallResult = done.value
+            return result
+        flow.close()  # pragma: no cover - would be a bug in _flow's sync path
+        raise RuntimeError("ModelRunner.call: the synchronous flow suspended")  # pragma: no cover
 
     async def acall(
         self, role: Role, inputs: BaseModel, *, timeout: float | None = None, deadline: float | None = None
@@ -228,6 +231,11 @@ class ModelRunner:
         """Render, call, parse (one repair), default, record. Never raises for
         model faults (they are recorded); raises ``ModelError`` for
         configuration faults and ``TypeError``/``ValueError`` for bad input."""
+        return await self._flow(role, inputs, timeout=timeout, deadline=deadline, sync=False)
+
+    async def _flow(
+        self, role: Role, inputs: BaseModel, *, timeout: float | None, deadline: float | None, sync: bool
+    ) -> CallResult:
         if role not in ROLES:
             raise ValueError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
         expected = INPUTS[role]
@@ -261,6 +269,7 @@ class ModelRunner:
             timeout=timeout,
             deadline=deadline,
             repair=False,
+            sync=sync,
         )
         if first is None:
             return self._result(
@@ -286,6 +295,7 @@ class ModelRunner:
             timeout=timeout,
             deadline=deadline,
             repair=True,
+            sync=sync,
         )
         if second is None:
             return self._result(
@@ -331,32 +341,49 @@ class ModelRunner:
         timeout: float | None,
         deadline: float | None,
         repair: bool,
+        sync: bool,
     ) -> _Attempt | None:
-        """One model call bounded by the timeout and the time left; None when
-        no time is left to make it."""
-        budget = self.timeout if timeout is None else timeout
+        """One model call; None when no time is left to make it.
+
+        The request carries the per-call timeout (stable: LiteLLM caches its
+        HTTP clients per timeout value) and the deadline; backends enforce
+        both, per attempt of their own retries. The runner only guards
+        against a backend that overruns: it cuts the call at the deadline, or
+        at ``_SAFETY_FACTOR`` x the timeout when there is no deadline."""
+        per_call = self.timeout if timeout is None else timeout
+        guard = per_call * _SAFETY_FACTOR
         if deadline is not None:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            budget = min(budget, left)
+            guard = min(guard, left)
         request = ModelRequest(
             role=role,
             messages=messages,
             output_schema=OUTPUTS[role],
             inputs=inputs,
             prompt_hash=prompt_hash,
-            timeout=budget,
+            timeout=per_call,
             deadline=deadline,
             repair=repair,
         )
         started = time.perf_counter()
         try:
-            completion = await asyncio.wait_for(model.acomplete(request), timeout=budget + _GRACE_S)
+            if sync:
+                completion = model.complete(request)
+            else:
+                completion = await asyncio.wait_for(model.acomplete(request), timeout=guard + _GRACE_S)
         except ModelError:
             raise
         except (asyncio.TimeoutError, TimeoutError):
-            completion = Completion(raw="", model=self._names[role], error=f"timed out after {budget:.2f}s")
+            why = (
+                "deadline exceeded"
+                if deadline is not None and guard < per_call * _SAFETY_FACTOR
+                else "overran"
+            )
+            completion = Completion(
+                raw="", model=self._names[role], error=f"timed out: no answer within {guard:.2f}s ({why})"
+            )
         except Exception as exc:  # noqa: BLE001 - a backend that raises instead of reporting must not sink the question; the error is recorded
             completion = Completion(raw="", model=self._names[role], error=f"{type(exc).__name__}: {exc}")
         return _Attempt(completion, (time.perf_counter() - started) * 1000)
