@@ -529,6 +529,9 @@ def _make_handler(server: LoopbackServer) -> type[http.server.BaseHTTPRequestHan
         # HTTP/1.1 keep-alive: the client's connection pool is exercised as
         # with a real provider, and the benchmark measures calls, not TCP setup.
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in separate writes: without TCP_NODELAY,
+        # Nagle + delayed ACK stall every keep-alive response by ~40 ms.
+        disable_nagle_algorithm = True
         server_version = "selfrag-nb-loopback/1"
 
         def setup(self) -> None:

@@ -14,9 +14,10 @@
       budget gone -> Completion(raw="", error="deadline exceeded after N attempts: ...")
       retries out -> Completion(raw="", error="failed after N attempts: ...")
 
-    complete(request)  the same, run on one background event loop (works
-                       inside Jupyter's running loop; LiteLLM's clients and
-                       logging worker stay bound to one loop)
+    complete(request)  the same, from synchronous code (works inside
+                       Jupyter's running loop)
+    every LiteLLM call runs on one background event loop, whatever loop the
+    caller is on: LiteLLM's clients and logging worker are bound to one loop
 
     arerank / rerank   Cohere/Jina-style /rerank endpoints -> [(index, score)]
     aembed / embed     /embeddings -> list of vectors
@@ -135,6 +136,19 @@ def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to completion from synchronous code, even when the
     calling thread already runs an event loop (Jupyter)."""
     return asyncio.run_coroutine_threadsafe(coro, _background_loop()).result()
+
+
+async def _on_litellm_loop(coro: Coroutine[Any, Any, T]) -> T:
+    """Await ``coro`` on the one loop LiteLLM ever sees. LiteLLM 1.110 keeps
+    a process-wide logging worker and HTTP clients bound to the loop that
+    used them first: calls from a second loop (a notebook's, one
+    ``asyncio.run`` per question) restart that worker each time and spill
+    "Task exception was never retrieved" errors. Cancelling the caller
+    cancels the call on the LiteLLM loop too."""
+    loop = _background_loop()
+    if asyncio.get_running_loop() is loop:
+        return await coro
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
 
 
 # ------------------------------------------------------------------ helpers
@@ -280,9 +294,11 @@ class LiteLLMModel:
             try:
                 # LiteLLM gets the stable per-call timeout (its HTTP clients are
                 # cached per timeout value); the deadline is enforced here.
-                response = await asyncio.wait_for(
-                    litellm.acompletion(timeout=per_call, **kwargs),
-                    timeout=budget + (0.05 if budget == per_call else 0.0),
+                response = await _on_litellm_loop(
+                    asyncio.wait_for(
+                        litellm.acompletion(timeout=per_call, **kwargs),
+                        timeout=budget + (0.05 if budget == per_call else 0.0),
+                    )
                 )
             except asyncio.TimeoutError:
                 last_error = f"Timeout: no answer within {budget:.2f} s"
@@ -537,7 +553,7 @@ async def arerank(
     if api_key:
         kwargs["api_key"] = api_key
     try:
-        response = await asyncio.wait_for(litellm.arerank(**kwargs), timeout=timeout + 0.05)
+        response = await _on_litellm_loop(asyncio.wait_for(litellm.arerank(**kwargs), timeout=timeout + 0.05))
     except asyncio.TimeoutError:
         raise ProviderError(f"rerank {model!r}: no answer within {timeout} s") from None
     except Exception as exc:  # noqa: BLE001 - classified below; keys redacted
@@ -593,7 +609,9 @@ async def aembed(
     if api_key:
         kwargs["api_key"] = api_key
     try:
-        response = await asyncio.wait_for(litellm.aembedding(**kwargs), timeout=timeout + 0.05)
+        response = await _on_litellm_loop(
+            asyncio.wait_for(litellm.aembedding(**kwargs), timeout=timeout + 0.05)
+        )
     except asyncio.TimeoutError:
         raise ProviderError(f"embedding {model!r}: no answer within {timeout} s") from None
     except Exception as exc:  # noqa: BLE001 - classified below; keys redacted

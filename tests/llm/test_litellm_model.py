@@ -305,3 +305,18 @@ def test_retry_after_parsing() -> None:
     assert 8 <= value <= 10.5
     assert _retry_after(FakeError({})) is None
     assert _retry_after(FakeError({"Retry-After": "soon"})) is None
+
+
+def test_calls_from_many_event_loops_keep_litellm_on_one(
+    loopback: LoopbackServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    import gc
+
+    caplog.set_level(logging.WARNING)
+    model = model_for(loopback)
+    for i in range(3):  # a notebook: one asyncio.run per question, plus sync calls
+        assert asyncio.run(model.acomplete(decide_request(f"loop {i}"))).error is None
+        assert model.complete(decide_request(f"sync {i}")).error is None
+    gc.collect()
+    noisy = [r.getMessage() for r in caplog.records if r.name in {"asyncio", "LiteLLM"}]
+    assert noisy == []
