@@ -1,0 +1,96 @@
+"""Quality floors on the labelled sample questions with the offline model.
+
+Runs every question of sample_data/questions.jsonl through
+``SelfRAG(KnowledgeBase.sample())`` and prints, then asserts:
+
+    decision accuracy                        >= 0.95
+    labelled relevant source retrieved       >= 0.90   (questions with a label)
+    outcome within the expected set          >= 0.80
+    protected spans kept in every rewrite    == 100 %
+    unauthorised ("secret") text anywhere    == 0      (trace JSON, prompts, outputs)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import selfrag_nb as sr
+
+pytestmark = pytest.mark.slow
+
+QUESTIONS = Path(__file__).resolve().parents[2] / "sample_data" / "questions.jsonl"
+
+
+@pytest.fixture(scope="module")
+def results() -> list[dict[str, Any]]:
+    kb = sr.KnowledgeBase.sample()
+    rag = sr.SelfRAG(kb)
+    rows = []
+    for line in QUESTIONS.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        q = json.loads(line)
+        u = q.get("user") or {}
+        trace = rag.ask(
+            q["question"],
+            user=sr.User(u.get("id", "anonymous"), roles=u.get("roles", [])),
+            history=q.get("history"),
+        )
+        blob = trace.to_json() + "".join(
+            m.get("content", "") + c.raw for c in trace.model_calls for m in c.messages
+        )
+        sources = {h.source for h in trace.retrieval.hits} if trace.retrieval else set()
+        rewrites = trace.rewrite.queries[1:] if trace.rewrite else []
+        rows.append(
+            {
+                "id": q["id"],
+                "decision_ok": trace.decision is not None and trace.decision.retrieve == q["should_retrieve"],
+                "relevant_labelled": bool(q.get("relevant")),
+                "relevant_ok": any(r in sources for r in q.get("relevant") or []),
+                "outcome": trace.outcome,
+                "expected": q["expected"],
+                "outcome_ok": trace.outcome in q["expected"],
+                "protected_missing": [
+                    (rw, p)
+                    for rw in rewrites
+                    for p in q.get("protected") or []
+                    if p.casefold() not in rw.casefold()
+                ],
+                "leaks": [s for s in q.get("secret") or [] if s in blob],
+                "reason": trace.finish.reason if trace.finish else "",
+            }
+        )
+    return rows
+
+
+def _rate(rows: list[dict[str, Any]], key: str) -> float:
+    return sum(1 for r in rows if r[key]) / len(rows)
+
+
+def test_floors(results: list[dict[str, Any]]) -> None:
+    labelled = [r for r in results if r["relevant_labelled"]]
+    decision = _rate(results, "decision_ok")
+    relevant = _rate(labelled, "relevant_ok")
+    outcome = _rate(results, "outcome_ok")
+    protected = [r for r in results if r["protected_missing"]]
+    leaks = [r for r in results if r["leaks"]]
+    print(f"\nquestions: {len(results)}")
+    print(f"decision accuracy: {decision:.3f} (floor 0.95)")
+    print(f"relevant source retrieved: {relevant:.3f} of {len(labelled)} labelled (floor 0.90)")
+    print(f"outcome within expected: {outcome:.3f} (floor 0.80)")
+    print(f"rewrites missing a protected span: {len(protected)} (floor 0)")
+    print(f"questions leaking secret text: {len(leaks)} (floor 0)")
+    for r in results:
+        if not (r["decision_ok"] and r["outcome_ok"]) or (r["relevant_labelled"] and not r["relevant_ok"]):
+            print(
+                f"  {r['id']}: outcome={r['outcome']} expected={r['expected']} reason={r['reason'][:100]!r}"
+            )
+    assert leaks == [], leaks
+    assert protected == [], protected
+    assert decision >= 0.95
+    assert relevant >= 0.90
+    assert outcome >= 0.80, [r["id"] for r in results if not r["outcome_ok"]]
