@@ -333,3 +333,14 @@ def test_verify_is_deterministic() -> None:
         question="q", answer="Refunds take 14 days [1]. Shipping is free.", evidence=evidence
     )
     assert verify(inputs).model_dump_json() == verify(inputs).model_dump_json()
+
+
+def test_assess_does_not_clarify_when_products_agree() -> None:
+    # Two products, same answer: the qualifier does not change anything.
+    evidence = [
+        ev(1, "Quillstack encrypts customer data at rest with AES-256.", "Security", product="Invoicing"),
+        ev(2, "Customer data at rest is encrypted with AES-256.", "Sync security", product="Sync"),
+    ]
+    out = assess(AssessInputs(question="What encryption is used for data at rest?", evidence=evidence))
+    assert out.action == "ANSWER"
+    assert out.options == []
