@@ -96,7 +96,7 @@ OUTPUT_FORMATS: dict[str, str] = {
     "decide": "RETRIEVE|reason  or  NO_RETRIEVE|reason  (one line)",
     "rewrite": '{"rewrites": ["..."], "reason": "..."}',
     "grade": '{"relevanceScore": <integer 0-100>, "isRelevant": <true|false>, "keyInfo": "...", "gaps": "..."}',
-    "rerank": '[{"index": <candidate index>, "score": <finite number, higher is more relevant>}, ...]',
+    "rerank": '{"ranking": [{"index": <candidate index>, "score": <finite number, higher is more relevant>}, ...]}',
     "assess": '{"action": "ANSWER" | "CLARIFY" | "REFUSE", "reason": "...", "options": ["..."], "conflict": "", "applies": ""}',
     "generate": "the answer as plain text, with [n] citations",
     "verify": (

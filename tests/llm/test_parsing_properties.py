@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from selfrag_nb.llm.parsing import parse
 from selfrag_nb.llm.schemas import OUTPUTS, ROLES
 
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 KEYS = st.sampled_from(
     [
