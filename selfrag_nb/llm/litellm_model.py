@@ -457,6 +457,14 @@ class LiteLLMModel:
         own = cost_of(self.name, tokens_in, tokens_out)
         if own is not None:
             return own
+        # LiteLLM prices every response it returns (None when the model is
+        # not in its map); asking completion_cost again costs milliseconds.
+        hidden = getattr(response, "_hidden_params", None)
+        value = hidden.get("response_cost") if isinstance(hidden, dict) else None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(hidden, dict) and "response_cost" in hidden:
+            return None  # LiteLLM looked and does not know this model's price
         try:
             value = litellm.completion_cost(completion_response=response, model=self.name)
         except Exception:  # noqa: BLE001 - not in the price map: unknown, which is None, not 0
