@@ -72,7 +72,7 @@ def check(role: str, raw: object) -> None:
     out, err = parse(role, raw)
     assert (out is None) != (err is None)
     if out is not None:
-        assert isinstance(out, OUTPUTS[role])  # type: ignore[index]
+        assert isinstance(out, OUTPUTS[role])
         assert isinstance(out, BaseModel)
         # anything accepted survives a JSON round trip and has finite numbers
         again = type(out).model_validate_json(out.model_dump_json())

@@ -35,15 +35,15 @@ def test_parsing_decide(raw: str, decision: str, reason: str) -> None:
     out, err = parse("decide", raw)
     assert err is None, err
     assert out is not None
-    assert out.decision == decision  # type: ignore[attr-defined]
-    assert out.reason == reason  # type: ignore[attr-defined]
+    assert out.decision == decision
+    assert out.reason == reason
 
 
 def test_parsing_no_retrieve_is_never_read_as_retrieve() -> None:
     for raw in ("NO_RETRIEVE", "no_retrieve|x", "NO-RETRIEVE", "NORETRIEVE|x", '{"decision":"NO_RETRIEVE"}'):
         out, _ = parse("decide", raw)
         assert out is not None, raw
-        assert out.decision == "NO_RETRIEVE", raw  # type: ignore[attr-defined]
+        assert out.decision == "NO_RETRIEVE", raw
 
 
 GRADE_OK: list[tuple[str, int, bool, str, str]] = [
@@ -81,10 +81,10 @@ def test_parsing_grade(raw: str, score: int, relevant: bool, key_info: str, gaps
     out, err = parse("grade", raw)
     assert err is None, err
     assert out is not None
-    assert out.relevanceScore == score  # type: ignore[attr-defined]
-    assert out.isRelevant is relevant  # type: ignore[attr-defined]
-    assert out.keyInfo == key_info  # type: ignore[attr-defined]
-    assert out.gaps == gaps  # type: ignore[attr-defined]
+    assert out.relevanceScore == score
+    assert out.isRelevant is relevant
+    assert out.keyInfo == key_info
+    assert out.gaps == gaps
 
 
 GRADE_ERRORS: list[tuple[str, str]] = [
@@ -131,7 +131,7 @@ def test_parsing_rerank(raw: str, expected: list[tuple[int, float]]) -> None:
     out, err = parse("rerank", raw)
     assert err is None, err
     assert out is not None
-    assert [(r.index, r.score) for r in out.ranking] == expected  # type: ignore[attr-defined]
+    assert [(r.index, r.score) for r in out.ranking] == expected
 
 
 @pytest.mark.parametrize(
@@ -204,17 +204,17 @@ def test_parsing_generate_plain_text_and_json() -> None:
     out, err = parse("generate", text)
     assert err is None
     assert out is not None
-    assert out.answer == text  # type: ignore[attr-defined]
+    assert out.answer == text
     out, _ = parse("generate", '{"answer": "30 days [1]"}')
     assert out is not None
-    assert out.answer == "30 days [1]"  # type: ignore[attr-defined]
+    assert out.answer == "30 days [1]"
     out, _ = parse("generate", '```json\n{"答案": "30天 [1]"}\n```')
     assert out is not None
-    assert out.answer == "30天 [1]"  # type: ignore[attr-defined]
+    assert out.answer == "30天 [1]"
     # A JSON answer without an answer field is taken as the text itself.
     out, _ = parse("generate", '{"config": {"retries": 3}}')
     assert out is not None
-    assert out.answer == '{"config": {"retries": 3}}'  # type: ignore[attr-defined]
+    assert out.answer == '{"config": {"retries": 3}}'
     assert parse("generate", "   ") == (None, "empty output")
     assert parse("generate", '{"answer": ""}') == (None, "empty answer")
 
@@ -232,12 +232,12 @@ def test_parsing_verify_article_format_derives_claims() -> None:
     out, err = parse("verify", raw)
     assert err is None, err
     assert out is not None
-    assert [(c.claim, c.verdict) for c in out.claims] == [  # type: ignore[attr-defined]
+    assert [(c.claim, c.verdict) for c in out.claims] == [
         ("Refunds within 30 days", "supported"),
         ("Refunds are paid in cash", "unsupported"),
     ]
-    assert out.overallConfidence == 70  # type: ignore[attr-defined]
-    assert out.recommendation == "ADD_DISCLAIMER"  # type: ignore[attr-defined]
+    assert out.overallConfidence == 70
+    assert out.recommendation == "ADD_DISCLAIMER"
 
 
 def test_parsing_verify_claims_derive_lists_and_full_support() -> None:
@@ -249,7 +249,7 @@ def test_parsing_verify_claims_derive_lists_and_full_support() -> None:
     out, err = parse("verify", raw)
     assert err is None, err
     assert out is not None
-    c0, c1 = out.claims  # type: ignore[attr-defined]
+    c0, c1 = out.claims
     assert (c0.verdict, c0.evidence[0].doc, c0.evidence[0].quote, c0.cited) == (
         "supported",
         1,
@@ -257,10 +257,10 @@ def test_parsing_verify_claims_derive_lists_and_full_support() -> None:
         [1],
     )
     assert (c1.verdict, c1.evidence[0].doc, c1.evidence[0].quote) == ("partial", 2, "paid by card")
-    assert out.supportedClaims == ["30 days"]  # type: ignore[attr-defined]
-    assert out.unsupportedClaims == []  # type: ignore[attr-defined]
-    assert out.isFullySupported is False  # type: ignore[attr-defined]
-    assert out.recommendation == "REGENERATE"  # type: ignore[attr-defined]
+    assert out.supportedClaims == ["30 days"]
+    assert out.unsupportedClaims == []
+    assert out.isFullySupported is False
+    assert out.recommendation == "REGENERATE"
 
 
 def test_parsing_verify_chinese_labels() -> None:
@@ -268,10 +268,10 @@ def test_parsing_verify_chinese_labels() -> None:
     out, err = parse("verify", raw)
     assert err is None, err
     assert out is not None
-    assert out.isFullySupported is False  # type: ignore[attr-defined]
-    assert out.overallConfidence == 95  # type: ignore[attr-defined]
-    assert out.recommendation == "ACCEPT"  # type: ignore[attr-defined]
-    assert out.claims[0].verdict == "supported"  # type: ignore[attr-defined]
+    assert out.isFullySupported is False
+    assert out.overallConfidence == 95
+    assert out.recommendation == "ACCEPT"
+    assert out.claims[0].verdict == "supported"
 
 
 @pytest.mark.parametrize(
@@ -298,16 +298,16 @@ def test_parsing_rewrite() -> None:
     )
     assert err is None
     assert out is not None
-    assert out.rewrites == ["refund window ORD-1", "return period ORD-1"]  # type: ignore[attr-defined]
+    assert out.rewrites == ["refund window ORD-1", "return period ORD-1"]
     out, _ = parse("rewrite", '["a", {"query": "b"}]')
     assert out is not None
-    assert out.rewrites == ["a", "b"]  # type: ignore[attr-defined]
+    assert out.rewrites == ["a", "b"]
     out, _ = parse("rewrite", "1. refund window\n2) return period\n- money back")
     assert out is not None
-    assert out.rewrites == ["refund window", "return period", "money back"]  # type: ignore[attr-defined]
+    assert out.rewrites == ["refund window", "return period", "money back"]
     out, _ = parse("rewrite", '{"rewrites": [], "reason": "already specific"}')
     assert out is not None
-    assert out.rewrites == []  # type: ignore[attr-defined]
+    assert out.rewrites == []
     assert parse("rewrite", "I would search for refunds.")[0] is None
 
 

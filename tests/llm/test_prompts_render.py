@@ -70,7 +70,7 @@ def test_prompts_packaged_sets_are_complete(lang: str) -> None:
 @pytest.mark.parametrize("role", ROLES)
 def test_prompts_render_every_role(lang: str, role: str) -> None:
     p = Prompts(lang)
-    messages = p.render(role, SAMPLES[role])  # type: ignore[arg-type]
+    messages = p.render(role, SAMPLES[role])
     assert [m.role for m in messages] == ["system", "user"]
     system, user = messages[0].content, messages[1].content
     assert system
@@ -78,7 +78,7 @@ def test_prompts_render_every_role(lang: str, role: str) -> None:
     assert "{{" not in system + user  # every placeholder substituted
     assert USER_MARKER not in system + user
     # the untrusted data lives in the user message, never in the instructions
-    question = getattr(SAMPLES[role], "question", None) or SAMPLES[role].query  # type: ignore[attr-defined]
+    question = getattr(SAMPLES[role], "question", None) or SAMPLES[role].query
     assert question in user
     assert question not in system
 
@@ -193,7 +193,7 @@ def test_prompts_editing_validates_at_assignment() -> None:
     with pytest.raises(KeyError, match="unknown prompt template"):
         p["summarise"] = "x\n=== user ===\ny"
     with pytest.raises(TypeError, match="must be a str"):
-        p["grade"] = 3  # type: ignore[assignment]
+        p["grade"] = 3
     with pytest.raises(ValueError, match="unknown prompt language"):
         Prompts("fr")
     # single braces (JSON examples) are fine, and the failed edits changed nothing
@@ -241,4 +241,4 @@ def test_prompts_render_rejects_mismatched_inputs() -> None:
     with pytest.raises(TypeError, match="GradeInputs"):
         Prompts().render("grade", SAMPLES["decide"])
     with pytest.raises(ValueError, match="unknown role"):
-        Prompts().render("judge", SAMPLES["decide"])  # type: ignore[arg-type]
+        Prompts().render("judge", SAMPLES["decide"])

@@ -34,7 +34,7 @@ def test_runner_http_repair_over_the_wire_and_no_key_in_the_record(loopback: Loo
     res = r.call("grade", GRADE_IN)
     assert res.ok
     assert res.call.parse_status == "repaired"
-    assert res.output.relevanceScore == 91  # type: ignore[attr-defined]
+    assert res.output.relevanceScore == 91
     chats = loopback.chat_requests()
     assert len(chats) == 2
     assert all(c.authorized for c in chats)

@@ -78,7 +78,7 @@ def test_runner_injection_matches_and_names() -> None:
     assert set(names) <= set(INJECTION_FLAGS)
     assert find_injection("") == []
     with pytest.raises(TypeError, match="str"):
-        find_injection(None)  # type: ignore[arg-type]
+        find_injection(None)
 
 
 def test_runner_untrusted_parts_cover_every_input_kind() -> None:

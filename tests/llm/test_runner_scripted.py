@@ -30,11 +30,11 @@ GOOD_GRADE = {"relevanceScore": 88, "isRelevant": True, "keyInfo": "30 days", "g
 
 
 def runner_with(model: ScriptedModel, **kw: object) -> ModelRunner:
-    return ModelRunner(model, **kw)  # type: ignore[arg-type]
+    return ModelRunner(model, **kw)
 
 
 def run(coro: object) -> CallResult:
-    return asyncio.run(coro)  # type: ignore[arg-type]
+    return asyncio.run(coro)
 
 
 def test_ok_first_try_records_everything() -> None:
@@ -105,7 +105,7 @@ def test_error_completion_applies_default_without_repair() -> None:
     assert res.call.parse_status == "error"
     assert "provider exploded" in (res.call.error or "")
     assert res.output == CONSERVATIVE_DEFAULTS["verify"]
-    assert res.output.recommendation == "REGENERATE"  # type: ignore[attr-defined]
+    assert res.output.recommendation == "REGENERATE"
     assert len(m.requests) == 1
     assert res.call.cost is None  # unknown, never 0
 
@@ -214,13 +214,13 @@ def test_generate_modes_use_their_own_template() -> None:
     assert "bad claim" in strict.call.messages[1]["content"]
     direct = run(r.acall("generate", GenerateInputs(question="q", mode="direct")))
     assert direct.call.prompt_hash == r.prompts.hash("generate_direct")
-    assert direct.output.answer == "The documents contain no relevant information."  # type: ignore[attr-defined]
+    assert direct.output.answer == "The documents contain no relevant information."
 
 
 def test_sync_call_outside_and_inside_a_running_loop() -> None:
     m = ScriptedModel().default("decide", "NO_RETRIEVE|greeting")
     r = runner_with(m)
-    assert r.call("decide", DecideInputs(question="hello")).output.decision == "NO_RETRIEVE"  # type: ignore[attr-defined]
+    assert r.call("decide", DecideInputs(question="hello")).output.decision == "NO_RETRIEVE"
 
     async def in_notebook_cell() -> CallResult:
         # a running loop, like Jupyter's: asyncio.run would refuse here
@@ -228,7 +228,7 @@ def test_sync_call_outside_and_inside_a_running_loop() -> None:
 
     res = asyncio.run(in_notebook_cell())
     assert res.ok
-    assert res.output.decision == "NO_RETRIEVE"  # type: ignore[attr-defined]
+    assert res.output.decision == "NO_RETRIEVE"
 
 
 def test_sync_call_runs_the_same_flow() -> None:
@@ -271,17 +271,17 @@ def test_bad_input_is_rejected_with_a_named_problem() -> None:
     with pytest.raises(TypeError, match="GradeInputs"):
         run(r.acall("grade", DecideInputs(question="q")))
     with pytest.raises(ValueError, match="unknown role"):
-        run(r.acall("summarise", GRADE_IN))  # type: ignore[arg-type]
+        run(r.acall("summarise", GRADE_IN))
     with pytest.raises(ValueError, match="timeout"):
         ModelRunner(ScriptedModel(), timeout=0)
     with pytest.raises(ValueError, match="cassette"):
         ModelRunner(ScriptedModel(), record=True)
     with pytest.raises(TypeError, match="Model"):
-        ModelRunner(42)  # type: ignore[arg-type]
+        ModelRunner(42)
     with pytest.raises(ValueError, match="unknown role"):
         ModelRunner(ScriptedModel(), models={"judge": ScriptedModel()})
     with pytest.raises(TypeError, match="prompts"):
-        ModelRunner(ScriptedModel(), prompts=3)  # type: ignore[arg-type]
+        ModelRunner(ScriptedModel(), prompts=3)
 
 
 def test_model_resolution_per_role() -> None:
@@ -360,7 +360,7 @@ def test_offline_model_output_parses_for_every_role() -> None:
         ),
     }
     for role, inputs in calls.items():
-        res = r.call(role, inputs)  # type: ignore[arg-type]
+        res = r.call(role, inputs)
         assert res.call.parse_status == "ok", (role, res.call.raw, res.call.parse_error)
         assert res.call.offline
 
