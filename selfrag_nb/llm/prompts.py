@@ -237,6 +237,14 @@ class Prompts(MutableMapping[str, str]):
         changed = [k for k in TEMPLATE_KEYS if not self.is_default(k)]
         return f"Prompts(lang={self._lang!r}, edited={changed})"
 
+    def clear(self) -> None:
+        """Restore every packaged template (the mapping never loses a key)."""
+        self._templates = dict(self._defaults)
+
+    def popitem(self) -> tuple[str, str]:
+        # The inherited popitem/clear loop "until empty"; this mapping is never empty.
+        raise TypeError("prompt templates cannot be removed; use reset(key) or clear() to restore defaults")
+
     def reset(self, key: str) -> None:
         """Restore the packaged template for ``key``."""
         if key not in self._defaults:

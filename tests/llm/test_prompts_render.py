@@ -242,3 +242,16 @@ def test_prompts_render_rejects_mismatched_inputs() -> None:
         Prompts().render("grade", SAMPLES["decide"])
     with pytest.raises(ValueError, match="unknown role"):
         Prompts().render("judge", SAMPLES["decide"])
+
+
+def test_prompts_clear_restores_and_popitem_refuses() -> None:
+    p = Prompts()
+    p["grade"] = "x\n=== user ===\n{{question}}"
+    p["verify"] = "y\n=== user ===\n{{answer}}"
+    assert p.pop("grade").startswith("x")  # pop returns the edited text and restores the default
+    assert p.is_default("grade")
+    p.clear()
+    assert all(p.is_default(k) for k in TEMPLATE_KEYS)
+    assert len(p) == len(TEMPLATE_KEYS)
+    with pytest.raises(TypeError, match="cannot be removed"):
+        p.popitem()
