@@ -1,0 +1,394 @@
+// selfrag_nb Prompt Lab (AnyWidget ESM, vanilla JS, no build step, no network).
+//
+//   Python -> here (synced traits, one section redrawn per change):
+//     roles role role_info model offline note  -> header + role picker + offline note
+//     template template_hash baseline_hash      -> editor (the draft survives other redraws)
+//     questions categories selected_ids         -> subset picker
+//     versions                                  -> version list (revert / baseline / export)
+//     results status error running exported    -> results table, status line, download link
+//   here -> Python:
+//     model.set("role" | "selected_ids") + save_changes()
+//     model.send({action: "run" | "save" | "revert" | "baseline" | "export" | "apply", ...})
+//
+// Every piece of data is set with textContent, value or createTextNode: never
+// innerHTML. (The DOM helpers mirror trace.js: an ESM loaded from a string
+// cannot import a sibling file.)
+
+const CTL = /[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u061c\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
+
+function h(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+function add(parent, ...kids) {
+  for (const k of kids) if (k) parent.appendChild(k);
+  return parent;
+}
+
+// Untrusted text: control characters shown as U+XXXX labels, isolated in <bdi>.
+function t(s) {
+  const parent = document.createElement("bdi");
+  s = String(s ?? "");
+  let pos = 0;
+  for (const m of s.matchAll(CTL)) {
+    if (m.index > pos) parent.appendChild(document.createTextNode(s.slice(pos, m.index)));
+    const code = m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
+    const lab = h("span", "srnb-ctl", "U+" + code);
+    lab.title = "invisible control character";
+    parent.appendChild(lab);
+    pos = m.index + m[0].length;
+  }
+  if (pos < s.length) parent.appendChild(document.createTextNode(s.slice(pos)));
+  return parent;
+}
+
+function badge(text, tone, title) {
+  const b = h("span", tone ? "srnb-badge srnb-" + tone : "srnb-badge", text);
+  if (title) b.title = title;
+  return b;
+}
+
+function button(label, onClick, cls) {
+  const b = h("button", cls || "", label);
+  b.type = "button";
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+class Lab {
+  constructor(model, el) {
+    this.model = model;
+    this.el = el;
+    this.root = h("div", "srnb-root srnb-lab");
+    this.root.dir = "ltr";
+    this.header = h("section", "srnb-card srnb-lab-head");
+    this.editorCard = h("section", "srnb-card srnb-lab-edit");
+    this.picker = h("section", "srnb-card srnb-lab-pick");
+    this.versionsCard = h("section", "srnb-card srnb-lab-versions");
+    this.resultsCard = h("section", "srnb-card srnb-lab-results");
+    this.buildEditor();
+    add(this.root, this.header, this.editorCard, this.picker, this.versionsCard, this.resultsCard);
+    el.replaceChildren(this.root);
+  }
+
+  get(k) {
+    return this.model.get(k);
+  }
+
+  send(msg) {
+    this.model.send(msg);
+  }
+
+  // ------------------------------------------------------------- header
+  renderHeader() {
+    const head = h("div", "srnb-card-h");
+    add(head, h("span", "srnb-stage", "Prompt Lab"));
+    const model = this.get("model");
+    if (model) add(head, badge("model " + model, this.get("offline") ? "offline" : "info"));
+    add(head, h("span", "srnb-meta", (this.get("questions") || []).length + " labelled questions"));
+    const kids = [head];
+    const note = this.get("note");
+    if (note) kids.push(add(h("div", "srnb-banner srnb-banner-info srnb-lab-note"), t(note)));
+    this.header.replaceChildren(...kids);
+  }
+
+  // ------------------------------------------------------------- editor
+  buildEditor() {
+    this.roleSelect = h("select", "srnb-lab-role");
+    this.roleSelect.addEventListener("change", () => {
+      this.model.set("role", this.roleSelect.value);
+      this.model.save_changes();
+    });
+    this.roleInfo = h("span", "srnb-meta");
+    this.placeholders = h("div", "srnb-meta srnb-lab-placeholders");
+    this.editor = h("textarea", "srnb-lab-editor");
+    this.editor.spellcheck = false;
+    this.editor.value = this.get("template") || "";
+    this.editor.addEventListener("input", () => this.renderEdited());
+    this.hashLine = h("span", "srnb-meta");
+    this.edited = h("span", "srnb-lab-edited");
+    this.noteInput = h("input", "srnb-lab-note-input");
+    this.noteInput.type = "text";
+    this.noteInput.placeholder = "note for this version (optional)";
+    this.runBtn = button("Run", () => this.run(), "srnb-lab-primary srnb-lab-run");
+    this.saveBtn = button("Save version", () =>
+      this.send({ action: "save", template: this.editor.value, note: this.noteInput.value }),
+    );
+    this.applyBtn = button("Apply to pipeline", () => this.send({ action: "apply", template: this.editor.value }));
+    this.exportBtn = button("Export best", () => this.send({ action: "export" }));
+    this.errorBox = h("div", "srnb-banner srnb-banner-bad srnb-lab-error");
+    this.status = h("div", "srnb-lab-status");
+    this.download = h("div", "srnb-lab-download");
+    const roleBar = add(h("div", "srnb-lab-bar"), h("span", "srnb-label", "role"), this.roleSelect, this.roleInfo);
+    const actions = add(
+      h("div", "srnb-lab-bar"),
+      this.hashLine,
+      this.edited,
+      this.noteInput,
+      this.saveBtn,
+      this.runBtn,
+      this.applyBtn,
+      this.exportBtn,
+    );
+    add(this.editorCard, roleBar, this.placeholders, this.editor, actions, this.errorBox, this.status, this.download);
+  }
+
+  renderRole() {
+    const roles = this.get("roles") || [];
+    const role = this.get("role");
+    this.roleSelect.replaceChildren(
+      ...roles.map((r) => {
+        const o = h("option", "", r);
+        o.value = r;
+        o.selected = r === role;
+        return o;
+      }),
+    );
+    this.roleSelect.value = role;
+    this.roleInfo.textContent = this.get("role_info") ? "scored on: " + this.get("role_info") : "";
+    const ph = (this.get("placeholders") || []).map((p) => "{{" + p + "}}").join(" ");
+    this.placeholders.textContent = ph ? "placeholders: " + ph + "   · a line === user === separates instructions from data" : "";
+  }
+
+  renderTemplate() {
+    // A template from Python (revert, role switch, save) replaces the draft.
+    this.editor.value = this.get("template") || "";
+    this.renderEdited();
+  }
+
+  renderEdited() {
+    const edited = this.editor.value !== (this.get("template") || "");
+    const base = this.get("baseline_hash");
+    const cur = this.get("template_hash");
+    this.hashLine.textContent = "version " + cur + (cur === base ? " (baseline)" : " · baseline " + base);
+    this.edited.textContent = edited ? "edited — not saved (Run or Save makes it a version)" : "";
+  }
+
+  renderStatus() {
+    const err = this.get("error") || "";
+    this.errorBox.replaceChildren(t(err));
+    this.errorBox.style.display = err ? "" : "none";
+    this.status.replaceChildren(t(this.get("status") || ""));
+    const busy = !!this.get("running");
+    for (const b of [this.runBtn, this.saveBtn, this.applyBtn, this.exportBtn]) b.disabled = busy;
+    this.roleSelect.disabled = busy;
+  }
+
+  renderExported() {
+    const ex = this.get("exported") || {};
+    this.download.replaceChildren();
+    if (!ex.text) return;
+    const line = add(h("div", "srnb-meta"), t("exported " + ex.hash + " to " + ex.path + " "));
+    if (typeof URL !== "undefined" && URL.createObjectURL && typeof Blob !== "undefined") {
+      const a = h("a", "", "download " + ex.filename);
+      a.href = URL.createObjectURL(new Blob([ex.text], { type: "text/plain;charset=utf-8" }));
+      a.download = ex.filename;
+      add(line, a);
+    }
+    add(this.download, line);
+  }
+
+  run() {
+    this.send({
+      action: "run",
+      template: this.editor.value,
+      note: this.noteInput.value,
+      ids: this.get("selected_ids") || [],
+    });
+  }
+
+  // ------------------------------------------------------------- picker
+  setSelected(ids) {
+    const order = (this.get("questions") || []).map((q) => q.id);
+    const want = new Set(ids);
+    this.model.set("selected_ids", order.filter((id) => want.has(id)));
+    this.model.save_changes();
+  }
+
+  renderPicker() {
+    const qs = this.get("questions") || [];
+    const sel = new Set(this.get("selected_ids") || []);
+    const head = add(
+      h("div", "srnb-card-h"),
+      h("span", "srnb-stage", "Questions"),
+      h("span", "srnb-meta", sel.size + " of " + qs.length + " selected"),
+      button("none", () => this.setSelected([])),
+      button("all", () => this.setSelected(qs.map((q) => q.id))),
+    );
+    const cats = h("div", "srnb-lab-cats");
+    for (const cat of this.get("categories") || []) {
+      const ids = qs.filter((q) => q.category === cat).map((q) => q.id);
+      const n = ids.filter((id) => sel.has(id)).length;
+      const box = h("input");
+      box.type = "checkbox";
+      box.checked = n > 0 && n === ids.length;
+      box.indeterminate = n > 0 && n < ids.length;
+      box.addEventListener("change", () => {
+        const next = new Set(sel);
+        for (const id of ids) box.checked ? next.add(id) : next.delete(id);
+        this.setSelected([...next]);
+      });
+      add(cats, add(h("label", "srnb-lab-cat"), box, h("span", "", " " + cat + " (" + n + "/" + ids.length + ")")));
+    }
+    const list = h("details", "srnb-details srnb-lab-qlist");
+    list.open = !!this.qOpen;
+    list.addEventListener("toggle", () => (this.qOpen = list.open));
+    add(list, h("summary", "", "pick single questions"));
+    const box = h("div", "srnb-lab-qs");
+    for (const q of qs) {
+      const c = h("input");
+      c.type = "checkbox";
+      c.checked = sel.has(q.id);
+      c.addEventListener("change", () => {
+        const next = new Set(sel);
+        c.checked ? next.add(q.id) : next.delete(q.id);
+        this.setSelected([...next]);
+      });
+      add(box, add(h("label", "srnb-lab-q"), c, h("span", "srnb-id", q.id), h("span", "srnb-meta", q.category), t(q.question)));
+    }
+    add(list, box);
+    this.picker.replaceChildren(head, cats, list);
+  }
+
+  // ------------------------------------------------------------- versions
+  renderVersions() {
+    const vs = this.get("versions") || [];
+    const head = add(h("div", "srnb-card-h"), h("span", "srnb-stage", "Versions"), h("span", "srnb-meta", vs.length + " of " + this.get("role")));
+    const table = h("table", "srnb-lab-table");
+    add(table, add(h("tr"), h("th", "", "version"), h("th", "", "note"), h("th", "", "agreement"), h("th", "", "")));
+    for (const v of vs) {
+      const name = add(h("td"), h("span", "srnb-id", v.hash));
+      if (v.current) add(name, document.createTextNode(" "), badge("current", "info"));
+      if (v.baseline) add(name, document.createTextNode(" "), badge("baseline"));
+      if (v.best) add(name, document.createTextNode(" "), badge("best", "ok"));
+      const acts = add(
+        h("td"),
+        button("revert", () => this.send({ action: "revert", hash: v.hash })),
+        button("set baseline", () => this.send({ action: "baseline", hash: v.hash })),
+        button("export", () => this.send({ action: "export", hash: v.hash })),
+      );
+      const score = v.agreement ? v.agreement + " on " + v.questions : "not run";
+      add(table, add(h("tr", "srnb-lab-version"), name, add(h("td"), t(v.note)), h("td", "", score), acts));
+    }
+    this.versionsCard.replaceChildren(head, table);
+  }
+
+  // ------------------------------------------------------------- results
+  sideCells(s) {
+    const verdict = h("td", "srnb-lab-verdict");
+    if (s.error) add(verdict, badge("error", "bad"), document.createTextNode(" "), t(s.error));
+    else add(verdict, t(s.verdict));
+    const meta = [];
+    if (s.source) meta.push("by " + s.source);
+    if (s.precision || s.recall) meta.push("P " + (s.precision || "—") + " · R " + (s.recall || "—"));
+    if (s.unparsed) meta.push(s.unparsed + " unparsed");
+    if (s.cached) meta.push("cached");
+    if (meta.length) add(verdict, h("div", "srnb-meta", meta.join(" · ")));
+    if (s.reason) verdict.title = s.reason;
+    const mark = h("td", "srnb-lab-mark" + (s.tone ? " srnb-" + s.tone : ""), s.mark);
+    return [verdict, mark];
+  }
+
+  usage(s) {
+    return add(h("td", "srnb-num"), h("div", "", s.tokens), h("div", "", s.cost + " · " + s.latency));
+  }
+
+  renderResults() {
+    const r = this.get("results") || {};
+    const rows = r.rows || [];
+    if (!r.role) {
+      this.resultsCard.replaceChildren(add(h("div", "srnb-card-h"), h("span", "srnb-stage", "Results"), h("span", "srnb-meta", "not run yet: pick questions and press Run")));
+      return;
+    }
+    const head = add(
+      h("div", "srnb-card-h"),
+      h("span", "srnb-stage", "Results · " + r.role),
+      h("span", "srnb-id", r.baseline),
+      document.createTextNode("→"),
+      h("span", "srnb-id", r.candidate),
+      h("span", "srnb-meta", (r.done || 0) + "/" + (r.total || 0) + " questions"),
+    );
+    const kids = [head];
+    if (!r.finished) {
+      const bar = h("div", "srnb-lab-progress");
+      const fill = h("div");
+      fill.style.width = (r.total ? (100 * (r.done || 0)) / r.total : 0).toFixed(1) + "%";
+      kids.push(add(bar, fill));
+    }
+    if (r.note) kids.push(add(h("div", "srnb-banner srnb-banner-info"), t(r.note)));
+    const tot = r.totals;
+    if (tot) {
+      let line = "agreement " + tot.old.agreement + " → " + tot.new.agreement + " (" + tot.new.labelled + " labelled of " + tot.questions + ") · " + tot.changed + " changed";
+      if (tot.errors) line += " · " + tot.errors + " error(s)";
+      if (tot.new.precision || tot.old.precision) line += " · precision " + (tot.old.precision || "—") + " → " + (tot.new.precision || "—");
+      if (tot.new.recall || tot.old.recall) line += " · recall " + (tot.old.recall || "—") + " → " + (tot.new.recall || "—");
+      line += " · tokens " + tot.old.tokens + " → " + tot.new.tokens + " · cost " + tot.old.cost + " → " + tot.new.cost + " · latency " + tot.old.latency + " → " + tot.new.latency;
+      kids.push(h("div", "srnb-lab-totals", line));
+    }
+    const table = h("table", "srnb-lab-table");
+    add(
+      table,
+      add(
+        h("tr"),
+        ...["question", "label", "old verdict", "", "new verdict", "", "old tokens · cost · latency", "new tokens · cost · latency"].map((c) => h("th", "", c)),
+      ),
+    );
+    for (const row of rows) {
+      const q = add(h("td"), h("span", "srnb-id", row.id), document.createTextNode(" "), h("span", "srnb-meta", row.category));
+      const qt = add(h("div"), t(row.question));
+      qt.dir = "auto";
+      add(q, qt);
+      const tr = h("tr", row.changed ? "srnb-lab-row srnb-lab-changed" : "srnb-lab-row");
+      add(tr, q, add(h("td"), t(row.label)), ...this.sideCells(row.old), ...this.sideCells(row.new), this.usage(row.old), this.usage(row.new));
+      add(table, tr);
+    }
+    kids.push(table);
+    this.resultsCard.replaceChildren(...kids);
+  }
+
+  renderAll() {
+    this.renderHeader();
+    this.renderRole();
+    this.renderTemplate();
+    this.renderStatus();
+    this.renderExported();
+    this.renderPicker();
+    this.renderVersions();
+    this.renderResults();
+  }
+}
+
+function render({ model, el }) {
+  const lab = new Lab(model, el);
+  lab.renderAll();
+  const on = {
+    "change:model": () => lab.renderHeader(),
+    "change:offline": () => lab.renderHeader(),
+    "change:note": () => lab.renderHeader(),
+    "change:roles": () => lab.renderRole(),
+    "change:role": () => lab.renderRole(),
+    "change:role_info": () => lab.renderRole(),
+    "change:placeholders": () => lab.renderRole(),
+    "change:template": () => lab.renderTemplate(),
+    "change:template_hash": () => lab.renderEdited(),
+    "change:baseline_hash": () => lab.renderEdited(),
+    "change:questions": () => (lab.renderPicker(), lab.renderHeader()),
+    "change:categories": () => lab.renderPicker(),
+    "change:selected_ids": () => lab.renderPicker(),
+    "change:versions": () => lab.renderVersions(),
+    "change:results": () => lab.renderResults(),
+    "change:status": () => lab.renderStatus(),
+    "change:error": () => lab.renderStatus(),
+    "change:running": () => lab.renderStatus(),
+    "change:exported": () => lab.renderExported(),
+  };
+  for (const [ev, fn] of Object.entries(on)) model.on(ev, fn);
+  return () => {
+    for (const [ev, fn] of Object.entries(on)) model.off(ev, fn);
+  };
+}
+
+export default { render };

@@ -1,0 +1,860 @@
+"""Prompt Lab engine: edit an evaluator prompt, re-run labelled questions, compare.
+
+    PromptLab(rag, questions)
+      versions[role]   hash -> template text, note, scores  (baseline = rag.prompts at creation)
+      current[role]    the candidate being edited
+      set_template(role, text) --validate (Prompts rules)--> version hash   (TemplateError)
+      run(role, ids, version, baseline)
+        ids (default: stratified, one per category among the questions the role is labelled for)
+        for side in (baseline, candidate):          same template hash -> run once
+          variant = rag with a copy of its prompts where prompts[role] = that version
+          per question (thread pool, bounded):     cached per (role, hash, context, question)
+            decide -> stepper.decide()  RETRIEVE / NO_RETRIEVE  vs should_retrieve
+            grade  -> stepper.grade()   chunks judged relevant  vs relevant sources
+            verify -> full run          recommendation + outcome vs expected
+          -> LabSide (verdict, agreement, tokens/cost/latency of the role's calls)
+        -> LabRun (rows: old vs new per question, totals; offline note when offline)
+        -> scores recorded on both versions
+      best(role)       highest agreement on the last run's questions (ties keep the older)
+      export(role)     the winning template text (+ JSON sidecar with its hash) / apply(role)
+
+The engine is plain data and methods, usable from a script; the notebook view
+(``selfrag_nb.display.prompt_lab``) is a thin AnyWidget over it. The user's
+pipeline is never changed behind their back: runs use copies of its prompts,
+and only ``apply`` writes a template into ``rag.prompts``.
+
+Why variants are rag copies: the runner's ``Prompts`` is shared by every
+stage, so swapping one template in place would race with a running question.
+A shallow copy of the runner keeps the same models, cache and cassette (so
+nothing is re-authenticated or re-opened) with its own ``Prompts``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from selfrag_nb.eval.metrics import grading_precision_recall, source_matches
+from selfrag_nb.eval.questions import Question, QuestionSet
+from selfrag_nb.eval.questions import questions as load_questions
+from selfrag_nb.trace import ModelCall, Trace
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from selfrag_nb.display.prompt_lab import PromptLabWidget
+    from selfrag_nb.llm.schemas import Role
+    from selfrag_nb.pipeline import SelfRAG
+
+__all__ = [
+    "OFFLINE_PROMPT_NOTE",
+    "TUNABLE_ROLES",
+    "LabRow",
+    "LabRun",
+    "LabSide",
+    "PromptLab",
+    "TemplateError",
+]
+
+OFFLINE_PROMPT_NOTE = (
+    "The offline model reads structured inputs, not prompts: template edits do not change its "
+    "verdicts. Configure a real model (or a recorded cassette) to tune prompts."
+)
+#: Roles whose verdicts can be scored against the question-set labels.
+TUNABLE_ROLES: tuple[str, ...] = ("decide", "grade", "verify")
+#: What each role is scored against (shown next to the role picker).
+ROLE_LABELS = {
+    "decide": "retrieve or not, vs should_retrieve",
+    "grade": "chunks judged relevant, vs the relevant sources",
+    "verify": "recommendation and outcome, vs expected outcomes",
+}
+# The stage a role's verdict needs: running further would spend tokens on
+# stages the template cannot influence before its own verdict.
+_STOP_AT = {"decide": "decide", "grade": "grade", "verify": "finish"}
+
+
+class TemplateError(ValueError):
+    """A template the lab cannot use (unknown placeholder, missing user
+    marker, ...). The message names the problem; the widget shows it."""
+
+
+# ------------------------------------------------------------------ records
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class LabSide(_Frozen):
+    """One question run with one template version. Tokens, cost and latency
+    are those of the role's own model calls (what the template changes);
+    ``wall_ms`` is the whole question run. ``cost`` None = unknown."""
+
+    version: str
+    verdict: str
+    #: 1.0 agrees with the label, 0.0 disagrees; for grade the share of graded
+    #: chunks whose relevance matches the label. None: not labelled / did not run.
+    agreement: float | None = None
+    #: grade: sources graded relevant (unique, retrieval order); precision/recall vs labels.
+    relevant: list[str] = Field(default_factory=list)
+    graded: int = 0
+    precision: float | None = None
+    recall: float | None = None
+    #: verify: the first verification's recommendation and the final outcome.
+    recommendation: str | None = None
+    outcome: str | None = None
+    #: decide: rule | cache | model | setting | override.
+    decision_source: str | None = None
+    reason: str = ""
+    calls: int = 0
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost: float | None = 0.0
+    latency_ms: float = 0.0
+    wall_ms: float = 0.0
+    #: Calls whose output was not parsed (the conservative default was used).
+    unparsed: int = 0
+    #: Prompt hashes recorded on the role's calls (the version actually sent).
+    prompt_hashes: list[str] = Field(default_factory=list)
+    offline: bool = False
+    error: str | None = None
+    #: True when this side came from the lab's cache (same template, same context).
+    cached: bool = False
+
+
+class LabRow(_Frozen):
+    """One question: its label, the baseline (old) and candidate (new) sides."""
+
+    id: str
+    category: str
+    question: str
+    label: str
+    old: LabSide
+    new: LabSide
+
+    @property
+    def changed(self) -> bool:
+        """True when the candidate's verdict differs from the baseline's."""
+        return self.old.verdict != self.new.verdict
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def _sum_cost(values: Iterable[float | None]) -> float | None:
+    total = 0.0
+    for v in values:
+        if v is None:
+            return None
+        total += v
+    return total
+
+
+def _sum_tokens(values: Iterable[int | None]) -> int | None:
+    vals = [v for v in values if v is not None]
+    return sum(vals) if vals else None
+
+
+class LabRun(_Frozen):
+    """The result of ``PromptLab.run``: one row per question, old vs new."""
+
+    role: str
+    baseline: str
+    candidate: str
+    question_set: str = ""
+    rows: list[LabRow]
+    offline: bool = False
+    #: Non-empty when the template cannot change the verdicts (offline model).
+    note: str = ""
+    model: str = ""
+    wall_ms: float = 0.0
+    created: float = Field(default_factory=time.time)
+
+    @property
+    def ids(self) -> list[str]:
+        return [r.id for r in self.rows]
+
+    @property
+    def agreement_old(self) -> float | None:
+        """Mean agreement of the baseline over the labelled questions."""
+        return _mean(r.old.agreement for r in self.rows)
+
+    @property
+    def agreement_new(self) -> float | None:
+        """Mean agreement of the candidate over the labelled questions."""
+        return _mean(r.new.agreement for r in self.rows)
+
+    @property
+    def changed(self) -> int:
+        """Questions whose verdict changed."""
+        return sum(1 for r in self.rows if r.changed)
+
+    @property
+    def errors(self) -> int:
+        """Questions that raised on either side (shown as error rows)."""
+        return sum(1 for r in self.rows if r.old.error or r.new.error)
+
+    def totals(self) -> dict[str, Any]:
+        """Agreement, precision/recall (grade), tokens, cost and latency per side."""
+        out: dict[str, Any] = {
+            "role": self.role,
+            "questions": len(self.rows),
+            "changed": self.changed,
+            "errors": self.errors,
+        }
+        for name in ("old", "new"):
+            sides = [getattr(r, name) for r in self.rows]
+            out[name] = {
+                "version": self.baseline if name == "old" else self.candidate,
+                "agreement": _mean(s.agreement for s in sides),
+                "labelled": sum(1 for s in sides if s.agreement is not None),
+                "precision": _mean(s.precision for s in sides),
+                "recall": _mean(s.recall for s in sides),
+                "tokens_in": _sum_tokens(s.tokens_in for s in sides),
+                "tokens_out": _sum_tokens(s.tokens_out for s in sides),
+                "cost": _sum_cost(s.cost for s in sides),
+                "latency_ms": sum(s.latency_ms for s in sides),
+            }
+        return out
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One flat dict per question (old_* and new_* columns)."""
+        out = []
+        for r in self.rows:
+            rec: dict[str, Any] = {
+                "id": r.id,
+                "category": r.category,
+                "question": r.question,
+                "label": r.label,
+                "changed": r.changed,
+            }
+            for name in ("old", "new"):
+                side: LabSide = getattr(r, name)
+                for k in ("verdict", "agreement", "tokens_in", "tokens_out", "cost", "latency_ms", "error"):
+                    rec[f"{name}_{k}"] = getattr(side, k)
+            out.append(rec)
+        return out
+
+    def to_pandas(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self.to_records())
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return self.model_dump_json(indent=indent)
+
+    # -- display (the view layer renders; this record holds no widget) ------
+    def to_html(self) -> str:
+        from selfrag_nb.display.prompt_lab import run_html
+
+        return run_html(self)
+
+    def to_text(self) -> str:
+        from selfrag_nb.display.prompt_lab import run_text
+
+        return run_text(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {"text/plain": self.to_text(), "text/html": self.to_html()}
+
+
+# ------------------------------------------------------------------ versions
+
+
+@dataclass
+class _Version:
+    role: str
+    hash: str
+    text: str
+    created: float
+    note: str = ""
+    scores: dict[str, Any] = field(default_factory=dict)
+
+
+def _template_hash(text: str) -> str:
+    # The same digest as Prompts.hash, so lab versions and trace prompt hashes agree.
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _as_question_set(qs: object) -> QuestionSet:
+    if qs is None:
+        return load_questions("sample")
+    if isinstance(qs, QuestionSet):
+        return qs
+    if isinstance(qs, (str, Path)):
+        return load_questions(qs)
+    if isinstance(qs, Iterable):
+        items = list(qs)
+        if all(isinstance(q, Question) for q in items):
+            return QuestionSet(items, name="questions")
+        if all(isinstance(q, dict) for q in items):
+            return QuestionSet.from_records(items)
+    raise TypeError(
+        "questions must be a QuestionSet (sr.questions('sample')), a path to a .jsonl question set, "
+        f"or a list of Question records / dicts; got {type(qs).__name__}"
+    )
+
+
+# ------------------------------------------------------------------ scoring
+
+
+def _label(role: str, q: Question) -> str:
+    if role == "decide":
+        if q.should_retrieve is None:
+            return "—"
+        return "RETRIEVE" if q.should_retrieve else "NO_RETRIEVE"
+    if role == "grade":
+        return "relevant: " + ", ".join(q.relevant) if q.relevant else "none relevant"
+    return "expected: " + " | ".join(q.expected) if q.expected else "—"
+
+
+def _labelled(role: str, q: Question) -> bool:
+    if role == "decide":
+        return q.should_retrieve is not None
+    if role == "grade":
+        # Grading only happens when the question is meant to retrieve.
+        return q.should_retrieve is not False
+    return bool(q.expected)
+
+
+def _role_calls(trace: Trace, role: str) -> list[ModelCall]:
+    return [c for c in trace.model_calls if c.role == role]
+
+
+def _side(role: str, version: str, q: Question, trace: Trace, wall_ms: float) -> LabSide:
+    calls = _role_calls(trace, role)
+    common: dict[str, Any] = {
+        "version": version,
+        "calls": len(calls),
+        "tokens_in": _sum_tokens(c.tokens_in for c in calls),
+        "tokens_out": _sum_tokens(c.tokens_out for c in calls),
+        "cost": _sum_cost(c.cost for c in calls),
+        "latency_ms": sum(c.latency_ms for c in calls),
+        "wall_ms": wall_ms,
+        "unparsed": sum(1 for c in calls if c.parse_status in ("unparsed", "error")),
+        "prompt_hashes": list(dict.fromkeys(c.prompt_hash for c in calls)),
+        "offline": bool(calls) and all(c.offline for c in calls),
+    }
+    dec = trace.decision
+    if role == "decide":
+        if dec is None:
+            return LabSide(verdict="no decision", **common)
+        agree = None if q.should_retrieve is None else float(dec.retrieve == q.should_retrieve)
+        return LabSide(
+            verdict="RETRIEVE" if dec.retrieve else "NO_RETRIEVE",
+            agreement=agree,
+            decision_source=dec.source,
+            reason=dec.reason,
+            **common,
+        )
+    if role == "grade":
+        grades = trace.grades
+        if grades is None:
+            return LabSide(verdict="no retrieval", reason=dec.reason if dec else "", **common)
+        src = {h.chunk_id: h.source for h in (trace.retrieval.hits if trace.retrieval else [])}
+        graded = [(g.source or src.get(g.chunk_id, ""), g.relevant) for g in grades.items]
+        precision, recall = grading_precision_recall(graded, q.relevant)
+        matches = [rel == source_matches(s, q.relevant) for s, rel in graded]
+        kept = list(dict.fromkeys(s for s, rel in graded if rel))
+        verdict = f"{sum(1 for _, rel in graded if rel)}/{len(graded)} relevant"
+        if kept:
+            verdict += ": " + ", ".join(s.rsplit("/", 1)[-1] for s in kept)
+        return LabSide(
+            verdict=verdict,
+            agreement=sum(matches) / len(matches) if matches else None,
+            relevant=kept,
+            graded=len(graded),
+            precision=precision,
+            recall=recall,
+            **common,
+        )
+    # verify: the verifier's own verdict is the first Support; the outcome shows its effect.
+    supports = trace.supports
+    rec = supports[0].recommendation if supports else None
+    outcome = trace.outcome
+    agree = None if not q.expected or outcome is None else float(outcome in q.expected)
+    verdict = f"{rec or 'not verified'} → {outcome or 'no outcome'}"
+    fin = trace.finish
+    return LabSide(
+        verdict=verdict,
+        agreement=agree,
+        recommendation=rec,
+        outcome=outcome,
+        reason=fin.reason if fin else "",
+        **common,
+    )
+
+
+# ------------------------------------------------------------------ the lab
+
+
+class PromptLab:
+    """Tune the evaluator prompts of a pipeline against labelled questions.
+
+    ``lab = sr.PromptLab(rag, sr.questions("sample"))``; in a notebook the
+    lab shows itself as a widget. From code::
+
+        h = lab.set_template("grade", new_text, note="stricter")
+        run = lab.run("grade")            # baseline vs h on a stratified subset
+        run.agreement_old, run.agreement_new
+        lab.export("grade", "grade.txt")  # the best version + grade.txt.json
+    """
+
+    def __init__(
+        self,
+        rag: SelfRAG,
+        questions: QuestionSet | str | Path | Iterable[Any] | None = None,
+        *,
+        roles: Sequence[str] = TUNABLE_ROLES,
+        concurrency: int = 4,
+        per_category: int = 1,
+    ) -> None:
+        if rag is None or not hasattr(rag, "prompts") or not hasattr(rag, "runner"):
+            raise TypeError(
+                "PromptLab needs a SelfRAG pipeline: PromptLab(sr.SelfRAG(kb), sr.questions('sample'))"
+            )
+        bad = [r for r in roles if r not in TUNABLE_ROLES]
+        if bad or not roles:
+            raise ValueError(f"roles must be a non-empty subset of {list(TUNABLE_ROLES)}; got {list(roles)}")
+        if not isinstance(concurrency, int) or concurrency < 1:
+            raise ValueError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+        if not isinstance(per_category, int) or per_category < 1:
+            raise ValueError(f"per_category must be an integer >= 1, got {per_category!r}")
+        self.rag = rag
+        self.questions = _as_question_set(questions)
+        self.roles: tuple[str, ...] = tuple(dict.fromkeys(roles))
+        self.concurrency = concurrency
+        self.per_category = per_category
+        self._lock = threading.RLock()
+        self._versions: dict[str, dict[str, _Version]] = {}
+        self._current: dict[str, str] = {}
+        self._baseline: dict[str, str] = {}
+        self._last: dict[str, LabRun] = {}
+        self._cache: dict[tuple[str, str, str, str], LabSide] = {}
+        self._widget: PromptLabWidget | None = None
+        now = time.time()
+        for role in self.roles:
+            text = rag.prompts[role]
+            h = _template_hash(text)
+            note = "baseline: packaged default" if rag.prompts.is_default(role) else "baseline: rag.prompts"
+            self._versions[role] = {h: _Version(role, h, text, now, note)}
+            self._current[role] = h
+            self._baseline[role] = h
+
+    def __repr__(self) -> str:
+        cur = ", ".join(f"{r}={self._current[r]}" for r in self.roles)
+        return f"PromptLab({len(self.questions)} questions, {cur}{', offline' if self.offline else ''})"
+
+    # -- roles and templates ------------------------------------------------
+    def _role(self, role: str) -> str:
+        if role not in self.roles:
+            raise ValueError(f"unknown role {role!r} for this lab; tunable roles: {', '.join(self.roles)}")
+        return role
+
+    def model_name(self, role: str) -> str:
+        return str(self.rag.runner.models_by_role().get(self._role(role), ""))
+
+    def is_offline(self, role: str) -> bool:
+        """True when ``role`` is answered by a model that ignores prompt text."""
+        model = self.rag.runner.model_for(cast("Role", self._role(role)))
+        return bool(getattr(model, "offline", False))
+
+    @property
+    def offline(self) -> bool:
+        """True when any tunable role is answered by the offline model."""
+        return any(self.is_offline(r) for r in self.roles)
+
+    def note(self, role: str | None = None) -> str:
+        """The offline note when template edits cannot change verdicts, else ""."""
+        off = self.offline if role is None else self.is_offline(role)
+        return OFFLINE_PROMPT_NOTE if off else ""
+
+    def template(self, role: str) -> str:
+        """The candidate template of ``role`` (what the editor holds)."""
+        with self._lock:
+            return self._versions[self._role(role)][self._current[role]].text
+
+    def current(self, role: str) -> str:
+        """Hash of the candidate version."""
+        with self._lock:
+            return self._current[self._role(role)]
+
+    def baseline(self, role: str) -> str:
+        """Hash of the baseline version (``rag.prompts[role]`` when the lab was made)."""
+        with self._lock:
+            return self._baseline[self._role(role)]
+
+    def set_template(self, role: str, text: str, note: str = "") -> str:
+        """Make ``text`` the candidate for ``role``; returns its version hash.
+        Validated by the pipeline's own template rules: TemplateError names the problem."""
+        self._role(role)
+        if not isinstance(text, str):
+            raise TemplateError(f"template for {role!r} must be text, got {type(text).__name__}")
+        trial = self.rag.prompts.copy()
+        try:
+            trial[role] = text
+        except (ValueError, TypeError, KeyError) as exc:
+            raise TemplateError(str(exc).strip("'\"")) from None
+        h = _template_hash(text)
+        with self._lock:
+            versions = self._versions[role]
+            if h not in versions:
+                versions[h] = _Version(role, h, text, time.time(), note)
+            elif note and not versions[h].note:
+                versions[h].note = note
+            self._current[role] = h
+        self._changed(role)
+        return h
+
+    def _resolve(self, role: str, version: str) -> _Version:
+        versions = self._versions[role]
+        if version in versions:
+            return versions[version]
+        found = [v for h, v in versions.items() if len(version) >= 4 and h.startswith(version)]
+        if len(found) == 1:
+            return found[0]
+        known = ", ".join(versions)
+        what = "ambiguous" if found else "unknown"
+        raise KeyError(f"{what} version {version!r} of {role!r}; known versions: {known}")
+
+    def versions(self, role: str) -> list[dict[str, Any]]:
+        """Every version of ``role`` (oldest first): hash, created, note,
+        scores of its latest run, and whether it is the current / baseline one."""
+        self._role(role)
+        with self._lock:
+            return [
+                {
+                    "hash": v.hash,
+                    "created": v.created,
+                    "note": v.note,
+                    "scores": dict(v.scores),
+                    "current": v.hash == self._current[role],
+                    "baseline": v.hash == self._baseline[role],
+                    "chars": len(v.text),
+                }
+                for v in self._versions[role].values()
+            ]
+
+    def version_text(self, role: str, version: str) -> str:
+        """The template text of a version (full hash or a unique prefix of 4+ digits)."""
+        with self._lock:
+            return self._resolve(self._role(role), version).text
+
+    def version_hash(self, role: str, version: str) -> str:
+        """The full hash of a version given by a unique prefix (KeyError when unknown)."""
+        with self._lock:
+            return self._resolve(self._role(role), version).hash
+
+    def revert(self, role: str, version: str) -> str:
+        """Make an earlier version the candidate again; returns its hash."""
+        with self._lock:
+            v = self._resolve(self._role(role), version)
+            self._current[role] = v.hash
+        self._changed(role)
+        return v.hash
+
+    def set_baseline(self, role: str, version: str) -> str:
+        """Compare later runs against ``version`` instead; returns its hash."""
+        with self._lock:
+            v = self._resolve(self._role(role), version)
+            self._baseline[role] = v.hash
+        self._changed(role)
+        return v.hash
+
+    # -- questions ------------------------------------------------------------
+    def default_ids(self, role: str) -> list[str]:
+        """A small stratified subset: ``per_category`` questions of each
+        category among those labelled for ``role`` (seeded, file order)."""
+        role = self._role(role)
+        pool = QuestionSet([q for q in self.questions if _labelled(role, q)], name=self.questions.name)
+        return [q.id for q in pool.sample(self.per_category, seed=0, per_category=True)]
+
+    def _pick(self, role: str, ids: Iterable[str] | None) -> list[Question]:
+        if ids is None:
+            chosen = self.default_ids(role)
+        elif isinstance(ids, str):
+            raise TypeError(f"ids must be a list of question ids, not one string ({ids!r}): use [{ids!r}]")
+        else:
+            chosen = list(dict.fromkeys(ids))
+        if not chosen:
+            raise ValueError(f"no questions to run for {role!r}: pick at least one question id")
+        by_id = {q.id: q for q in self.questions}
+        unknown = [i for i in chosen if i not in by_id]
+        if unknown:
+            raise KeyError(f"unknown question id(s) {unknown} in {self.questions.name}")
+        return [by_id[i] for i in chosen]
+
+    # -- running --------------------------------------------------------------
+    def _context_key(self, role: str) -> str:
+        """Everything besides the role's template that shapes a verdict: the
+        other templates, the settings, the models. A cached side is reused
+        only while all of these are unchanged."""
+        rag = self.rag
+        hashes = {k: v for k, v in rag.prompts.hashes().items() if k != role}
+        blob = json.dumps(
+            {
+                "prompts": hashes,
+                "lang": rag.prompts.lang,
+                "settings": rag.settings.model_dump(mode="json"),
+                "models": rag.runner.models_by_role(),
+                "kb": str(getattr(rag.kb, "path", "")),
+                "kb_version": str(getattr(rag.kb, "version", "")),
+            },
+            sort_keys=True,
+            default=str,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def _variant(self, role: str, text: str) -> SelfRAG:
+        prompts = self.rag.prompts.copy()
+        prompts[role] = text
+        runner = copy.copy(self.rag.runner)
+        runner.prompts = prompts
+        variant = self.rag.with_settings()  # same kb/models/reranker, its own decision cache
+        variant.runner = runner
+        return variant
+
+    @staticmethod
+    def _ask(variant: SelfRAG, role: str, version: str, q: Question) -> LabSide:
+        t0 = time.perf_counter()
+        try:
+            step = variant.stepper(q.question, user=q.make_user(), history=q.history)
+            stop = _STOP_AT[role]
+            if stop == "finish":
+                step.run()
+            else:
+                getattr(step, stop)()
+            trace = step.trace
+        except Exception as exc:  # noqa: BLE001 - one failing question is a visible row, not a lost run
+            wall = (time.perf_counter() - t0) * 1000
+            return LabSide(
+                version=version, verdict="error", error=f"{type(exc).__name__}: {exc}", wall_ms=wall
+            )
+        return _side(role, version, q, trace, (time.perf_counter() - t0) * 1000)
+
+    def run(
+        self,
+        role: str,
+        ids: Iterable[str] | None = None,
+        version: str | None = None,
+        *,
+        baseline: str | None = None,
+        use_cache: bool = True,
+        on_row: Callable[[LabRow, int, int], None] | None = None,
+    ) -> LabRun:
+        """Run questions ``ids`` (default: ``default_ids(role)``) with the
+        baseline and the candidate (default: the current version) and compare
+        them question by question. Sides already run with the same template
+        and context are reused unless ``use_cache=False``. ``on_row(row,
+        done, total)`` is called as each question finishes (both sides)."""
+        role = self._role(role)
+        qs = self._pick(role, ids)
+        with self._lock:
+            cand = self._resolve(role, version or self._current[role])
+            base = self._resolve(role, baseline or self._baseline[role])
+        ctx = self._context_key(role)
+        t0 = time.perf_counter()
+        sides: dict[tuple[str, str], LabSide] = {}
+        todo: list[tuple[_Version, Question]] = []
+        for v in dict.fromkeys([base.hash, cand.hash]):
+            ver = self._versions[role][v]
+            for q in qs:
+                hit = self._cache.get((role, v, ctx, q.id)) if use_cache else None
+                if hit is not None:
+                    sides[(v, q.id)] = hit.model_copy(update={"cached": True})
+                else:
+                    todo.append((ver, q))
+
+        rows: dict[str, LabRow] = {}
+        emitted: set[str] = set()
+
+        def emit(qid: str) -> None:
+            if qid in emitted or (base.hash, qid) not in sides or (cand.hash, qid) not in sides:
+                return
+            q = next(x for x in qs if x.id == qid)
+            row = LabRow(
+                id=q.id,
+                category=q.category,
+                question=q.question,
+                label=_label(role, q),
+                old=sides[(base.hash, qid)],
+                new=sides[(cand.hash, qid)],
+            )
+            rows[qid] = row
+            emitted.add(qid)
+            if on_row is not None:
+                on_row(row, len(emitted), len(qs))
+
+        for q in qs:
+            emit(q.id)
+        if todo:
+            variants = {v.hash: self._variant(role, v.text) for v, _ in todo}
+            workers = min(self.concurrency, len(todo))
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="selfrag-lab") as pool:
+                futures: dict[Future[LabSide], tuple[str, str]] = {
+                    pool.submit(self._ask, variants[v.hash], role, v.hash, q): (v.hash, q.id) for v, q in todo
+                }
+                for fut in as_completed(futures):
+                    key = futures[fut]
+                    side = fut.result()
+                    sides[key] = side
+                    if side.error is None:
+                        self._cache[(role, key[0], ctx, key[1])] = side
+                    emit(key[1])
+        run = LabRun(
+            role=role,
+            baseline=base.hash,
+            candidate=cand.hash,
+            question_set=self.questions.name,
+            rows=[rows[q.id] for q in qs],
+            offline=self.is_offline(role),
+            note=self.note(role),
+            model=self.model_name(role),
+            wall_ms=(time.perf_counter() - t0) * 1000,
+        )
+        with self._lock:
+            self._last[role] = run
+            totals = run.totals()
+            for name, scored in (("old", base), ("new", cand)):
+                t = totals[name]
+                scored.scores = {
+                    "agreement": t["agreement"],
+                    "labelled": t["labelled"],
+                    "questions": len(qs),
+                    "precision": t["precision"],
+                    "recall": t["recall"],
+                    "tokens_in": t["tokens_in"],
+                    "cost": t["cost"],
+                    "run_at": run.created,
+                }
+        self._changed(role)
+        return run
+
+    def last_run(self, role: str) -> LabRun | None:
+        with self._lock:
+            return self._last.get(self._role(role))
+
+    def clear_cache(self) -> None:
+        """Forget every cached side: the next run asks the model again."""
+        with self._lock:
+            self._cache.clear()
+
+    # -- choosing and exporting -----------------------------------------------
+    def best(self, role: str) -> dict[str, Any]:
+        """The version with the highest agreement on the last run's questions,
+        among the versions run on all of them (ties keep the baseline, then
+        the older version). Raises ValueError before any run."""
+        role = self._role(role)
+        with self._lock:
+            last = self._last.get(role)
+            if last is None:
+                raise ValueError(f"no run for {role!r} yet: call lab.run({role!r}) first")
+            ctx = self._context_key(role)
+            ids = last.ids
+            ranked: list[tuple[float, int, int, _Version]] = []
+            for order, v in enumerate(self._versions[role].values()):
+                sides = [self._cache.get((role, v.hash, ctx, i)) for i in ids]
+                if v.hash in (last.baseline, last.candidate):
+                    sides = [
+                        r.old if v.hash == last.baseline else r.new for r in last.rows
+                    ]  # the last run is the reference even when the context changed since
+                if any(s is None for s in sides):
+                    continue
+                agreement = _mean(s.agreement for s in sides if s is not None)
+                score = -1.0 if agreement is None else agreement
+                ranked.append((score, int(v.hash == self._baseline[role]), -order, v))
+            score, _, _, win = max(ranked, key=lambda t: t[:3])
+            return {
+                "hash": win.hash,
+                "agreement": None if score < 0 else score,
+                "questions": len(ids),
+                "note": win.note,
+                "created": win.created,
+            }
+
+    def export(self, role: str, path: str | Path | None = None, version: str | None = None) -> str:
+        """The winning template text (``version``, else ``best(role)`` after a
+        run, else the current one). With ``path``: writes the text exactly (so
+        ``rag.prompts[role] = Path(path).read_text()`` gives the same hash) and
+        a JSON sidecar ``<path>.json`` with role, hash, note and scores."""
+        role = self._role(role)
+        with self._lock:
+            if version is None:
+                version = self.best(role)["hash"] if role in self._last else self._current[role]
+            v = self._resolve(role, version)
+        if path is not None:
+            p = Path(path)
+            p.write_text(v.text, encoding="utf-8", newline="")
+            side = p.with_name(p.name + ".json")
+            meta = {
+                "role": role,
+                "hash": v.hash,
+                "lang": self.rag.prompts.lang,
+                "note": v.note,
+                "created": v.created,
+                "scores": v.scores,
+                "baseline": self._baseline[role],
+                "question_set": self.questions.describe(),
+                "model": self.model_name(role),
+                "exported_at": time.time(),
+            }
+            side.write_text(json.dumps(meta, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+        return v.text
+
+    def apply(self, role: str, version: str | None = None) -> str:
+        """Write a version (default: the current one) into ``rag.prompts[role]``:
+        the pipeline uses it from its next question. Returns its hash."""
+        role = self._role(role)
+        with self._lock:
+            v = self._resolve(role, version or self._current[role])
+        self.rag.prompts[role] = v.text
+        self._changed(role)
+        return v.hash
+
+    # -- the view -------------------------------------------------------------
+    def _changed(self, role: str) -> None:
+        w = self._widget
+        if w is not None:
+            w.refresh(role)
+
+    @property
+    def widget(self) -> PromptLabWidget:
+        """The AnyWidget view of this lab (one per lab)."""
+        if self._widget is None:
+            from selfrag_nb.display.prompt_lab import PromptLabWidget
+
+            self._widget = PromptLabWidget(self)
+        return self._widget
+
+    def to_html(self) -> str:
+        """Static HTML (no script): roles, versions, last results."""
+        from selfrag_nb.display.prompt_lab import lab_html
+
+        return lab_html(self)
+
+    def to_text(self) -> str:
+        from selfrag_nb.display.prompt_lab import lab_text
+
+        return lab_text(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from selfrag_nb.display.prompt_lab import lab_mimebundle
+
+        return lab_mimebundle(self)
+
+    def _display_(self) -> Any:
+        from selfrag_nb.display.prompt_lab import lab_marimo_view
+
+        return lab_marimo_view(self)

@@ -1,0 +1,135 @@
+"""Builders for the Prompt Lab tests (not a test module): a small real LanceDB
+knowledge base (hashing embedder) and ScriptedModel responders that read a
+marker in the *system prompt*, so a template edit really changes verdicts."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+DOCS = {
+    "refunds.md": "# Refund policy\n\nCustomers can request a full refund within 30 days of purchase.\n",
+    "shipping.md": "# Shipping\n\nOrders ship within 2 business days after payment.\n",
+}
+
+#: A line that, placed in a template's instructions, makes the scripted model strict.
+STRICT = "STRICT-MARKER: judge only the document's own topic."
+LAZY = "LAZY-MARKER: general knowledge needs no documents."
+SKEPTIC = "SKEPTIC-MARKER: add a disclaimer to everything."
+
+RECORDS: list[dict[str, Any]] = [
+    {
+        "id": "refund-1",
+        "category": "factual",
+        "question": "What is the refund window?",
+        "should_retrieve": True,
+        "relevant": ["refunds.md"],
+        "expected": ["answered"],
+    },
+    {
+        "id": "ship-1",
+        "category": "factual",
+        "question": "How fast do orders ship?",
+        "should_retrieve": True,
+        "relevant": ["shipping.md"],
+        "expected": ["answered"],
+    },
+    {
+        "id": "memo-1",
+        "category": "open",
+        "question": "Who wrote the onboarding memo?",
+        "should_retrieve": True,
+        "relevant": [],
+        "expected": ["refused"],
+    },
+    {
+        "id": "france-1",
+        "category": "general",
+        "question": "What is the capital of France?",
+        "should_retrieve": False,
+        "relevant": [],
+        "expected": ["direct"],
+    },
+]
+
+
+def build_kb(root: Path) -> Any:
+    from selfrag_nb.store.kb import KnowledgeBase
+
+    docs = root / "docs"
+    docs.mkdir(parents=True)
+    for name, text in DOCS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    kb = KnowledgeBase.open(root / "kb", embedder="hashing")
+    kb.ingest(docs)
+    return kb
+
+
+def system_prompt(request: Any) -> str:
+    return str(request.messages[0].content)
+
+
+def grade(request: Any) -> dict[str, Any]:
+    """Baseline: every chunk is relevant. With STRICT in the system prompt:
+    a chunk is relevant only when it is about what the question asks."""
+    if STRICT in system_prompt(request):
+        about_refund = "refund" in request.inputs.question.lower()
+        relevant = about_refund == ("refund" in request.inputs.text.lower())
+    else:
+        relevant = True
+    return {"relevanceScore": 90 if relevant else 10, "isRelevant": relevant, "keyInfo": "", "gaps": ""}
+
+
+def decide(request: Any) -> dict[str, Any]:
+    """Baseline: always retrieve. With LAZY: no retrieval for France."""
+    if LAZY in system_prompt(request) and "france" in request.inputs.question.lower():
+        return {"decision": "NO_RETRIEVE", "reason": "general knowledge"}
+    return {"decision": "RETRIEVE", "reason": "may be in the documents"}
+
+
+def verify(request: Any) -> dict[str, Any]:
+    """Baseline: ACCEPT. With SKEPTIC: ADD_DISCLAIMER."""
+    rec = "ADD_DISCLAIMER" if SKEPTIC in system_prompt(request) else "ACCEPT"
+    return {
+        "isFullySupported": rec == "ACCEPT",
+        "supportedClaims": ["the answer"],
+        "unsupportedClaims": [],
+        "claims": [
+            {
+                "claim": "the answer",
+                "verdict": "supported",
+                "evidence": [{"doc": 1, "quote": "within"}],
+                "cited": [1],
+            }
+        ],
+        "overallConfidence": 90,
+        "recommendation": rec,
+    }
+
+
+def scripted_model(*, without: tuple[str, ...] = (), **kw: Any) -> Any:
+    """A ScriptedModel answering every role (except ``without``) by the rules above."""
+    from selfrag_nb.testing import ScriptedModel
+
+    m = ScriptedModel(**kw)
+    answers: dict[str, Any] = {
+        "decide": decide,
+        "rewrite": {"rewrites": [], "reason": "specific enough"},
+        "grade": grade,
+        "rerank": {"ranking": [{"index": 0, "score": 1.0}]},
+        "assess": {"action": "ANSWER", "reason": "covered"},
+        "generate": {"answer": "Within 30 days [1]."},
+        "verify": verify,
+    }
+    for role, answer in answers.items():
+        if role not in without:
+            m.default(role, answer)
+    return m
+
+
+def with_marker(template: str, marker: str) -> str:
+    """The template with ``marker`` as the first line of its instructions."""
+    return marker + "\n" + template
