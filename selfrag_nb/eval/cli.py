@@ -6,8 +6,10 @@
       -> SelfRAG(kb, model=--model) -> evaluate(variants) -> report.save(--out)
       -> text summary on stdout; rows.jsonl + failures.parquet in --rows
 
-The top-level CLI hooks this in with ``register(subparsers)``; ``main`` runs
-it on its own (``python -m selfrag_nb.eval.cli ...``).
+The top-level CLI (``selfrag_nb.cli.SUBCOMMANDS``) hooks this in through
+``register(subparsers)``; ``main`` runs it on its own
+(``python -m selfrag_nb.eval.cli eval ...``). Exit status: 0 ok, 1 failing
+rows with ``--fail-on-failures``, 2 bad input.
 """
 
 from __future__ import annotations
@@ -140,6 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``eval`` on its own; returns the exit status (0 ok, 1 failing rows
+    with --fail-on-failures, 2 bad input)."""
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the cost map at startup
     args = build_parser().parse_args(argv)
     status: int = args.func(args)
     return status

@@ -205,6 +205,7 @@ async def aevaluate(
     k: int = 10,
     traces: bool = False,
     timeout: float | None = None,
+    on_row: Callable[[EvalRow], None] | None = None,
 ) -> EvalReport:
     """Async ``evaluate``: see there."""
     from selfrag_nb.eval.regression import write_failures
@@ -274,6 +275,8 @@ async def aevaluate(
                 done.append((vi, qi, row))
                 n_failed += bool(row.failed_checks)
                 bar.advance(n_failed)
+                if on_row is not None:
+                    on_row(row)
 
         try:
             await asyncio.gather(*(worker() for _ in range(min(concurrency, max(total, 1)))))
@@ -321,6 +324,7 @@ def evaluate(
     k: int = 10,
     traces: bool = False,
     timeout: float | None = None,
+    on_row: Callable[[EvalRow], None] | None = None,
 ) -> EvalReport:
     """Run every variant over every question and measure each answer.
 
@@ -332,6 +336,7 @@ def evaluate(
     rows to ``out/failures.parquet``, and with ``traces=True`` each trace to
     ``out/traces/<variant>/<id>.json``. ``k`` is the cut-off of recall@k.
     ``timeout`` bounds one question (default: the variant's deadline + 10 s).
+    ``on_row(row)`` is called as each row is written (live views, monitoring).
     """
     return run_sync(
         lambda: aevaluate(
@@ -344,5 +349,6 @@ def evaluate(
             k=k,
             traces=traces,
             timeout=timeout,
+            on_row=on_row,
         )
     )

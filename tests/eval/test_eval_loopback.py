@@ -209,5 +209,8 @@ def test_cli_eval_writes_a_report(
     assert (tmp_path / "rows" / "rows.jsonl").is_file()
     assert eval_main(["eval", "--questions", str(tmp_path / "missing.jsonl"), "--out", str(out)]) == 2
     assert "question set not found" in capsys.readouterr().err
-    assert eval_main(["eval", "--variants", "nope", "--out", str(out)]) == 2
+    # The same subcommand through the top-level selfrag-nb parser.
+    from selfrag_nb.cli import main as cli_main
+
+    assert cli_main(["eval", "--variants", "nope", "--out", str(out)]) == 2
     assert "unknown variant preset 'nope'" in capsys.readouterr().err

@@ -153,8 +153,12 @@ def test_a_question_that_raises_is_a_failure_row(kb: Any, tmp_path: Path) -> Non
         ],
         name="with-boom",
     )
-    report = evaluate(rag, qs, concurrency=3, out=tmp_path, progress=False)
+    streamed: list[str] = []
+    report = evaluate(
+        rag, qs, concurrency=3, out=tmp_path, progress=False, on_row=lambda r: streamed.append(r.id)
+    )
     assert len(report.rows) == 4
+    assert sorted(streamed) == sorted(q.id for q in qs)  # on_row saw every row, the failure included
     boom = next(r for r in report.rows if r.id == "boom")
     assert boom.error == "ModelError: scripted explosion"
     assert boom.failure_reason == "error: ModelError: scripted explosion"
