@@ -283,8 +283,9 @@ class PromptLabWidget(anywidget.AnyWidget):
     def _on_role(self, change: dict[str, Any]) -> None:
         new, old = change["new"], change["old"]
         if new not in self._lab.roles:
-            self.error = f"unknown role {new!r}; tunable roles: {', '.join(self._lab.roles)}"
+            # Restore first: the restoring change re-enters here and clears the error.
             self.role = old if old in self._lab.roles else self._lab.roles[0]
+            self.error = f"unknown role {new!r}; tunable roles: {', '.join(self._lab.roles)}"
             return
         if old in self._selection:
             self._selection[old] = list(self.selected_ids)

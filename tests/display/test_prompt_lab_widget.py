@@ -1,0 +1,327 @@
+"""Prompt Lab widget: synced state, action messages (handled exactly as the
+front end sends them), the static HTML face, and the JS under node.
+
+Messages are passed to ``PromptLabWidget.handle`` as the dict ``model.send``
+would deliver; runs happen on the widget's worker thread, which the tests
+join with ``wait``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prompt_lab_fixtures import RECORDS, STRICT, build_kb, scripted_model, with_marker
+
+import selfrag_nb as sr
+from selfrag_nb.display.prompt_lab import PromptLabWidget, lab_state
+from selfrag_nb.eval.questions import QuestionSet
+from selfrag_nb.promptlab import OFFLINE_PROMPT_NOTE, PromptLab
+
+JS = Path(__file__).parents[2] / "selfrag_nb" / "display" / "static" / "prompt_lab.js"
+NODE = shutil.which("node")
+HOSTILE = '</textarea><script>alert(1)</script><img src=x onerror="alert(2)"> \u202eevil\u202c &amp;'
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return build_kb(tmp_path_factory.mktemp("lab_widget_kb"))
+
+
+@pytest.fixture
+def lab(kb: Any) -> PromptLab:
+    qs = QuestionSet.from_records(RECORDS, name="lab-set")
+    return sr.PromptLab(sr.SelfRAG(kb, model=scripted_model()), qs, roles=["grade", "decide"])
+
+
+def test_initial_state_mirrors_the_engine(lab: PromptLab) -> None:
+    w = lab.widget
+    assert isinstance(w, PromptLabWidget)
+    assert lab.widget is w  # one widget per lab
+    assert w.roles == ["grade", "decide"]
+    assert w.role == "grade"
+    assert w.template == lab.template("grade")
+    assert w.template_hash == lab.current("grade") == w.baseline_hash
+    assert w.placeholders == ["question", "document", "title", "heading", "source"]
+    assert [q["id"] for q in w.questions] == [r["id"] for r in RECORDS]
+    assert w.categories == ["factual", "open", "general"]
+    assert w.selected_ids == lab.default_ids("grade")
+    assert [v["hash"] for v in w.versions] == [lab.baseline("grade")]
+    assert w.results == {}
+    assert not w.offline
+    assert w.note == ""
+    assert w.error == ""
+
+
+def test_run_message_saves_the_edit_runs_on_a_thread_and_streams_rows(lab: PromptLab) -> None:
+    w = lab.widget
+    seen_rows: list[int] = []
+    w.observe(lambda ch: seen_rows.append(len(ch["new"].get("rows", []))), names="results")
+    text = with_marker(w.template, STRICT)
+    worker = w.handle({"action": "run", "template": text, "note": "strict", "ids": ["refund-1", "ship-1"]})
+    assert worker is not None
+    w.wait(30)
+    assert not worker.is_alive()
+    assert w.error == ""
+    assert not w.running
+    # The edit became a version and the current one.
+    assert w.template == text
+    assert w.template_hash == lab.current("grade") != w.baseline_hash
+    assert [v["note"] for v in w.versions] == ["baseline: packaged default", "strict"]
+    best = [v for v in w.versions if v["best"]]
+    assert [v["hash"] for v in best] == [w.template_hash]
+    assert best[0]["agreement"] == "100%"
+    # Results: streamed one question at a time, then the final table.
+    assert 1 in seen_rows
+    assert 2 in seen_rows
+    res = w.results
+    assert res["finished"]
+    assert [r["id"] for r in res["rows"]] == ["refund-1", "ship-1"]
+    row = res["rows"][0]
+    assert row["old"]["mark"] == "50%"
+    assert row["new"]["mark"] == "✓"
+    assert row["new"]["verdict"] == "1/2 relevant: refunds.md"
+    assert row["changed"]
+    assert res["totals"]["old"]["agreement"] == "50%"
+    assert res["totals"]["new"]["agreement"] == "100%"
+    assert w.status.startswith("done: grade: agreement 50% → 100% on 2 questions")
+    assert w.selected_ids == ["refund-1", "ship-1"]
+
+
+def test_bad_template_shows_an_error_not_a_traceback(lab: PromptLab) -> None:
+    w = lab.widget
+    before = list(w.versions)
+    assert w.handle({"action": "save", "template": "Judge {{documnet}}\n=== user ===\n"}) is None
+    assert w.error.startswith("template not saved:")
+    assert "unknown placeholder {{documnet}}" in w.error
+    assert w.versions == before
+    # A run with a bad template does not start.
+    assert w.handle({"action": "run", "template": "no marker {{question}}", "ids": ["refund-1"]}) is None
+    assert "=== user ===" in w.error
+    assert not w.running
+    assert w.results == {}
+
+
+@pytest.mark.parametrize(
+    ("msg", "problem"),
+    [
+        ({"action": "explode"}, "unknown action 'explode'"),
+        ("run", "needs an 'action'"),
+        ({"action": "revert", "hash": "zzzz"}, "unknown version 'zzzz'"),
+        ({"action": "run", "ids": []}, "pick at least one question"),
+        ({"action": "run", "ids": ["nope"]}, None),
+    ],
+)
+def test_bad_messages_land_in_error(lab: PromptLab, msg: Any, problem: str | None) -> None:
+    w = lab.widget
+    worker = w.handle(msg)
+    if worker is not None:  # unknown ids are found by the run itself, on the worker
+        w.wait(30)
+        problem = "unknown question id(s) ['nope']"
+    assert problem is not None
+    assert problem in w.error
+
+
+def test_save_revert_baseline_export_apply_messages(lab: PromptLab, tmp_path: Path) -> None:
+    w = lab.widget
+    base = w.template_hash
+    w.handle({"action": "save", "template": with_marker(w.template, STRICT), "note": "strict"})
+    v1 = w.template_hash
+    assert v1 != base
+    assert w.status == f"saved version {v1}"
+    w.handle({"action": "revert", "hash": base})
+    assert w.template_hash == base
+    assert w.template == lab.template("grade")
+    assert STRICT not in w.template
+    w.handle({"action": "baseline", "hash": v1})
+    assert w.baseline_hash == v1
+    out = tmp_path / "best.txt"
+    w.handle({"action": "export", "hash": v1, "path": str(out)})
+    assert w.error == ""
+    assert out.read_text(encoding="utf-8") == with_marker(lab.template("grade"), STRICT)
+    assert json.loads((tmp_path / "best.txt.json").read_text(encoding="utf-8"))["hash"] == v1
+    assert w.exported["hash"] == v1
+    assert w.exported["filename"] == "best.txt"
+    assert w.exported["text"] == out.read_text(encoding="utf-8")
+    w.handle({"action": "apply", "hash": v1})
+    assert lab.rag.prompts.hash("grade") == v1
+    assert "rag.prompts['grade'] is now version" in w.status
+
+
+def test_role_switch_loads_that_roles_template_and_selection(lab: PromptLab) -> None:
+    w = lab.widget
+    w.selected_ids = ["refund-1"]
+    w.role = "decide"
+    assert w.template == lab.template("decide")
+    assert w.placeholders == ["question", "history"]
+    assert w.selected_ids == lab.default_ids("decide")
+    w.role = "grade"
+    assert w.selected_ids == ["refund-1"]  # each role keeps its own subset
+    w.role = "verify"  # not a role of this lab
+    assert "unknown role 'verify'" in w.error
+    assert w.role == "grade"
+
+
+def test_engine_changes_refresh_the_widget(lab: PromptLab) -> None:
+    w = lab.widget
+    h = lab.set_template("grade", with_marker(lab.template("grade"), "from python"))
+    assert w.template_hash == h
+    assert "from python" in w.template
+    lab.set_template("decide", with_marker(lab.template("decide"), "other role"))
+    assert w.role == "grade"
+    assert "other role" not in w.template
+
+
+def test_offline_lab_says_so_in_the_header_and_status(kb: Any) -> None:
+    lab = sr.PromptLab(sr.SelfRAG(kb), RECORDS)
+    w = lab.widget
+    assert w.offline
+    assert w.note == OFFLINE_PROMPT_NOTE
+    assert w.status == OFFLINE_PROMPT_NOTE
+    w.handle({"action": "run", "template": with_marker(w.template, STRICT), "ids": ["refund-1", "france-1"]})
+    w.wait(30)
+    assert w.error == ""
+    assert OFFLINE_PROMPT_NOTE in w.status
+    assert w.results["note"] == OFFLINE_PROMPT_NOTE
+    assert all(r["old"]["verdict"] == r["new"]["verdict"] for r in w.results["rows"])
+
+
+def test_static_html_escapes_a_hostile_template_and_question(kb: Any) -> None:
+    records = [dict(RECORDS[0], question="Refund? " + HOSTILE)]
+    lab = sr.PromptLab(sr.SelfRAG(kb), records, roles=["grade"])
+    lab.set_template("grade", HOSTILE + "\n" + lab.template("grade"), note=HOSTILE)
+    lab.run("grade", ["refund-1"])
+    page = lab.to_html()
+    for bad in ("<script", "<img", "</textarea>", 'onerror="', "\u202e"):
+        assert bad not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "&amp;amp;" in page  # an entity in the template stays literal text
+    assert "U+202E" in page  # the bidi override is shown, not obeyed
+    assert page.count("<style>") == 1
+    bundle = lab._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html"}  # no kernel here: no widget view
+    assert bundle["text/plain"].startswith("PromptLab: 1 questions")
+    static = lab._display_()  # outside marimo: the static face
+    assert static._repr_html_() == page
+    state = lab_state(lab, "grade")
+    json.dumps(state)  # the synced state is plain JSON
+    assert state["template"].startswith(HOSTILE)
+
+
+# ------------------------------------------------------------------ the JS
+
+_HARNESS = r"""
+import { pathToFileURL } from "node:url";
+import { readFileSync } from "node:fs";
+
+class N { constructor() { this.childNodes = []; } appendChild(c) { this.childNodes.push(c); c.parentNode = this; return c; }
+  replaceChildren(...k) { this.childNodes = []; for (const c of k) this.appendChild(c); }
+  get textContent() { return this.childNodes.map((c) => c.textContent).join(""); } }
+class T extends N { constructor(s) { super(); this.data = String(s); } get textContent() { return this.data; } }
+class E extends N {
+  constructor(tag) { super(); this.tagName = tag.toUpperCase(); this.className = ""; this.style = {}; this.listeners = {}; this.value = ""; this.checked = false; }
+  get textContent() { return super.textContent; }
+  set textContent(s) { this.childNodes = [new T(s)]; }
+  set innerHTML(_) { throw new Error("innerHTML used"); }
+  get innerHTML() { throw new Error("innerHTML used"); }
+  insertAdjacentHTML() { throw new Error("insertAdjacentHTML used"); }
+  addEventListener(ev, fn) { (this.listeners[ev] ||= []).push(fn); }
+  fire(ev) { for (const fn of this.listeners[ev] || []) fn({ target: this }); }
+  all(pred, out = []) { for (const c of this.childNodes) if (c instanceof E) { if (pred(c)) out.push(c); c.all(pred, out); } return out; }
+}
+globalThis.document = { createElement: (t) => new E(t), createTextNode: (s) => new T(s) };
+
+const [js, statePath] = process.argv.slice(2);
+const traits = JSON.parse(readFileSync(statePath, "utf8"));
+const handlers = {}; const sent = []; let saves = 0;
+const model = { get: (k) => traits[k], set: (k, v) => { traits[k] = v; for (const f of handlers["change:" + k] || []) f(); },
+  on: (e, f) => (handlers[e] ||= []).push(f), off: (e, f) => (handlers[e] = (handlers[e] || []).filter((x) => x !== f)),
+  send: (m) => sent.push(m), save_changes: () => saves++ };
+const mod = await import(pathToFileURL(js).href);
+const el = new E("div");
+const cleanup = mod.default.render({ model, el });
+const out = {};
+const editor = el.all((e) => e.tagName === "TEXTAREA")[0];
+out.editor_initial = editor.value;
+out.text_initial = el.textContent;
+editor.value = "edited draft";
+editor.fire("input");
+out.edited_note = el.textContent.includes("edited — not saved");
+// A results update redraws the table but keeps the draft.
+model.set("results", traits.__results);
+out.draft_kept = editor.value;
+out.text_results = el.textContent;
+out.marks = el.all((e) => (e.className || "").includes("srnb-lab-mark")).map((e) => e.textContent);
+const btn = (label) => el.all((e) => e.tagName === "BUTTON" && e.textContent === label)[0];
+btn("Run").fire("click");
+btn("Save version").fire("click");
+// Tick the "open" category: selected_ids grows, in question order.
+const cat = el.all((e) => e.tagName === "LABEL" && e.textContent.startsWith(" open"))[0]
+  || el.all((e) => e.tagName === "LABEL" && e.textContent.includes("open ("))[0];
+const box = cat.all((e) => e.tagName === "INPUT")[0];
+box.checked = true; box.fire("change");
+out.selected = traits.selected_ids;
+const sel = el.all((e) => e.tagName === "SELECT")[0];
+sel.value = "decide"; sel.fire("change");
+out.role = traits.role;
+model.set("template", "new template from python");
+out.editor_after_python = editor.value;
+model.set("error", "template not saved: bad");
+out.error_text = el.textContent.includes("template not saved: bad");
+out.sent = sent; out.saves = saves;
+cleanup();
+out.handlers_left = Object.values(handlers).reduce((a, l) => a + l.length, 0);
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def test_js_renders_without_innerhtml_keeps_the_draft_and_sends_actions(
+    lab: PromptLab, tmp_path: Path
+) -> None:
+    if NODE is None:
+        pytest.skip("node is not installed: the JS test needs it")
+    lab.set_template("grade", with_marker(HOSTILE + "\n" + lab.template("grade"), STRICT), note=HOSTILE)
+    run = lab.run("grade", ["refund-1"])
+    w = lab.widget
+    traits = {
+        k: getattr(w, k)
+        for k in w.keys
+        if not k.startswith("_") and k not in ("layout", "tabbable", "tooltip")
+    }
+    traits["results"] = {}
+    from selfrag_nb.display.prompt_lab import run_state
+
+    traits["__results"] = run_state(run)
+    (tmp_path / "h.mjs").write_text(_HARNESS, encoding="utf-8")
+    (tmp_path / "state.json").write_text(json.dumps(traits), encoding="utf-8")
+    proc = subprocess.run(
+        [NODE, str(tmp_path / "h.mjs"), str(JS), str(tmp_path / "state.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["editor_initial"] == w.template  # the hostile template is plain text in the editor
+    # The hostile note is shown as text; its bidi override as a visible label.
+    assert "<script>alert(1)</script>" in out["text_initial"]
+    assert "U+202E" in out["text_initial"]
+    assert out["edited_note"]
+    assert out["draft_kept"] == "edited draft"
+    assert "agreement" in out["text_results"]
+    assert "1/2 relevant" in out["text_results"]
+    assert out["marks"] == ["50%", "✓"]
+    run_msg, save_msg = out["sent"][:2]
+    assert run_msg == {"action": "run", "template": "edited draft", "note": "", "ids": w.selected_ids}
+    assert save_msg == {"action": "save", "template": "edited draft", "note": ""}
+    wanted = set(w.selected_ids) | {"memo-1"}  # the "open" category holds memo-1
+    assert out["selected"] == [r["id"] for r in RECORDS if r["id"] in wanted]
+    assert out["role"] == "decide"
+    assert out["editor_after_python"] == "new template from python"
+    assert out["error_text"]
+    assert out["saves"] >= 2
+    assert out["handlers_left"] == 0
