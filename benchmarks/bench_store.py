@@ -19,13 +19,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from selfrag_nb.store.kb import KnowledgeBase  # noqa: E402 - after sys.path set-up
-from selfrag_nb.store.types import User  # noqa: E402
+from selfrag_nb.store.types import User  # noqa: E402 - after sys.path set-up
 
 TOPICS = [
     "refund policy for digital goods and gift cards",
@@ -115,28 +116,26 @@ def bench_minilm_vs_torch(n: int) -> None:
     print(f"ratio numpy/torch throughput: {best_st / best_ours:.3f}x; min cosine {cos.min():.6f}")
 
 
-def _raw_query(
-    t: object, kb: KnowledgeBase, query: str, mode: str, flt: str, *, k: int
-) -> list[dict[str, object]]:
+def _raw_query(t: Any, kb: KnowledgeBase, query: str, mode: str, flt: str, *, k: int) -> list[dict[str, Any]]:
     """The plain LanceDB way to run the same search (what a user would write by hand)."""
-    tbl: object = t
+    tbl = t
     if mode == "fts":
-        q = tbl.search(query, query_type="fts", fts_columns="search_text")  # type: ignore[attr-defined]
+        q = tbl.search(query, query_type="fts", fts_columns="search_text")
     else:
         vec = kb.embedder.embed([query])[0]
         if mode == "vector":
-            q = tbl.search(vec, vector_column_name="vector").distance_type("cosine")  # type: ignore[attr-defined]
+            q = tbl.search(vec, vector_column_name="vector").distance_type("cosine")
         else:
             from lancedb.rerankers import RRFReranker
 
             q = (
-                tbl.search(query_type="hybrid", vector_column_name="vector", fts_columns="search_text")  # type: ignore[attr-defined]
+                tbl.search(query_type="hybrid", vector_column_name="vector", fts_columns="search_text")
                 .vector(vec)
                 .text(query)
                 .distance_type("cosine")
                 .rerank(RRFReranker())
             )
-    return q.where(flt, prefilter=True).limit(k).to_list()  # type: ignore[no-any-return]
+    return q.where(flt, prefilter=True).limit(k).to_list()
 
 
 def bench_search(n_chunks: int, repeats: int) -> None:

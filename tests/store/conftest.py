@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from store_docs import write_docs
+
+from selfrag_nb.store.kb import KnowledgeBase
 
 
 @pytest.fixture
@@ -14,9 +17,7 @@ def docs_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def kb(tmp_path: Path, docs_dir: Path):  # type: ignore[no-untyped-def]
-    from selfrag_nb.store.kb import KnowledgeBase
-
+def kb(tmp_path: Path, docs_dir: Path) -> Iterator[KnowledgeBase]:
     kb = KnowledgeBase.open(tmp_path / "kb", embedder="hashing")
     kb.ingest(docs_dir)
     yield kb

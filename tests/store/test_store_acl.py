@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from store_docs import SECRET
 
@@ -48,7 +50,7 @@ def test_secret_never_leaves_the_store_for_the_wrong_user(kb: KnowledgeBase) -> 
     assert kb.search("shipping", mode="fts", user=sr.User("x", tenant="acme")).hits
 
 
-def test_user_id_grants_access(tmp_path, docs_dir) -> None:  # type: ignore[no-untyped-def]
+def test_user_id_grants_access(tmp_path: Path, docs_dir: Path) -> None:
     kb = KnowledgeBase.open(tmp_path / "kbu", embedder="hashing")
     kb.ingest(docs_dir / "hr", acl={"roles": ["hr"], "users": ["carol"], "tenant": ""})
     assert SECRET in _seen(kb, sr.User("carol"))

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
+from numpy.typing import NDArray
 from store_docs import DOCS, SECRET, write_docs
 
 import selfrag_nb as sr
@@ -117,7 +120,7 @@ def test_versions_and_restore(kb: KnowledgeBase, docs_dir: Path) -> None:
     with pytest.raises(ValueError, match="no version 999"):
         kb.restore(999)
     with pytest.raises(TypeError):
-        kb.restore("1")  # type: ignore[arg-type]
+        kb.restore("1")  # type: ignore[arg-type]  # the wrong type is the point of the test
 
 
 def test_search_modes_scores_and_where(kb: KnowledgeBase) -> None:
@@ -164,7 +167,7 @@ def test_bad_input_errors(kb: KnowledgeBase, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown search mode 'bm25'"):
         kb.search("x", mode="bm25")
     with pytest.raises(TypeError, match=r"selfrag_nb\.User"):
-        kb.search("x", user="ana")  # type: ignore[arg-type]
+        kb.search("x", user="ana")  # type: ignore[arg-type]  # the wrong type is the point of the test
     with pytest.raises(ValueError, match="search failed"):
         kb.search("x", where="no_such_column = 1")
     with pytest.raises(FileNotFoundError, match="does not exist"):
@@ -225,7 +228,7 @@ class _Exploding(HashingEmbedder):
         super().__init__()
         self.name = "exploding-test"
 
-    def embed(self, texts):  # type: ignore[no-untyped-def]
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         if any("BOOM" in t for t in texts):
             raise RuntimeError("embedder crashed")
         return super().embed(texts)
