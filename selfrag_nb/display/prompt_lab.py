@@ -562,7 +562,8 @@ def lab_text(lab: PromptLab) -> str:
         last = lab.last_run(role)
         score = f", last run {_pct(last.agreement_old)} → {_pct(last.agreement_new)}" if last else ""
         parts.append(f"{role}={lab.current(role)} ({len(lab.versions(role))} versions{score})")
-    s = f"PromptLab: {len(lab.questions)} questions ({lab.questions.name}); " + "; ".join(parts)
+    n = len(lab.questions)
+    s = f"PromptLab: {n} question{'s' if n != 1 else ''} ({lab.questions.name}); " + "; ".join(parts)
     return s + (" [offline model: prompts not used]" if lab.offline else "")
 
 

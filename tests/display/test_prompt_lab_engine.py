@@ -314,3 +314,41 @@ def test_labrun_round_trips_and_tabulates(lab: PromptLab) -> None:
     bundle = run._repr_mimebundle_()
     assert set(bundle) == {"text/plain", "text/html"}
     assert "agreement 50% → 100%" in bundle["text/plain"]
+
+
+def test_template_edit_travels_over_real_http_to_a_litellm_model(
+    kb: Any, qs: QuestionSet, loopback: Any
+) -> None:
+    """LiteLLM -> loopback OpenAI-compatible server: the edited system prompt
+    is what the server receives, and the server's answer flips the grades."""
+    from selfrag_nb.testing import default_responder
+
+    def responder(body: dict[str, Any]) -> str:
+        system = str(body["messages"][0]["content"])
+        if "relevanceScore" in system and STRICT in system:
+            user = str(body["messages"][1]["content"]).lower()
+            question = user.split("<question>", 1)[1].split("</question>", 1)[0]
+            document = user.split("<document", 1)[1]
+            relevant = ("refund" in question) == ("refund" in document)
+            return json.dumps({"relevanceScore": 90 if relevant else 10, "isRelevant": relevant})
+        return default_responder(body)
+
+    loopback.reply(responder)
+    rag = sr.SelfRAG(kb, model="openai/loopback", api_base=loopback.url, api_key="sk-test")
+    lab = PromptLab(rag, qs)
+    assert not lab.offline
+    assert lab.note() == ""
+    strict = lab.set_template("grade", with_marker(lab.template("grade"), STRICT))
+    run = lab.run("grade", ["refund-1", "ship-1"])
+    assert run.agreement_old == 0.5
+    assert run.agreement_new == 1.0
+    sent = [str(r.body["messages"][0]["content"]) for r in loopback.chat_requests() if r.body]
+    assert sum(STRICT in s for s in sent) == 4  # two questions x two chunks, candidate side only
+    row = run.rows[0]
+    assert row.new.prompt_hashes == [strict]
+    assert row.new.tokens_in is not None
+    assert row.new.tokens_in > 0  # usage from the HTTP body
+    # "openai/loopback" has no price: the cost is unknown (None), never a made-up $0.
+    assert row.new.cost is None
+    assert run.totals()["new"]["cost"] is None
+    assert "unknown" in run.to_html()

@@ -203,7 +203,7 @@ def test_static_html_escapes_a_hostile_template_and_question(kb: Any) -> None:
     assert page.count("<style>") == 1
     bundle = lab._repr_mimebundle_()
     assert set(bundle) == {"text/plain", "text/html"}  # no kernel here: no widget view
-    assert bundle["text/plain"].startswith("PromptLab: 1 questions")
+    assert bundle["text/plain"].startswith("PromptLab: 1 question (questions); grade=")
     static = lab._display_()  # outside marimo: the static face
     assert static._repr_html_() == page
     state = lab_state(lab, "grade")
