@@ -33,17 +33,53 @@ _LAZY: dict[str, str] = {
     "ScriptedModel": "selfrag_nb.testing",
     "PromptLab": "selfrag_nb.display.prompt_lab",
     "questions": "selfrag_nb.eval.questions",
+    "calibrate": "selfrag_nb.eval.calibrate",
+    "view": "selfrag_nb.display",
     "evaluate": "selfrag_nb.eval.runner",
     "EvalReport": "selfrag_nb.eval.report",
 }
 
-__all__ = ["__version__", *sorted(_LAZY)]
+__all__ = [
+    "EvalReport",
+    "Hit",
+    "Hits",
+    "IngestReport",
+    "KnowledgeBase",
+    "LiteLLMModel",
+    "OfflineModel",
+    "PromptLab",
+    "ScriptedModel",
+    "SelfRAG",
+    "Settings",
+    "Stepper",
+    "Trace",
+    "User",
+    "__version__",
+    "calibrate",
+    "evaluate",
+    "questions",
+    "view",
+]
 
-if TYPE_CHECKING:
-    from selfrag_nb.config import Settings
-    from selfrag_nb.store.kb import KnowledgeBase
-    from selfrag_nb.store.types import Hit, Hits, IngestReport, User
-    from selfrag_nb.trace import Trace
+if TYPE_CHECKING:  # for type checkers and IDEs only; runtime goes through __getattr__
+    from selfrag_nb.config import Settings as Settings
+    from selfrag_nb.display import view as view
+    from selfrag_nb.display.prompt_lab import PromptLab as PromptLab
+    from selfrag_nb.eval.calibrate import calibrate as calibrate
+    from selfrag_nb.eval.questions import questions as questions
+    from selfrag_nb.eval.report import EvalReport as EvalReport
+    from selfrag_nb.eval.runner import evaluate as evaluate
+    from selfrag_nb.llm.litellm_model import LiteLLMModel as LiteLLMModel
+    from selfrag_nb.llm.offline import OfflineModel as OfflineModel
+    from selfrag_nb.pipeline import SelfRAG as SelfRAG
+    from selfrag_nb.pipeline import Stepper as Stepper
+    from selfrag_nb.store.kb import KnowledgeBase as KnowledgeBase
+    from selfrag_nb.store.types import Hit as Hit
+    from selfrag_nb.store.types import Hits as Hits
+    from selfrag_nb.store.types import IngestReport as IngestReport
+    from selfrag_nb.store.types import User as User
+    from selfrag_nb.testing import ScriptedModel as ScriptedModel
+    from selfrag_nb.trace import Trace as Trace
 
 
 def __getattr__(name: str) -> Any:
