@@ -2,7 +2,7 @@
 
     override (stepper)                        -> source="override"
     settings.retrieval "always" | "never"     -> source="setting"
-    quick rules (greeting/small talk -> NO,   -> source="rule", rule=<name>
+    quick rules (greeting/small talk/no words -> NO,   -> source="rule", rule=<name>
                  product/policy/ID -> YES)
     decision cache (normalised question       -> source="cache"
                     + history summary + prompt)
@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -64,9 +65,12 @@ _KEYWORD_RES = {
 
 def quick_rule(question: str) -> tuple[bool, str] | None:
     """(retrieve, rule name) when a rule decides, else None."""
-    key = normalize_key(question)
-    if not key:
-        return None
+    # Emoji and other symbols carry no facts: "Hi there 👋" is a greeting.
+    key = " ".join(
+        "".join(c for c in normalize_key(question) if not unicodedata.category(c).startswith("S")).split()
+    )
+    if not key or not any(c.isalnum() for c in key):
+        return False, "no_words"
     if _GREETING_RE.match(key):
         return False, "greeting"
     if _SMALLTALK_RE.match(key):
@@ -185,7 +189,7 @@ class DecideStage(Stage):
             if rule is not None:
                 retrieve, name = rule
                 reason = (
-                    "greeting or small talk: no documents needed"
+                    "greeting, small talk or no words: no documents needed"
                     if not retrieve
                     else "asks about products, policies, processes or identifiers: documents needed"
                 )

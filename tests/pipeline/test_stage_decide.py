@@ -131,3 +131,10 @@ def test_rule_decision_names_its_rule(make_rag: Any) -> None:
     assert d.source == "rule"
     assert d.rule == "greeting"
     assert d.calls == []
+
+
+@pytest.mark.parametrize("q", ["Hi there 👋", "👋👋", "???", "..."])
+def test_emoji_and_punctuation_only_need_no_documents(q: str) -> None:
+    rule = quick_rule(q)
+    assert rule is not None, q
+    assert rule[0] is False
