@@ -107,6 +107,7 @@ def test_regenerate_then_accept_is_regenerated_with_the_strict_prompt(make_rag: 
     assert strict_req.inputs.mode == "strict"
     assert strict_req.inputs.avoid == ["Refunds take 90 days"]
     assert len(trace.supports) == 2
+    assert Trace.from_json(trace.to_json()) == trace  # every record type survives JSON
     # The first support flagged the citation of an unsupported claim.
     assert trace.supports[0].claims[0].citation_error == "[1] does not support this claim"
 

@@ -109,3 +109,38 @@ def test_paths_parameters_and_names(question: str, expected: dict[str, str]) -> 
 
 def test_names_compare_case_insensitively() -> None:
     assert check_rewrite("Is webhooks on the Free plan?", "free plan webhooks availability").ok
+
+
+from hypothesis import given, settings  # noqa: E402 - property tests kept next to the examples they generalise
+from hypothesis import strategies as st  # noqa: E402 - same
+
+_WORDS = st.sampled_from(
+    [
+        "refund",
+        "order",
+        "ORD-2024-0042",
+        "v2.3.1",
+        "not",
+        "2024-03-15",
+        "$30",
+        "Free",
+        "plan",
+        "the",
+        "is",
+        "SSO",
+        "不",
+        "退款",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WORDS, min_size=1, max_size=8))
+def test_property_the_original_always_passes_and_dropping_an_exact_span_fails(words: list[str]) -> None:
+    question = " ".join(words)
+    spans = extract_spans(question)
+    assert check_rewrite(question, question, spans).ok
+    for span in spans:
+        if span.kind in {"order", "version", "date", "amount"}:
+            without = " ".join(w for w in words if span.text not in w)
+            assert not check_rewrite(question, without, spans).ok
