@@ -26,7 +26,7 @@ from collections.abc import Callable
 from selfrag_nb.llm.schemas import DecideInputs, DecisionOut, Message
 from selfrag_nb.spans import extract_spans
 from selfrag_nb.stages.base import Stage, StageContext
-from selfrag_nb.text import normalize_key
+from selfrag_nb.text import normalize_key, split_sentences
 from selfrag_nb.trace import Decision, Fallback, Trace
 
 __all__ = ["DecideStage", "DecisionCache", "quick_rule", "summarize_history"]
@@ -214,7 +214,9 @@ class DecideStage(Stage):
         out = result.output
         assert isinstance(out, DecisionOut)
         retrieve = out.decision == "RETRIEVE"
-        reason = out.reason.strip().splitlines()[0] if out.reason.strip() else ""
+        # The first article asks for a one-sentence reason: keep the first sentence.
+        sentences = split_sentences(out.reason.strip())
+        reason = sentences[0] if sentences else ""
         if result.ok:
             ctx.decision_cache.put(key, retrieve, reason)
         else:

@@ -95,7 +95,7 @@ def test_model_decides_then_cache_serves_repeat(make_rag: Any, scripted: Any) ->
     d1 = rag.stepper(q).decide()
     assert d1.source == "model"
     assert d1.retrieve is True
-    assert d1.reason == "needs the documents. More text."
+    assert d1.reason == "needs the documents."  # one sentence
     assert len(d1.calls) == 1
     d2 = rag.stepper("what is the capital of france").decide()
     assert d2.source == "cache"
