@@ -60,7 +60,7 @@ from selfrag_nb.llm.schemas import (
 )
 from selfrag_nb.text import detect_language, normalize_key, tokenize
 
-__all__ = ["OfflineModel", "decide", "grade", "rerank", "rewrite"]
+__all__ = ["OfflineModel", "decide", "grade", "is_follow_up", "rerank", "rewrite"]
 
 
 class OfflineModel:
@@ -154,7 +154,9 @@ _SOCIAL_REASONS = {
 }
 
 
-def _is_follow_up(question: str, history: list[Message]) -> bool:
+def is_follow_up(question: str, history: list[Message]) -> bool:
+    """A question that leans on the history: a reference ("it", "that plan",
+    "它") or an ellipsis ("and for the Pro plan?"), with history present."""
     if not history:
         return False
     if _REF_EN_RE.search(question) or _REF_ZH_RE.search(question):
@@ -186,7 +188,7 @@ def decide(inputs: DecideInputs) -> DecisionOut:
             f"Plain arithmetic ({calc.expression}) is computed, not looked up.",
             f"简单计算（{calc.expression}），直接计算即可，不需要检索。",
         )
-    if _is_follow_up(text, inputs.history):
+    if is_follow_up(text, inputs.history):
         return out(
             "R",
             "A follow-up that refers to an earlier turn; the documents about it are needed.",
@@ -233,6 +235,15 @@ _PRONOUN_EN: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"\b(?:this|that|the same)\s+(?:plan|product|feature|api|tier|service|one|edition|version)\b",
+            re.IGNORECASE,
+        ),
+        "{e}",
+    ),
+    # "Does that also apply?", "before that happens": a demonstrative standing for the earlier topic.
+    (
+        re.compile(
+            r"\b(?:that|this)\b(?=\s+(?:also\s+|still\s+)?(?:apply|applies|work|works|include|includes|"
+            r"cover|covers|happen|happens|happened|mean|means|cost|costs|require|requires|change|changes)\b)",
             re.IGNORECASE,
         ),
         "{e}",

@@ -32,9 +32,12 @@ from selfrag_nb.llm.offline_rules import (
     arithmetic,
     bag,
     coverage,
+    disagree,
     exact_terms,
     format_number,
+    has_negation,
     looks_like_injection,
+    quantities,
     sentences,
     shorten,
     social_kind,
@@ -51,6 +54,8 @@ from selfrag_nb.llm.schemas import (
     GenerateInputs,
     GenerateOut,
     GradeInputs,
+    Message,
+    RewriteInputs,
     SupportOut,
     VerifyInputs,
 )
@@ -78,6 +83,20 @@ _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 def _lang(question: str) -> str:
     return "zh" if detect_language(question) == "zh" else "en"
+
+
+def effective_question(question: str, history: list[Message]) -> str:
+    """The question with a follow-up's reference resolved from the history
+    ("Does it include SSO?" -> "Does Pro plan include SSO?"), by the same rule
+    as the rewrite role; the question itself when it stands on its own."""
+    if not history:
+        return question
+    from selfrag_nb.llm.offline import is_follow_up, rewrite
+
+    if not is_follow_up(question, history):
+        return question
+    out = rewrite(RewriteInputs(question=question, history=history, max_rewrites=1))
+    return out.rewrites[0] if out.rewrites else question
 
 
 def _grade_score(question: str, ev: Evidence) -> int:
@@ -110,37 +129,6 @@ def _status(ev: Evidence) -> str:
 def _label(ev: Evidence) -> str:
     name = ev.title or ev.source or ev.chunk_id
     return f"[{ev.index}] {name}"
-
-
-# ------------------------------------------------------------ quantities
-
-_QTY_RE = re.compile(
-    r"(?P<pre>[$€£¥])?\s*(?P<num>\d+(?:,\d{3})*(?:\.\d+)?)\s*(?P<unit>%|[A-Za-z]+|[\u4e00-\u9fff])?"
-)
-_UNIT_SKIP = frozenset({"and", "or", "to", "of", "the", "a", "per", "in", "on", "at", "for"})
-
-
-def quantities(text: str) -> dict[str, set[str]]:
-    """unit -> numbers: "14 days" -> {"day": {"14"}}, "$29" -> {"$": {"29"}},
-    "14天" -> {"天": {"14"}}. Two sentences disagree when they give different
-    numbers for the same unit."""
-    text = unicodedata.normalize("NFKC", text)
-    out: dict[str, set[str]] = {}
-    for m in _QTY_RE.finditer(text):
-        start = m.start("pre") if m.group("pre") else m.start("num")
-        before = text[start - 1] if start > 0 else " "
-        if before.isascii() and (before.isalpha() or before in "-_."):
-            continue  # part of an identifier or version
-        num = m.group("num").replace(",", "")
-        unit = m.group("pre") or (m.group("unit") or "").lower()
-        if not unit or unit in _UNIT_SKIP:
-            continue
-        out.setdefault(stem(unit), set()).add(num)
-    return out
-
-
-def _disagree(a: dict[str, set[str]], b: dict[str, set[str]]) -> bool:
-    return any(unit in b and not (nums & b[unit]) for unit, nums in a.items())
 
 
 # ----------------------------------------------------------------- assess
@@ -186,30 +174,128 @@ _PLAN_EN_RE = re.compile(r"\b([A-Z][\w\-]*)\s+(plan|tier|edition)s?\b")
 _PLAN_ZH_RE = re.compile(r"([A-Za-z][\w\-]*|[\u4e00-\u9fff]{2,3}?)\s*(套餐|版)")
 
 
+_HEADING_PLAN_RE = re.compile(r"^\s*([A-Z][\w\-]*)\s+(plan|tier|edition)\s*$", re.IGNORECASE)
+
+
+def _heading_plan(ev: Evidence) -> str:
+    """ "Free plan" when the chunk's own (last) heading names a plan-like
+    scope: everything in that section is about that plan."""
+    last = ev.heading.split(">")[-1] if ev.heading else ""
+    m = _HEADING_PLAN_RE.match(last)
+    return f"{m.group(1)} {m.group(2).lower()}" if m else ""
+
+
+def _plan_names(text: str) -> set[str]:
+    names = {m.group(0).strip() for m in _PLAN_EN_RE.finditer(text)}
+    names |= {m.group(0).strip() for m in _PLAN_ZH_RE.finditer(text)}
+    return {normalize_key(n) for n in names}
+
+
+def _plans_in(sentence: str, ev: Evidence) -> set[str]:
+    """Plan-like names a sentence is scoped to: named in it, else its section's heading."""
+    names = _plan_names(sentence)
+    if not names and _heading_plan(ev):
+        names.add(normalize_key(_heading_plan(ev)))
+    return names
+
+
 def _text_qualifiers(qterms: dict[str, float], covering: list[_Covering]) -> list[str]:
     """Plan-like names ("Free plan", "Pro plan", "企业版") that the covering text
-    gives different numbers for, in sentences about the question."""
+    gives different numbers for, in sentences about the question. A section
+    headed by a plan name ("## Pro plan") scopes all of its sentences."""
     numbers: dict[str, set[str]] = {}
     order: list[str] = []
+
+    def note(name: str, nums: frozenset[str]) -> None:
+        if name not in numbers:
+            order.append(name)
+        numbers.setdefault(name, set()).update(nums)
+
     for c in covering:
+        scope = _heading_plan(c.ev)
+        header = bag(f"{c.ev.title} {c.ev.heading}")
         for sent in sentences(c.ev.text):
-            cov, _ = coverage(qterms, bag(sent))
+            if looks_like_injection(sent):
+                continue
+            cov, _ = coverage(qterms, bag(sent), header if scope else None)
             if cov < 0.3:
                 continue
             marks = [(m.start(), m.group(0).strip()) for m in _PLAN_EN_RE.finditer(sent)]
             marks += [(m.start(), m.group(0).strip()) for m in _PLAN_ZH_RE.finditer(sent)]
             marks.sort()
+            if not marks and scope:
+                nums = exact_terms(sent).numbers
+                if nums:
+                    note(scope, nums)
+                continue
             for i, (pos, name) in enumerate(marks):
                 end = marks[i + 1][0] if i + 1 < len(marks) else len(sent)
                 nums = exact_terms(sent[pos:end]).numbers
                 if nums:
-                    if name not in numbers:
-                        order.append(name)
-                    numbers.setdefault(name, set()).update(nums)
+                    note(name, nums)
     if len(order) < 2:
         return []
     distinct = {frozenset(numbers[n]) for n in order}
     return order if len(distinct) > 1 else []
+
+
+#: A sentence takes part in conflict detection when it covers this share of the question.
+CONFLICT_TOPIC = 0.4
+#: Two sentences state the same fact when this share of one's words (numbers
+#: aside) is in the other: "up to 25 MB" per attachment vs "limited to 10 MB".
+CONFLICT_SAME = 0.6
+
+
+@dataclass(frozen=True)
+class _Fact:
+    """A question-relevant sentence that states quantities."""
+
+    cov: _Covering
+    sentence: str
+    qty: dict[str, set[str]]
+    keys: dict[str, float]
+    bag: Counter[str]
+    plans: frozenset[str]
+
+
+def _facts(qterms: dict[str, float], c: _Covering) -> list[_Fact]:
+    header = bag(f"{c.ev.title} {c.ev.heading}")
+    out: list[_Fact] = []
+    for sent in sentences(c.ev.text):
+        if looks_like_injection(sent):
+            continue
+        qty = quantities(sent)
+        if not qty or coverage(qterms, bag(sent), header)[0] < CONFLICT_TOPIC:
+            continue
+        keys = {k: w for k, w in terms(sent).items() if not any(ch.isdigit() for ch in k)}
+        out.append(_Fact(c, sent, qty, keys, bag(sent), frozenset(_plans_in(sent, c.ev))))
+    return out
+
+
+def _same_fact(a: _Fact, b: _Fact) -> bool:
+    """Different numbers for one unit only conflict when both sentences speak
+    about the same thing (shared words) and for the same plan (if any)."""
+    if a.plans and b.plans and not (a.plans & b.plans):
+        return False
+
+    def share(x: _Fact, y: _Fact) -> float:
+        total = sum(x.keys.values())
+        return sum(w for k, w in x.keys.items() if k in y.bag) / total if total else 0.0
+
+    return max(share(a, b), share(b, a)) >= CONFLICT_SAME
+
+
+def _refers_to(meta_value: object, ev: Evidence) -> bool:
+    """A ``supersedes`` / ``superseded_by`` value naming ``ev``'s source file."""
+    if not isinstance(meta_value, str | list):
+        return False
+    values = meta_value if isinstance(meta_value, list) else [meta_value]
+    src = ev.source.split("#")[0].strip("/")
+    for raw in values:
+        v = str(raw).strip().strip("/")
+        if v and src and (src == v or src.endswith("/" + v) or v.endswith("/" + src)):
+            return True
+    return False
 
 
 def _answers_differ(key: str, covering: list[_Covering]) -> bool:
@@ -227,6 +313,11 @@ def _answers_differ(key: str, covering: list[_Covering]) -> bool:
 def _which_applies(a: _Covering, b: _Covering) -> tuple[_Covering, str] | None:
     """The evidence that applies when two disagree, and why; None when the
     documents do not say."""
+    for win, lose in ((a, b), (b, a)):
+        if _refers_to(win.ev.metadata.get("supersedes"), lose.ev) or _refers_to(
+            lose.ev.metadata.get("superseded_by"), win.ev
+        ):
+            return win, f"{_label(win.ev)} declares that it supersedes {_label(lose.ev)}"
     sa, sb = _status(a.ev), _status(b.ev)
     if sa != sb and "superseded" in (sa, sb):
         win = b if sa == "superseded" else a
@@ -248,7 +339,8 @@ def assess(inputs: AssessInputs) -> AssessOut:
     similarity scores alone)."""
     lang = _lang(inputs.question)
     zh = lang == "zh"
-    qterms = terms(inputs.question)
+    question = effective_question(inputs.question, inputs.history)
+    qterms = terms(question)
     if not inputs.evidence:
         return AssessOut(
             action="REFUSE",
@@ -258,7 +350,7 @@ def assess(inputs: AssessInputs) -> AssessOut:
         )
     covering: list[_Covering] = []
     for ev in inputs.evidence:
-        score = _grade_score(inputs.question, ev)
+        score = _grade_score(question, ev)
         if score >= 50:
             covering.append(_Covering(ev, score, _best_sentence_of(qterms, ev)))
     if not covering:
@@ -273,9 +365,7 @@ def assess(inputs: AssessInputs) -> AssessOut:
             ),
         )
 
-    asked = normalize_key(
-        " ".join([inputs.question, *(m.content for m in inputs.history if m.role == "user")])
-    )
+    asked = normalize_key(" ".join([question, *(m.content for m in inputs.history if m.role == "user")]))
     # Qualifiers by metadata: several plans/products/versions, none named.
     for key in _QUALIFIER_KEYS:
         values: list[str] = []
@@ -317,13 +407,26 @@ def assess(inputs: AssessInputs) -> AssessOut:
     # Conflicts: two sources give different numbers for the same unit.
     resolved: list[tuple[_Covering, _Covering, _Covering, str]] = []
     unresolved: list[tuple[_Covering, _Covering]] = []
-    for i, a in enumerate(covering):
-        for b in covering[i + 1 :]:
-            if a.ev.source == b.ev.source and a.ev.source:
+    asked_plans = _plan_names(question)
+    facts = [
+        f
+        for c in covering
+        for f in _facts(qterms, c)
+        # A fact about another plan than the one asked is not a rival answer.
+        if not (asked_plans and f.plans and not (f.plans & asked_plans))
+    ]
+    seen_pairs: set[tuple[str, str]] = set()
+    for i, fa in enumerate(facts):
+        for fb in facts[i + 1 :]:
+            a, b = fa.cov, fb.cov
+            if a.ev.chunk_id == b.ev.chunk_id or (a.ev.source == b.ev.source and a.ev.source):
                 continue
-            qa, qb = quantities(a.sentence), quantities(b.sentence)
-            if not _disagree(qa, qb):
+            if (a.ev.chunk_id, b.ev.chunk_id) in seen_pairs:
                 continue
+            if not disagree(fa.qty, fb.qty) or not _same_fact(fa, fb):
+                continue
+            seen_pairs.add((a.ev.chunk_id, b.ev.chunk_id))
+            a, b = _Covering(a.ev, a.score, fa.sentence), _Covering(b.ev, b.score, fb.sentence)
             verdict = _which_applies(a, b)
             if verdict is None:
                 unresolved.append((a, b))
@@ -525,7 +628,7 @@ _ZH_NEG = "不没未无非"
 
 def negated_terms(text: str) -> set[str]:
     """Stemmed terms in the scope of a negation: up to three content tokens after
-    "not"/"n't"/"no"/"never"/"without", "un-" words, and the CJK bigram after
+    "not"/"n't"/"no"/"never"/"without", "un-" and "non-" words, and the CJK bigram after
     不/没/未/无/非 (skipping 有 in 没有)."""
     out: set[str] = set()
     toks = tokenize(text)
@@ -540,6 +643,8 @@ def negated_terms(text: str) -> set[str]:
                         break
         elif tok.startswith("un") and tok[2:].isalpha() and len(tok) > 5:
             out.add(stem(tok[2:]))
+        elif tok.startswith("non-") and tok[4:].replace("-", "").isalpha():
+            out.add(stem(tok[4:]))
     norm = unicodedata.normalize("NFKC", text)
     for i, ch in enumerate(norm):
         if ch in _ZH_NEG:
@@ -567,6 +672,53 @@ class _EvSentence:
     bag: Counter[str]
     keys: frozenset[str]
     neg: frozenset[str]
+    #: The sentence states a negation at all ("not", "no", "cannot", 不, ...).
+    negative: bool = False
+    #: From a superseded chunk while a current one is in the evidence.
+    stale: bool = False
+
+
+#: An opposite-polarity sentence contradicts a claim only when it overlaps the
+#: claim this much (see ``_opposite``).
+CONTRADICT_COVER = 0.6
+
+
+def _opposite(
+    claim: str, cterms: dict[str, float], ev_sents: list[_EvSentence], covs: list[float]
+) -> _EvSentence | None:
+    """The evidence sentence that says the opposite of the claim, if any: the
+    other polarity, a shared term negated on one side only, and about the
+    same thing. "Same thing" is the better of two overlaps: how much of the
+    claim the sentence covers, and how much of the sentence the claim covers
+    ("XML is not supported." is all inside "In API v2, XML export is
+    supported"). It must reach ``CONTRADICT_COVER`` and beat every sentence
+    of the claim's own polarity, so "The Free plan costs $0" does not refute
+    "Webhooks are not supported on the Free plan" (which the evidence says
+    verbatim). A superseded chunk contradicts nothing while a current one exists."""
+    claim_keys, claim_neg = frozenset(cterms), frozenset(negated_terms(claim))
+    negative = has_negation(claim)
+    candidates = [
+        (es, cov)
+        for es, cov in zip(ev_sents, covs, strict=True)
+        if es.negative != negative and not es.stale and _contradicts(claim_keys, claim_neg, es.keys, es.neg)
+    ]
+    if not candidates:
+        return None
+    claim_bag = bag(claim)
+
+    def overlap(es: _EvSentence, cov: float) -> float:
+        return max(cov, coverage(terms(es.text), claim_bag)[0])
+
+    same = max(
+        (overlap(es, c) for es, c in zip(ev_sents, covs, strict=True) if es.negative == negative and c > 0),
+        default=0.0,
+    )
+    found: tuple[float, _EvSentence] | None = None
+    for es, cov in candidates:
+        score = overlap(es, cov)
+        if score >= CONTRADICT_COVER and score > same and (found is None or score > found[0]):
+            found = (score, es)
+    return found[1] if found else None
 
 
 def _claims(answer: str) -> list[tuple[str, list[int]]]:
@@ -595,7 +747,9 @@ def verify(inputs: VerifyInputs) -> SupportOut:
     ev_sents: list[_EvSentence] = []
     ev_exact: set[str] = set()
     chunk_text: dict[int, str] = {}
+    any_current = any(_status(e) != "superseded" for e in inputs.evidence)
     for ev in inputs.evidence:
+        stale = _status(ev) == "superseded" and any_current
         full = f"{ev.title} {ev.heading} {ev.text}"
         chunk_text[ev.index] = full
         ev_exact |= exact_terms(full).all
@@ -606,7 +760,13 @@ def verify(inputs: VerifyInputs) -> SupportOut:
             if not looks_like_injection(sent):
                 ev_sents.append(
                     _EvSentence(
-                        ev.index, sent, bag(sent), frozenset(terms(sent)), frozenset(negated_terms(sent))
+                        ev.index,
+                        sent,
+                        bag(sent),
+                        frozenset(terms(sent)),
+                        frozenset(negated_terms(sent)),
+                        has_negation(sent),
+                        stale,
                     )
                 )
 
@@ -617,8 +777,10 @@ def verify(inputs: VerifyInputs) -> SupportOut:
         weight = sum(cterms.values())
         best: _EvSentence | None = None
         best_cov = 0.0
+        covs: list[float] = []
         for es in ev_sents:
             cov, _ = coverage(cterms, es.bag)
+            covs.append(cov)
             if es.index in cited:
                 cov += 0.02  # ties go to the document the claim cites
             if cov > best_cov:
@@ -634,10 +796,9 @@ def verify(inputs: VerifyInputs) -> SupportOut:
                 best = first if coverage(cterms, first.bag)[0] >= coverage(cterms, second.bag)[0] else second
         cx = exact_terms(claim).all
         exact_missing = sorted(cx - ev_exact)
-        mismatch = bool(best and _disagree(quantities(claim), quantities(best.text)))
+        mismatch = bool(best and disagree(quantities(claim), quantities(best.text)))
         # Any on-topic evidence sentence with the opposite polarity contradicts the claim.
-        claim_keys, claim_neg = frozenset(cterms), frozenset(negated_terms(claim))
-        opposite = next((es for es in ev_sents if _contradicts(claim_keys, claim_neg, es.keys, es.neg)), None)
+        opposite = _opposite(claim, cterms, ev_sents, covs)
         contradiction = opposite is not None
         if opposite is not None:
             best = opposite  # show the sentence that says the opposite

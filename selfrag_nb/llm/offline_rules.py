@@ -7,6 +7,7 @@
     question --social_kind() / arithmetic()-->                 decide / direct answers
     text --entities()--> noun phrases, identifiers              follow-up resolution
     text --looks_like_injection()-->                           never quoted
+    text --quantities()--> {unit: numbers} --disagree()-->     conflicts, number mismatches
 
 The heuristics (stopwords, weights, saturation, caps) are documented in one
 place: ``docs/offline_model.md``. Everything here is a pure function of its
@@ -30,11 +31,13 @@ __all__ = [
     "bag",
     "best_sentence",
     "coverage",
+    "disagree",
     "entities",
     "exact_terms",
     "format_number",
     "has_negation",
     "looks_like_injection",
+    "quantities",
     "sentences",
     "social_kind",
     "stem",
@@ -133,9 +136,21 @@ def terms(text: str) -> dict[str, float]:
     return out
 
 
+_HYPHEN_WORD_RE = re.compile(r"[a-z]+(?:-[a-z]+)+")
+
+
 def bag(text: str) -> Counter[str]:
-    """Stemmed token counts of a text (term frequencies for saturation)."""
-    return Counter(stem(t) for t in tokenize(text))
+    """Stemmed token counts of a text (term frequencies for saturation). A
+    hyphenated word also counts its parts ("non-refundable" -> "refund"), so
+    a question saying "refund" finds it; identifiers (with digits) stay whole."""
+    out: Counter[str] = Counter()
+    for tok in tokenize(text):
+        out[stem(tok)] += 1
+        if _HYPHEN_WORD_RE.fullmatch(tok):
+            for part in tok.split("-"):
+                if len(part) > 2:
+                    out[stem(part)] += 1
+    return out
 
 
 #: BM25's k1: how fast repeated mentions stop adding evidence.
@@ -149,6 +164,13 @@ _SYNONYMS_RAW: dict[str, tuple[str, ...]] = {
     "window": ("within", "period", "days"),
     "deadline": ("within", "before", "days"),
     "limit": ("maximum", "max", "allows", "cap", "quota", "most"),
+    "maximum": ("limit", "limited", "max", "most", "cap"),
+    "include": ("available", "offer", "contain", "come"),
+    "available": ("include", "offer", "support"),
+    "sunset": ("switch", "shut", "retire", "discontinue"),
+    "sign-on": ("sso", "saml", "oidc"),
+    "sso": ("sign-on", "saml", "oidc"),
+    "identity": ("idp", "saml", "oidc"),
     "quota": ("limit", "maximum", "allows"),
     "price": ("cost", "fee", "usd", "month", "pricing"),
     "cost": ("price", "fee", "usd", "pricing"),
@@ -157,7 +179,7 @@ _SYNONYMS_RAW: dict[str, tuple[str, ...]] = {
     "cancel": ("terminate", "cancellation"),
     "delete": ("remove", "erase", "purge", "deletion"),
     "rotate": ("regenerate", "renew", "rotation"),
-    "support": ("supports", "allow", "accept", "compatible", "available"),
+    "support": ("supports", "allow", "accept", "compatible", "available", "offer"),
     "format": ("csv", "json", "xml", "pdf", "xlsx"),
     "enable": ("activate", "turn", "switch"),
     "contact": ("email", "phone", "reach"),
@@ -323,11 +345,43 @@ def shorten(text: str, limit: int = 200) -> str:
     return cut.rstrip(",;: ") + "…"
 
 
+# ------------------------------------------------------------ quantities
+
+_QTY_RE = re.compile(
+    r"(?P<pre>[$€£¥])?\s*(?P<num>\d+(?:,\d{3})*(?:\.\d+)?)\s*(?P<unit>%|[A-Za-z]+|[\u4e00-\u9fff])?"
+)
+_UNIT_SKIP = frozenset({"and", "or", "to", "of", "the", "a", "per", "in", "on", "at", "for"})
+
+
+def quantities(text: str) -> dict[str, set[str]]:
+    """unit -> numbers: "14 days" -> {"day": {"14"}}, "$29" -> {"$": {"29"}},
+    "14天" -> {"天": {"14"}}. Two sentences disagree when they give different
+    numbers for the same unit."""
+    text = unicodedata.normalize("NFKC", text)
+    out: dict[str, set[str]] = {}
+    for m in _QTY_RE.finditer(text):
+        start = m.start("pre") if m.group("pre") else m.start("num")
+        before = text[start - 1] if start > 0 else " "
+        if before.isascii() and (before.isalpha() or before in "-_."):
+            continue  # part of an identifier or version
+        num = m.group("num").replace(",", "")
+        unit = m.group("pre") or (m.group("unit") or "").lower()
+        if not unit or unit in _UNIT_SKIP:
+            continue
+        out.setdefault(stem(unit), set()).add(num)
+    return out
+
+
+def disagree(a: dict[str, set[str]], b: dict[str, set[str]]) -> bool:
+    """True when the two give different numbers for a unit they share."""
+    return any(unit in b and not (nums & b[unit]) for unit, nums in a.items())
+
+
 # ---------------------------------------------------------------- polarity
 
 _NEG_EN_RE = re.compile(
     r"\b(?:not|no|never|none|cannot|can't|won't|isn't|aren't|doesn't|don't|didn't|without|"
-    r"unsupported|unavailable|excluded|neither|nor)\b|n't\b",
+    r"unsupported|unavailable|excluded|neither|nor)\b|n't\b|\bnon-(?=[a-z])",
     re.IGNORECASE,
 )
 _NEG_ZH_RE = re.compile(r"不|没|無|无|未|非|禁止|不得")
