@@ -553,6 +553,85 @@ def _direct(question: str, lang: str) -> str:
     return " ".join(parts) if not zh else "".join(parts)
 
 
+#: The question asks for an amount, a duration or a limit: a sentence that
+#: states a number is more likely the answer than one that only names the topic.
+_QUANTITY_Q_RE = re.compile(
+    r"\bhow (?:many|much|long|often|fast|soon|big|large|quickly)\b|\b(?:maximum|minimum|max|min|limits?|"
+    r"size|prices?|costs?|fees?|rates?|window|period|duration|percentage|number of|uptime|credit)\b|"
+    r"多少|多久|几[个天次]|多大|上限|期限|价格|费用",
+    re.IGNORECASE,
+)
+#: The question asks for a date.
+_DATE_Q_RE = re.compile(r"\bwhen\b|\bdates?\b|\bdeadline\b|什么时候|何时|日期|哪天", re.IGNORECASE)
+_DATE_RE_ANY = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}\b|"
+    r"\d{4}年\d{1,2}月",
+    re.IGNORECASE,
+)
+#: Score bonuses: the sentence has what the question's type asks for; the
+#: question is negative and so is the sentence; share of the sentence that is
+#: about the question (prefers the precise sentence among equal covers).
+ANSWER_TYPE_BONUS = 0.15
+NEGATION_BONUS = 0.1
+PRECISION_BONUS = 0.1
+_TABLE_SEP_RE = re.compile(r"^\s*\|?\s*:?-{3,}")
+
+
+def _table_headers(text: str) -> set[str]:
+    """Markdown table header rows (the line before a ``|---|`` separator): they
+    name columns and state nothing, so they are never quoted alone."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return {
+        " ".join(lines[i - 1].split())
+        for i, ln in enumerate(lines)
+        if i > 0 and _TABLE_SEP_RE.match(ln) and lines[i - 1].startswith("|")
+    }
+
+
+def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
+    """Every quotable evidence sentence with its score for ``question``, best first."""
+    qterms = terms(question)
+    qexact = exact_terms(question).all
+    qbag = bag(question)
+    wants_number = bool(_QUANTITY_Q_RE.search(question))
+    wants_date = bool(_DATE_Q_RE.search(question))
+    negative_q = has_negation(question)
+    any_current = any(_status(e) != "superseded" for e in inputs.evidence)
+    out: list[_Candidate] = []
+    order = 0
+    for ev in inputs.evidence:
+        header = bag(f"{ev.title} {ev.heading}")
+        stale = _status(ev) == "superseded" and any_current
+        heads = _table_headers(ev.text)
+        for sent in sentences(ev.text):
+            order += 1
+            if looks_like_injection(sent) or (inputs.avoid and _similar(sent, inputs.avoid)):
+                continue
+            # A lead-in ("... you can claim a credit:") or a column header says
+            # nothing by itself; the items that follow are candidates of their own.
+            if sent.rstrip().endswith((":", "：")) or " ".join(sent.split()) in heads:
+                continue
+            sb = bag(sent)
+            score, _ = coverage(qterms, sb, header)
+            sx = exact_terms(sent)
+            score += 0.1 * len(qexact & sx.all)
+            if wants_number and (sx.numbers or quantities(sent)):
+                score += ANSWER_TYPE_BONUS
+            if wants_date and _DATE_RE_ANY.search(sent):
+                score += ANSWER_TYPE_BONUS
+            if negative_q and has_negation(sent):
+                score += NEGATION_BONUS
+            sterms = terms(sent)
+            if sterms:
+                score += PRECISION_BONUS * coverage(sterms, qbag + header)[0]
+            if stale:
+                score *= 0.6
+            keys = frozenset(k for k in qterms if k in sb)
+            out.append(_Candidate(score, order, ev.index, sent, keys))
+    out.sort(key=lambda c: (-c.score, c.order))
+    return out
+
+
 def generate(inputs: GenerateInputs) -> GenerateOut:
     """Grounded/strict: 1-3 quoted evidence sentences, each cited [n]; direct:
     small talk, arithmetic, or an honest "I don't know"."""
@@ -560,47 +639,43 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     if inputs.mode == "direct":
         return GenerateOut(answer=_direct(inputs.question.strip(), lang))
     strict = inputs.mode == "strict"
-    qterms = terms(inputs.question)
-    qexact = exact_terms(inputs.question).all
-    any_current = any(_status(e) != "superseded" for e in inputs.evidence)
-    candidates: list[_Candidate] = []
-    order = 0
-    for ev in inputs.evidence:
-        header = bag(f"{ev.title} {ev.heading}")
-        stale = _status(ev) == "superseded" and any_current
-        for sent in sentences(ev.text):
-            order += 1
-            if looks_like_injection(sent) or (inputs.avoid and _similar(sent, inputs.avoid)):
-                continue
-            sb = bag(sent)
-            score, _ = coverage(qterms, sb, header)
-            sx = exact_terms(sent).all
-            score += 0.1 * len(qexact & sx)
-            if stale:
-                score *= 0.6
-            keys = frozenset(k for k in qterms if k in sb)
-            candidates.append(_Candidate(score, order, ev.index, sent, keys))
-    candidates.sort(key=lambda c: (-c.score, c.order))
+    question = effective_question(inputs.question, inputs.history)
+    qterms = terms(question)
+    qexact = exact_terms(question).all
+    candidates = _candidates(inputs, question)
     threshold, limit = (0.5, 2) if strict else (0.25, 3)
     chosen: list[_Candidate] = []
     covered: set[str] = set()
+    numbers: set[str] = set()
     for cand in candidates:
         if cand.score < threshold or len(chosen) >= limit:
             break
         new = cand.keys - covered
         gain = sum(qterms[k] for k in new) / (sum(qterms.values()) or 1.0)
-        if chosen and gain < 0.1:
+        cx = exact_terms(cand.text)
+        # More about the identifier asked for: new facts (dates, amounts) count as new.
+        more_on_id = bool(qexact & cx.all) and bool(set(cx.numbers) - numbers)
+        if chosen and gain < 0.1 and not more_on_id:
             continue
-        if strict and not (cand.keys or (qexact & exact_terms(cand.text).all)):
+        if strict and not (cand.keys or (qexact & cx.all)):
             continue
         chosen.append(cand)
         covered |= cand.keys
+        numbers |= set(cx.numbers)
     if not chosen:
         return GenerateOut(answer=(NO_INFO if strict else NOT_FOUND)[lang])
     # Quote in document order so the answer reads as the documents do.
     chosen.sort(key=lambda c: c.order)
     joiner = "" if lang == "zh" else " "
-    return GenerateOut(answer=joiner.join(_cite(c.text, c.index) for c in chosen))
+    parts: list[str] = []
+    for c in chosen:
+        quote = _cite(c.text, c.index)
+        # A table row has no closing punctuation: its own line keeps it one claim.
+        if c.text.lstrip().startswith("|") or (parts and parts[-1].lstrip().startswith("|")):
+            parts.append("\n" + quote if parts else quote)
+        else:
+            parts.append(joiner + quote if parts else quote)
+    return GenerateOut(answer="".join(parts))
 
 
 def _cite(sentence: str, index: int) -> str:
