@@ -1,0 +1,97 @@
+"""The marimo app under ``marimo run``, driven by Debian chromium.
+
+marimo_app fixture: marimo run selfrag_app.py --headless (127.0.0.1, token password)
+chromium opens /?access_token=<token>
+  -> the app runs every cell: sample KB, controls, SelfRAG, rag.ask(default question)
+  -> the trace renders through mo.ui.anywidget (inside <marimo-anywidget>'s open
+     shadow root: Playwright's CSS selectors pierce it)
+  -> interact: expand a retrieved chunk, select a claim and read its evidence span
+  -> change the question in the text box: the app re-runs and a new trace replaces
+     the old one (a greeting: no retrieval)
+  -> no console error, no page error; screenshots in test-artifacts/browser/
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+needs_chromium = pytest.mark.skipif(
+    not Path("/usr/bin/chromium").exists(),
+    reason="Debian chromium is not installed at /usr/bin/chromium (apt-get install chromium)",
+)
+# conftest.py's Server and PageLog are not importable without a package: duck-typed.
+Server = Any
+PageLog = Any
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium, pytest.mark.timeout(300)]
+
+FIRST_RENDER_MS = 180_000  # every cell runs on first load; two shared cores
+STAGES = ("decide", "rewrite", "retrieve", "grade", "rerank", "assess", "generate", "verify", "finish")
+
+
+def shoot(page: Any, name: str) -> None:
+    """Whole-app screenshot: marimo scrolls inside its own container, so the
+    viewport is grown to the app's height instead of using full_page."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    size = page.viewport_size
+    height = page.evaluate(
+        "() => Math.max(...Array.from(document.querySelectorAll('*')).map((e) => e.scrollHeight))"
+    )
+    page.set_viewport_size({"width": size["width"], "height": int(min(max(size["height"], height), 8000))})
+    try:
+        page.wait_for_timeout(200)
+        page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+    finally:
+        page.set_viewport_size(size)
+
+
+def test_marimo_app_renders_interactive_trace(marimo_app: Server, page: Any, page_log: PageLog) -> None:
+    page.goto(f"{marimo_app.base}/?access_token={marimo_app.token}")
+    view = page.locator("marimo-anywidget .srnb-root")
+    view.first.wait_for(timeout=FIRST_RENDER_MS)
+    assert view.count() == 1
+
+    # The default question is answered from the sample data: every stage has its card.
+    q = view.locator(".srnb-head .srnb-q")
+    assert q.inner_text().startswith("What is the refund window")
+    for stage in STAGES:
+        assert view.locator(f".srnb-card-{stage}").count() >= 1, f"no {stage} card"
+    assert view.locator("script").count() == 0
+    outcome = view.locator(".srnb-card-finish .srnb-badge").first.inner_text()
+    assert page.get_by_text(f"{outcome}:", exact=False).count() >= 1  # the plain-text answer line
+
+    # Expand a retrieved chunk: its text is built on first open.
+    hit = view.locator(".srnb-card-retrieve details.srnb-hit").first
+    assert hit.locator(".srnb-block").count() == 0
+    hit.locator(":scope > summary").click()
+    hit.locator(".srnb-block").wait_for()
+    assert hit.get_attribute("open") is not None
+    assert hit.locator(".srnb-block").inner_text().strip()
+
+    # Select a claim (verify card): the row is marked and its evidence span shown.
+    view.locator(".srnb-card-verify .srnb-row.srnb-clickable").first.click()
+    view.locator(".srnb-card-verify .srnb-row.srnb-selected").wait_for()
+    mark = view.locator(".srnb-panel mark.srnb-mark").first
+    mark.wait_for()
+    assert mark.inner_text().strip()
+    # The chunk opened above survived the re-render the selection caused.
+    assert view.locator(".srnb-card-retrieve details.srnb-hit").first.get_attribute("open") is not None
+    shoot(page, "marimo-app-trace")
+
+    # A new question re-runs the app: the new trace replaces the old view.
+    box = page.locator("marimo-text input").first
+    box.fill("Hello!")
+    box.press("Enter")
+    q.filter(has_text="Hello!").wait_for(timeout=60_000)
+    assert view.count() == 1
+    assert view.locator(".srnb-card-decide .srnb-badge").first.inner_text() == "NO RETRIEVE"
+    assert view.locator(".srnb-card-retrieve").count() == 0
+    shoot(page, "marimo-app-greeting")
+
+    page.wait_for_timeout(300)  # late console errors from the last render
+    assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)
