@@ -38,5 +38,7 @@ def test_unknown_attribute_is_a_clear_error() -> None:
 
 
 def test_user_and_settings_need_no_heavy_modules() -> None:
-    loaded = set(_modules_after("import selfrag_nb as sr; sr.User('ana', roles=['staff']); sr.Settings(); sr.Trace"))
+    loaded = set(
+        _modules_after("import selfrag_nb as sr; sr.User('ana', roles=['staff']); sr.Settings(); sr.Trace")
+    )
     assert not loaded & {"litellm", "lancedb", "torch", "plotly", "pandas"}, sorted(loaded & set(HEAVY))

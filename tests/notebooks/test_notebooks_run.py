@@ -85,7 +85,12 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
 def test_marimo_app_runs_as_script(tmp_path: Path) -> None:
     app = ROOT / "notebooks" / "selfrag_app.py"
     out = subprocess.run(
-        [sys.executable, str(app)], capture_output=True, text=True, env=_env(tmp_path), timeout=600, check=False
+        [sys.executable, str(app)],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=600,
+        check=False,
     )
     assert out.returncode == 0, out.stderr[-4000:]
 
