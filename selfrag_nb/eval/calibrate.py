@@ -134,7 +134,16 @@ class Calibration:
         return f'<div class="selfrag-eval"><style>{_CSS}</style><h4>Calibration</h4>{text}{table}</div>'
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": self.to_text(), "text/html": self.to_html()}
+        # text/plain + static HTML always; the EvalWidget view only inside a kernel.
+        from selfrag_nb.display.eval_widget import eval_mimebundle
+
+        return eval_mimebundle(self)
+
+    def _display_(self) -> Any:
+        """marimo: the EvalWidget (``mo.ui.anywidget``) when marimo runs the cell."""
+        from selfrag_nb.display.eval_widget import eval_marimo_view
+
+        return eval_marimo_view(self)
 
     def save(self, path: str | Path) -> Path:
         """A self-contained HTML page: the sweep, its curve and the full report."""

@@ -250,4 +250,13 @@ class RegressionDiff:
         return "".join(parts)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": self.to_text(), "text/html": self.to_html()}
+        # text/plain + static HTML always; the EvalWidget view only inside a kernel.
+        from selfrag_nb.display.eval_widget import eval_mimebundle
+
+        return eval_mimebundle(self)
+
+    def _display_(self) -> Any:
+        """marimo: the EvalWidget (``mo.ui.anywidget``) when marimo runs the cell."""
+        from selfrag_nb.display.eval_widget import eval_marimo_view
+
+        return eval_marimo_view(self)

@@ -7,7 +7,7 @@
                   config version, failure reason
       .failures_as_questions() / .rerun_failures(rag2) -> RegressionDiff
       .save("report.html")   self-contained: tables + plotly charts (JS inlined)
-      ._repr_mimebundle_     static HTML (no script) + text/plain
+      ._repr_mimebundle_     static HTML (no script) + text/plain (+ EvalWidget in a kernel)
       .to_json() / EvalReport.load(path_or_json)
 
 Numbers are computed by ``selfrag_nb.eval.metrics`` only; this module
@@ -315,7 +315,16 @@ class EvalReport:
         return "".join(parts)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": self.to_text(), "text/html": self.to_html()}
+        # text/plain + static HTML always; the EvalWidget view only inside a kernel.
+        from selfrag_nb.display.eval_widget import eval_mimebundle
+
+        return eval_mimebundle(self)
+
+    def _display_(self) -> Any:
+        """marimo: the EvalWidget (``mo.ui.anywidget``) when marimo runs the cell."""
+        from selfrag_nb.display.eval_widget import eval_marimo_view
+
+        return eval_marimo_view(self)
 
     def save(self, path: str | Path) -> Path:
         """Write ``.html`` (self-contained page with charts, plotly.js inlined)

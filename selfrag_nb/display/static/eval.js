@@ -1,0 +1,546 @@
+// selfrag_nb evaluation view (AnyWidget ESM, vanilla JS, no build step, no network).
+//
+//   model.data (JSON from selfrag_nb/display/eval_widget.py), by data.mode:
+//     report       header (set, variants) -> controls: metric <select>, category <select>
+//                  -> SVG grouped bars: one group per category (+ "all"), one bar per variant
+//                  -> summary table (variant x category x key metrics; best value bold)
+//                  -> click a bar or a row: model.cell = [variant, category]
+//                     -> panel listing that cell's failing questions and their reasons
+//                  -> calibration section when the report came from calibrate()
+//     calibration  SVG curve per threshold value (correct / wrong refusals,
+//                  unsupported answers, citation errors), suggested value marked,
+//                  "chosen on <set, count, hash>", the sweep table
+//     regression   counts, then one list at a time (model.tab): broke | still failing | fixed
+//
+// Every piece of data is set with textContent / createTextNode (never
+// innerHTML). The charts are plain SVG so the view needs no plotly.js, no
+// CDN and stays small. anywidget loads this file as one module, so the few
+// DOM helpers shared with trace.js are repeated here rather than imported.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const CTL = /[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u061c\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
+const OUTCOME_TONE = {
+  answered: "ok", direct: "ok", disclaimed: "warn", regenerated: "warn", clarify: "warn", refused: "bad",
+};
+const PALETTE = 8; // variant colours .srnb-ev-c0 .. c7 (eval.css), reused in order
+const SERIES = [
+  ["correct_refusals", "correct refusals", "ok"],
+  ["wrong_refusals", "wrong refusals", "bad"],
+  ["unsupported_answers", "unsupported answers", "warn"],
+  ["citation_errors", "citation errors", "info"],
+];
+
+// ---------------------------------------------------------------- DOM helpers
+
+function h(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+function add(parent, ...kids) {
+  for (const k of kids) if (k) parent.appendChild(k);
+  return parent;
+}
+
+// Untrusted text: control characters shown as U+XXXX labels, isolated in <bdi>.
+function t(s) {
+  const parent = document.createElement("bdi");
+  s = String(s ?? "");
+  let pos = 0;
+  for (const m of s.matchAll(CTL)) {
+    if (m.index > pos) parent.appendChild(document.createTextNode(s.slice(pos, m.index)));
+    const code = m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
+    const lab = h("span", "srnb-ctl", "U+" + code);
+    lab.title = "invisible control character";
+    parent.appendChild(lab);
+    pos = m.index + m[0].length;
+  }
+  if (pos < s.length) parent.appendChild(document.createTextNode(s.slice(pos)));
+  return parent;
+}
+
+function badge(text, tone, title) {
+  const b = h("span", "srnb-badge" + (tone ? " srnb-" + tone : ""));
+  add(b, t(text));
+  if (title) b.title = title;
+  return b;
+}
+
+function meta(...items) {
+  const m = h("span", "srnb-meta");
+  let first = true;
+  for (const it of items) {
+    if (it === "" || it === null || it === undefined) continue;
+    if (!first) m.appendChild(h("span", "srnb-meta-sep", "·"));
+    m.appendChild(typeof it === "string" ? document.createTextNode(it) : it);
+    first = false;
+  }
+  return m;
+}
+
+function svg(tag, attrs, text) {
+  const e = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+function svgRoot(width, height, label) {
+  return svg("svg", {
+    class: "srnb-svg srnb-ev-chart", viewBox: `0 0 ${width} ${height}`,
+    width, height, role: "img", "aria-label": label,
+  });
+}
+
+function tip(e, text) {
+  e.appendChild(svg("title", {}, text));
+  return e;
+}
+
+// ---------------------------------------------------------------- numbers
+
+function fmtMs(ms) {
+  if (ms < 10) return ms.toFixed(1) + " ms";
+  if (ms < 1000) return Math.round(ms) + " ms";
+  return (ms / 1000).toFixed(1) + " s";
+}
+
+function fmtCost(c) {
+  if (c === 0) return "$0";
+  if (c < 0.0001) return "$" + c.toExponential(2);
+  return "$" + c.toFixed(4);
+}
+
+// Unknown cost or tokens is not zero; a rate with no labelled rows is "n/a".
+function fmt(kind, v) {
+  if (v === null || v === undefined) return kind === "cost" || kind === "tokens" ? "unknown" : "n/a";
+  if (kind === "rate") return Number(v).toFixed(3);
+  if (kind === "ms") return fmtMs(Number(v));
+  if (kind === "cost") return fmtCost(Number(v));
+  return Number(v).toLocaleString("en-US");
+}
+
+function niceMax(v, whole) {
+  if (!(v > 0)) return whole ? 4 : 1;
+  const p = Math.pow(10, Math.floor(Math.log10(v)));
+  for (const m of whole && p < 10 ? [1, 2, 4, 5, 10] : [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
+  return 10 * p;
+}
+
+// Gridline values 0..ymax; whole-number axes (counts) never get fractional ticks.
+function ticks(ymax, whole) {
+  let n = 4;
+  if (whole) n = [4, 5, 2, 1].find((k) => Number.isInteger(ymax / k)) || 1;
+  return Array.from({ length: n + 1 }, (_, i) => (ymax * i) / n);
+}
+
+// ---------------------------------------------------------------- the view
+
+class View {
+  constructor(model, el) {
+    this.model = model;
+    this.el = el;
+  }
+
+  get data() {
+    return this.model.get("data") || {};
+  }
+
+  set(key, value) {
+    this.model.set(key, value);
+    this.model.save_changes();
+  }
+
+  // ------------------------------------------------------------ report
+
+  metricIndex() {
+    const ms = this.data.metrics || [];
+    const i = ms.findIndex((m) => m.key === this.model.get("metric"));
+    return i < 0 ? 0 : i;
+  }
+
+  shownCategories() {
+    const cats = this.data.categories || [];
+    const f = this.model.get("category");
+    return f && cats.includes(f) ? [f, "all"] : [...cats, "all"];
+  }
+
+  cellOf(variant, category) {
+    return (this.data.summary || []).find((r) => r.variant === variant && r.category === category);
+  }
+
+  isSelected(variant, category) {
+    const c = this.model.get("cell") || [];
+    return c.length === 2 && c[0] === variant && c[1] === category;
+  }
+
+  select(variant, category) {
+    this.set("cell", this.isSelected(variant, category) ? [] : [variant, category]);
+  }
+
+  header() {
+    const d = this.data;
+    const s = d.set || {};
+    const head = h("div", "srnb-head");
+    const title = h("div", "srnb-q");
+    add(title, document.createTextNode(`Evaluation: ${(d.variants || []).length} variant(s) on `), t(s.name));
+    add(head, title);
+    add(
+      head,
+      meta(
+        `${d.question_count} question(s) of ${s.count}`,
+        `set hash ${s.hash}`,
+        `recall@${d.k}`,
+        `${d.rows} rows`,
+        d.seconds !== null && d.seconds !== undefined ? `${Number(d.seconds).toFixed(1)} s` : "",
+        `${d.failures_total} failing row(s)`,
+      ),
+    );
+    const vs = h("div", "srnb-legend");
+    (d.variants || []).forEach((v, i) => {
+      const item = h("span", "srnb-ev-key");
+      item.title = `overrides ${v.overrides}` + (v.config ? ` · config ${v.config}` : "");
+      add(item, h("span", "srnb-ev-swatch srnb-ev-c" + (i % PALETTE)), t(v.name));
+      vs.appendChild(item);
+    });
+    return add(head, vs);
+  }
+
+  controls() {
+    const d = this.data;
+    const bar = h("div", "srnb-ev-bar");
+    const mlab = h("label", "srnb-label", "metric ");
+    const msel = h("select", "srnb-ev-select");
+    (d.metrics || []).forEach((m) => {
+      const o = h("option", "", m.label);
+      o.value = m.key;
+      msel.appendChild(o);
+    });
+    msel.value = (d.metrics || [])[this.metricIndex()]?.key || "";
+    msel.addEventListener("change", (e) => this.set("metric", e.target.value));
+    mlab.appendChild(msel);
+    const clab = h("label", "srnb-label", "category ");
+    const csel = h("select", "srnb-ev-select");
+    const all = h("option", "", "every category");
+    all.value = "";
+    csel.appendChild(all);
+    for (const c of d.categories || []) {
+      const o = h("option", "", c);
+      o.value = c;
+      csel.appendChild(o);
+    }
+    csel.value = this.model.get("category") || "";
+    csel.addEventListener("change", (e) => this.set("category", e.target.value));
+    clab.appendChild(csel);
+    return add(bar, mlab, clab);
+  }
+
+  chart() {
+    const d = this.data;
+    const mi = this.metricIndex();
+    const m = (d.metrics || [])[mi] || { label: "", kind: "rate" };
+    const vars = (d.variants || []).map((v) => v.name);
+    const cats = this.shownCategories();
+    const bw = Math.max(6, Math.min(22, Math.floor(120 / Math.max(1, vars.length))));
+    const gw = vars.length * bw + 18;
+    const left = 56, top = 22, plotH = 180, bottom = 64;
+    const width = Math.max(420, left + cats.length * gw + 12);
+    const height = top + plotH + bottom;
+    const values = [];
+    for (const c of cats) for (const v of vars) values.push(this.cellOf(v, c)?.values?.[mi]);
+    const known = values.filter((x) => x !== null && x !== undefined).map(Number);
+    const whole = ["count", "tokens", "calls"].includes(m.kind);
+    const ymax = m.kind === "rate" ? 1 : niceMax(Math.max(0, ...known), whole);
+    const y = (v) => top + plotH - (plotH * Math.max(0, Number(v))) / ymax;
+    const root = svgRoot(width, height, `${m.label} by category and variant`);
+    for (const v of ticks(ymax, whole)) {
+      root.appendChild(svg("line", { class: "srnb-ev-grid", x1: left, x2: width - 6, y1: y(v), y2: y(v) }));
+      root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-axis", x: left - 6, y: y(v) + 4, "text-anchor": "end" }, fmt(m.kind, v)));
+    }
+    root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-title", x: left, y: 13 }, m.label + (m.better ? (m.better === "up" ? " (higher is better)" : " (lower is better)") : "")));
+    cats.forEach((c, ci) => {
+      const x0 = left + ci * gw + 9;
+      vars.forEach((v, vi) => {
+        const val = this.cellOf(v, c)?.values?.[mi];
+        const x = x0 + vi * bw;
+        if (val === null || val === undefined) {
+          root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-na", x: x + bw / 2, y: top + plotH - 3, "text-anchor": "middle" }, "n/a"));
+          return;
+        }
+        const yy = y(val);
+        const sel = this.isSelected(v, c) ? " srnb-ev-sel" : "";
+        const rect = svg("rect", {
+          class: `srnb-ev-rect srnb-ev-c${vi % PALETTE}${sel}`,
+          x: x + 1, y: yy, width: bw - 2, height: Math.max(0.5, top + plotH - yy), rx: 2,
+        });
+        tip(rect, `${v} · ${c}: ${fmt(m.kind, val)} (click: failing questions)`);
+        rect.addEventListener("click", () => this.select(v, c));
+        root.appendChild(rect);
+      });
+      const lab = svg("text", {
+        class: "srnb-svg-label" + (c === "all" ? " srnb-ev-all" : ""),
+        x: x0 + (vars.length * bw) / 2, y: top + plotH + 14, "text-anchor": "end",
+        transform: `rotate(-30 ${x0 + (vars.length * bw) / 2} ${top + plotH + 14})`,
+      }, c.length > 18 ? c.slice(0, 17) + "…" : c);
+      if (c.length > 18) tip(lab, c);
+      root.appendChild(lab);
+    });
+    root.appendChild(svg("line", { class: "srnb-ev-axisline", x1: left, x2: width - 6, y1: top + plotH, y2: top + plotH }));
+    const wrap = h("div", "srnb-ev-chartwrap");
+    return add(wrap, root);
+  }
+
+  best(category, mi, better) {
+    if (!better || (this.data.variants || []).length < 2) return null;
+    const vals = (this.data.summary || [])
+      .filter((r) => r.category === category)
+      .map((r) => r.values[mi])
+      .filter((v) => v !== null && v !== undefined);
+    if (!vals.length) return null;
+    return better === "up" ? Math.max(...vals) : Math.min(...vals);
+  }
+
+  table() {
+    const d = this.data;
+    const mi = this.metricIndex();
+    const metrics = d.metrics || [];
+    const cats = new Set(this.shownCategories());
+    const vidx = Object.fromEntries((d.variants || []).map((v, i) => [v.name, i]));
+    const wrap = h("div", "srnb-ev-scroll");
+    const table = h("table", "srnb-table srnb-ev-table");
+    const hr = h("tr");
+    add(hr, h("th", "", "variant"), h("th", "", "category"), h("th", "srnb-r", "n"));
+    metrics.forEach((m, i) => {
+      const th = h("th", "srnb-r srnb-clickable" + (i === mi ? " srnb-ev-hl" : ""), m.label);
+      th.title = "chart this metric";
+      th.addEventListener("click", () => this.set("metric", m.key));
+      hr.appendChild(th);
+    });
+    add(table, add(h("thead"), hr));
+    const tb = h("tbody");
+    const bests = {};
+    for (const c of cats) bests[c] = metrics.map((m, i) => this.best(c, i, m.better));
+    for (const r of d.summary || []) {
+      if (!cats.has(r.category)) continue;
+      const tr = h("tr", "srnb-clickable srnb-ev-row" + (r.category === "all" ? " srnb-ev-allrow" : "") + (this.isSelected(r.variant, r.category) ? " srnb-ev-selrow" : ""));
+      tr.title = "list the failing questions of this cell";
+      const vc = h("td");
+      add(vc, h("span", "srnb-ev-swatch srnb-ev-c" + ((vidx[r.variant] ?? 0) % PALETTE)), t(r.variant));
+      add(tr, vc, add(h("td"), t(r.category)), h("td", "srnb-r srnb-num", r.n));
+      metrics.forEach((m, i) => {
+        const v = r.values[i];
+        let cls = "srnb-r srnb-num" + (i === mi ? " srnb-ev-hl" : "");
+        if (v !== null && v !== undefined && bests[r.category][i] === v) cls += " srnb-ev-best";
+        if (v === null || v === undefined) cls += " srnb-muted";
+        tr.appendChild(h("td", cls, fmt(m.kind, v)));
+      });
+      tr.addEventListener("click", () => this.select(r.variant, r.category));
+      tb.appendChild(tr);
+    }
+    table.appendChild(tb);
+    return add(wrap, table);
+  }
+
+  failuresPanel() {
+    const d = this.data;
+    const cell = this.model.get("cell") || [];
+    if (cell.length !== 2) return h("div", "srnb-meta srnb-ev-hint", "Click a bar or a table row to list that cell's failing questions and their reasons.");
+    const [variant, category] = cell;
+    const fi = (d.metrics || []).findIndex((m) => m.key === "failures");
+    const total = fi >= 0 ? this.cellOf(variant, category)?.values?.[fi] ?? 0 : 0;
+    const n = this.cellOf(variant, category)?.n ?? 0;
+    const items = (d.failures || []).filter((f) => f.variant === variant && (category === "all" || f.category === category));
+    const panel = h("div", "srnb-panel srnb-ev-panel");
+    const top = h("div", "srnb-card-h");
+    const close = h("button", "srnb-btn", "close");
+    close.addEventListener("click", () => this.set("cell", []));
+    add(top, add(h("span", "srnb-stage"), t(variant), document.createTextNode(" · "), t(category)), meta(`${total} failing of ${n} row(s)`), close);
+    panel.appendChild(top);
+    if (!items.length) {
+      panel.appendChild(h("div", "srnb-muted", total ? "Failures of this cell were cut to keep the view small: see report.failures." : "No failing questions in this cell."));
+      return panel;
+    }
+    const table = h("table", "srnb-table");
+    const hr = h("tr");
+    for (const c of ["id", category === "all" ? "category" : "", "question", "outcome", "failure reason"]) if (c !== "") hr.appendChild(h("th", "", c));
+    add(table, add(h("thead"), hr));
+    const tb = h("tbody");
+    for (const f of items) {
+      const tr = h("tr", "srnb-ev-fail");
+      add(tr, add(h("td", "srnb-id"), t(f.id)));
+      if (category === "all") add(tr, add(h("td"), t(f.category)));
+      add(tr, add(h("td", "srnb-ev-qtext"), t((d.questions || {})[f.id] ?? "")));
+      const oc = h("td");
+      add(oc, badge(f.outcome || "none", OUTCOME_TONE[f.outcome] || "bad"));
+      if ((f.expected || []).length) add(oc, h("div", "srnb-meta", "expected " + f.expected.join(" / ")));
+      add(tr, oc);
+      const rc = h("td");
+      add(rc, t(f.reason));
+      if (f.error) add(rc, add(h("div", "srnb-ev-err"), t(f.error)));
+      const checks = h("div", "srnb-ev-checks");
+      for (const c of f.checks || []) checks.appendChild(badge(c, "bad"));
+      add(rc, checks);
+      add(tr, rc);
+      tb.appendChild(tr);
+    }
+    panel.appendChild(add(table, tb));
+    if (items.length < total) {
+      panel.appendChild(h("div", "srnb-trunc", `showing ${items.length} of ${total}: the view keeps at most ${d.per_cell_limit} per variant and category; report.failures has every row`));
+    }
+    return panel;
+  }
+
+  report() {
+    const d = this.data;
+    const out = [this.header()];
+    if (!d.rows || !(d.summary || []).length) {
+      out.push(h("div", "srnb-muted", "No rows: nothing was evaluated."));
+      return out;
+    }
+    const card = h("div", "srnb-card srnb-ev-card");
+    add(card, this.controls(), this.chart(), this.failuresPanel(), this.table());
+    out.push(card);
+    if (d.failures_shown < d.failures_total) {
+      out.push(h("div", "srnb-trunc", `${d.failures_shown} of ${d.failures_total} failing rows are in this view; report.failures has them all.`));
+    }
+    if (d.calibration) out.push(...this.calibration(d.calibration));
+    return out;
+  }
+
+  // ------------------------------------------------------------ calibration
+
+  calibration(c) {
+    const col = Object.fromEntries((c.columns || []).map((k, i) => [k, i]));
+    const rows = c.rows || [];
+    const s = c.chosen_on || {};
+    const card = h("div", "srnb-card srnb-ev-card srnb-ev-cal");
+    const head = h("div", "srnb-card-h");
+    add(head, h("span", "srnb-stage", "Calibration of " + c.param), badge(`suggested ${c.param} = ${c.suggested}`, "info"), meta(`article default ${c.default}`));
+    card.appendChild(head);
+    const chosen = h("div", "srnb-row srnb-ev-chosen");
+    add(chosen, h("span", "srnb-label", "chosen on"), t(s.name), document.createTextNode(` — ${s.count} questions, hash ${s.hash}`));
+    if (s.path) add(chosen, document.createTextNode(", "), t(s.path));
+    card.appendChild(chosen);
+    card.appendChild(h("div", "srnb-meta", "score = correct refusals − wrong refusals − unsupported answers; ties go to the default. Re-calibrate when the question set, corpus or models change."));
+    if (!rows.length) return [card];
+
+    const left = 44, top = 16, plotW = Math.max(300, rows.length * 60), plotH = 170, bottom = 40;
+    const width = left + plotW + 20, height = top + plotH + bottom;
+    const xs = rows.map((r) => Number(r[col.value]));
+    const xmin = Math.min(...xs), xmax = Math.max(...xs);
+    const x = (v) => left + (xmax === xmin ? plotW / 2 : ((Number(v) - xmin) * plotW) / (xmax - xmin));
+    const ymax = niceMax(Math.max(0, ...SERIES.flatMap(([k]) => rows.map((r) => Number(r[col[k]]) || 0))), true);
+    const y = (v) => top + plotH - (plotH * Number(v)) / ymax;
+    const root = svgRoot(width, height, `calibration of ${c.param}`);
+    for (const v of ticks(ymax, true)) {
+      root.appendChild(svg("line", { class: "srnb-ev-grid", x1: left, x2: left + plotW, y1: y(v), y2: y(v) }));
+      root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-axis", x: left - 6, y: y(v) + 4, "text-anchor": "end" }, v));
+    }
+    for (const r of rows) {
+      root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-axis", x: x(r[col.value]), y: top + plotH + 16, "text-anchor": "middle" }, r[col.value]));
+    }
+    root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-axis", x: left + plotW / 2, y: height - 4, "text-anchor": "middle" }, c.param));
+    const mark = (v, cls, label) => {
+      root.appendChild(svg("line", { class: cls, x1: x(v), x2: x(v), y1: top - 4, y2: top + plotH }));
+      root.appendChild(svg("text", { class: "srnb-svg-label " + cls + "-t", x: x(v) + 4, y: top + 6 }, label));
+    };
+    if (c.default !== c.suggested && c.default >= xmin && c.default <= xmax) mark(c.default, "srnb-ev-default", `default ${c.default}`);
+    mark(c.suggested, "srnb-ev-suggest", `suggested ${c.suggested}`);
+    for (const [k, label, tone] of SERIES) {
+      const pts = rows.filter((r) => r[col[k]] !== null && r[col[k]] !== undefined);
+      if (!pts.length) continue;
+      const dpath = pts.map((r, i) => `${i ? "L" : "M"}${x(r[col.value]).toFixed(1)} ${y(r[col[k]]).toFixed(1)}`).join(" ");
+      root.appendChild(svg("path", { class: `srnb-ev-line srnb-ev-s-${tone}`, d: dpath }));
+      for (const r of pts) {
+        root.appendChild(tip(svg("circle", { class: `srnb-ev-dot srnb-ev-s-${tone}`, cx: x(r[col.value]), cy: y(r[col[k]]), r: 3 }), `${label} at ${r[col.value]}: ${r[col[k]]}`));
+      }
+    }
+    card.appendChild(add(h("div", "srnb-ev-chartwrap"), root));
+    const legend = h("div", "srnb-legend");
+    for (const [, label, tone] of SERIES) add(legend, add(h("span", "srnb-ev-key"), h("span", `srnb-ev-swatch srnb-ev-s-${tone}`), document.createTextNode(label)));
+    card.appendChild(legend);
+
+    const table = h("table", "srnb-table srnb-ev-table");
+    const hr = h("tr");
+    for (const k of c.columns || []) hr.appendChild(h("th", k === "value" ? "" : "srnb-r", k.replaceAll("_", " ")));
+    add(table, add(h("thead"), hr));
+    const tb = h("tbody");
+    for (const r of rows) {
+      const tr = h("tr", r[col.value] === c.suggested ? "srnb-ev-selrow" : "");
+      (c.columns || []).forEach((k, i) => tr.appendChild(h("td", (k === "value" ? "" : "srnb-r ") + "srnb-num", r[i] === null || r[i] === undefined ? "n/a" : k === "outcome_accuracy" ? Number(r[i]).toFixed(3) : r[i])));
+      tb.appendChild(tr);
+    }
+    card.appendChild(add(table, tb));
+    return [card];
+  }
+
+  // ------------------------------------------------------------ regression
+
+  regression() {
+    const d = this.data;
+    const tot = d.totals || {};
+    const tones = { broke: "bad", still_failing: "warn", fixed: "ok" };
+    const head = h("div", "srnb-head");
+    add(head, h("div", "srnb-q", "Regression re-run"));
+    const counts = h("div", "srnb-totals");
+    for (const k of d.order || []) add(counts, badge(`${tot[k] ?? 0} ${d.labels[k]}`, tones[k]));
+    add(counts, h("span", "srnb-meta", `${d.passing} passing before and after` + (d.not_compared ? ` · ${d.not_compared} not in the earlier run` : "")));
+    head.appendChild(counts);
+    const card = h("div", "srnb-card srnb-ev-card");
+    const tabs = h("div", "srnb-ev-bar");
+    const cur = this.model.get("tab") || "broke";
+    for (const k of d.order || []) {
+      const b = h("button", "srnb-btn" + (k === cur ? " srnb-ev-tab-on" : ""), `${d.labels[k]} (${tot[k] ?? 0})`);
+      b.addEventListener("click", () => this.set("tab", k));
+      tabs.appendChild(b);
+    }
+    card.appendChild(tabs);
+    const items = (d.lists || {})[cur] || [];
+    if (!items.length) {
+      card.appendChild(h("div", "srnb-muted", `Nothing ${d.labels[cur] || cur}.`));
+      return [head, card];
+    }
+    const table = h("table", "srnb-table");
+    const hr = h("tr");
+    for (const c of ["variant", "id", "category", "question", "before", "after", "new checks"]) hr.appendChild(h("th", "", c));
+    add(table, add(h("thead"), hr));
+    const tb = h("tbody");
+    for (const e of items) {
+      const nc = h("td");
+      for (const c of e.new_checks || []) nc.appendChild(badge(c, "bad"));
+      add(tb, add(h("tr", "srnb-ev-fail"),
+        add(h("td"), t(e.variant)), add(h("td", "srnb-id"), t(e.id)), add(h("td"), t(e.category)),
+        add(h("td", "srnb-ev-qtext"), t(e.question)), add(h("td"), t(e.before || "—")), add(h("td"), t(e.after || "passes")), nc));
+    }
+    card.appendChild(add(table, tb));
+    if (items.length < (tot[cur] ?? 0)) card.appendChild(h("div", "srnb-trunc", `showing ${items.length} of ${tot[cur]}: diff.table has every row`));
+    return [head, card];
+  }
+
+  render() {
+    const d = this.data;
+    const root = h("div", "srnb-root srnb-ev");
+    root.dir = "ltr";
+    if (d.mode === "report") add(root, ...this.report());
+    else if (d.mode === "calibration") add(root, ...this.calibration(d));
+    else if (d.mode === "regression") add(root, ...this.regression());
+    else root.appendChild(h("div", "srnb-muted", "nothing to show"));
+    this.el.replaceChildren(root);
+  }
+}
+
+const TRAITS = ["data", "metric", "category", "cell", "tab"];
+
+function render({ model, el }) {
+  const view = new View(model, el);
+  const redraw = () => view.render();
+  redraw();
+  for (const k of TRAITS) model.on("change:" + k, redraw);
+  return () => {
+    for (const k of TRAITS) model.off("change:" + k, redraw);
+  };
+}
+
+export default { render };
