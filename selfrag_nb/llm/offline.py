@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,7 @@ from pydantic import BaseModel
 from selfrag_nb.llm.base import Completion, ModelRequest
 from selfrag_nb.llm.offline_answer import assess, generate, verify
 from selfrag_nb.llm.offline_rules import (
+    SYNONYMS,
     arithmetic,
     bag,
     best_sentence,
@@ -422,6 +424,70 @@ def exact_adjustment(
     return bonus - min(16, 8 * missing_numbers), cap, notes
 
 
+#: "What is the <modifiers> HEAD for/of/...": the thing asked for.
+_HEAD_RE = re.compile(
+    r"^\s*(?:what|which)\s+(?:is|are|was|were)\s+(?:the\s+|a\s+|an\s+|your\s+|my\s+|our\s+|its\s+)?"
+    r"(?:[\w'’\-]+\s+){0,4}?([a-z][a-z\-]*)\s+(?:for|of|in|on|at|to|with|that|when|per|from)\b",
+    re.IGNORECASE,
+)
+#: Heads whose answer is a number (any number in the chunk names them).
+_NUMERIC_HEADS = frozenset(
+    stem(w)
+    for w in [
+        "price",
+        "cost",
+        "fee",
+        "size",
+        "limit",
+        "rate",
+        "value",
+        "amount",
+        "number",
+        "count",
+        "total",
+        "window",
+        "period",
+        "duration",
+        "time",
+        "percentage",
+        "length",
+        "maximum",
+        "minimum",
+        "quota",
+    ]
+)
+_DATED_HEADS = frozenset(stem(w) for w in ["date", "deadline", "day"])
+_ISO_DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_NAME_RE = re.compile(r"(?<=\s)([A-Z][a-z][\w\-]*)(?:['’]s)?\b")
+#: Score cap when a chunk matches the question only by names, or lacks the thing asked for.
+CAP_OFF_TOPIC = 45
+
+
+def asked_head(question: str) -> str:
+    """The stemmed head noun of a "What is the X for ..." question ("" when none)."""
+    m = _HEAD_RE.match(question)
+    if not m:
+        return ""
+    head = stem(m.group(1).lower())
+    return head if terms(head) else ""
+
+
+def _has_head(head: str, doc: Counter[str], text: str) -> bool:
+    if doc.get(head, 0) or any(doc.get(syn, 0) for syn in SYNONYMS.get(head, ())):
+        return True
+    if head in _NUMERIC_HEADS and exact_terms(text).numbers:
+        return True
+    return head in _DATED_HEADS and bool(_ISO_DATE_RE.search(text))
+
+
+def _name_keys(question: str) -> set[str]:
+    """Capitalised words inside the question (not its first word, not acronyms):
+    product and company names, which many documents share."""
+    return {stem(m.group(1).lower()) for m in _NAME_RE.finditer(" " + question.strip())} - {
+        stem(question.strip().split()[0].lower()) if question.strip() else ""
+    }
+
+
 def grade(inputs: GradeInputs) -> RelevanceOut:
     """relevanceScore 0-100 (80+ high, 50-79 partial, <50 irrelevant)."""
     qterms = terms(inputs.question)
@@ -440,6 +506,16 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
         if k.lower() == "version" and isinstance(v, str)
     } | {str(v) for k, v in inputs.metadata.items() if k.lower() == "version" and isinstance(v, int | float)}
     bonus, cap, notes = exact_adjustment(inputs.question, f"{header} {text} {inputs.source}", meta_versions)
+    # Sharing only the question's names ("Quillstack") is not being about it.
+    names = _name_keys(inputs.question)
+    topical = {k: w for k, w in qterms.items() if k not in names}
+    if names & set(qterms) and topical and coverage(topical, doc, boost)[0] < 0.35:
+        cap = min(cap, CAP_OFF_TOPIC)
+        notes.append("only the names in the question match")
+    head = asked_head(inputs.question)
+    if head and not _has_head(head, doc, f"{header} {text}"):
+        cap = min(cap, CAP_OFF_TOPIC)
+        notes.append(f"the thing asked for ({head}) is not mentioned")
     score = round(max(0.0, min(100.0, lexical + bonus if lexical > 0 else 0.0, float(cap))))
     missing_set = set(missing)
     gap_words: list[str] = []

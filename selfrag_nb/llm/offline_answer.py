@@ -43,6 +43,7 @@ from selfrag_nb.llm.offline_rules import (
     social_kind,
     stem,
     strip_citations,
+    term_weight,
     terms,
 )
 from selfrag_nb.llm.schemas import (
@@ -505,6 +506,8 @@ class _Candidate:
     index: int
     text: str
     keys: frozenset[str]
+    #: The chunk's heading is about the question (see ``_heading_on_topic``).
+    on_topic: bool = False
 
 
 def _similar(sentence: str, claims: list[str]) -> bool:
@@ -573,7 +576,43 @@ _DATE_RE_ANY = re.compile(
 #: about the question (prefers the precise sentence among equal covers).
 ANSWER_TYPE_BONUS = 0.15
 NEGATION_BONUS = 0.1
-PRECISION_BONUS = 0.1
+PRECISION_BONUS = 0.05
+#: The section's own heading is what the question asks about ("## Refund window").
+HEADING_BONUS = 0.2
+#: Per question word pair found as a pair in the sentence ("below 95%"), at most 3.
+PHRASE_BONUS = 0.05
+
+
+def _pairs(text: str) -> set[tuple[str, str]]:
+    """Adjacent word pairs (stemmed, numbers normalised), not both stopwords."""
+    keys = []
+    for tok in tokenize(text):
+        keys.append((exact_terms(tok).numbers and next(iter(exact_terms(tok).numbers))) or stem(tok))
+    return {
+        (a, b) for a, b in itertools.pairwise(keys) if a != b and (term_weight(a) > 0 or term_weight(b) > 0)
+    }
+
+
+def _heading_on_topic(ev: Evidence, qbag: Counter[str]) -> float:
+    """Share (0..1) of the chunk's own (last) heading, or its title when it has
+    none, made of question words; 0 below one half. "## Refund window" is
+    entirely about "What is the refund window ...?"."""
+    last = (ev.heading.split(">")[-1] if ev.heading else "") or ev.title
+    words = terms(last)
+    total = sum(words.values())
+    if total < 2.0:
+        return 0.0
+    share = sum(w for k, w in words.items() if k in qbag) / total
+    return share if share >= 0.5 else 0.0
+
+
+#: "Which X ...?" asks for names: a sentence naming several things is likelier the answer.
+_WHICH_RE = re.compile(
+    r"^\s*(?:which|what)\s+(?:[\w\-]+\s+){0,2}?[\w\-]+s\s+(?:are|were|do|can)\b|^\s*哪些", re.IGNORECASE
+)
+_NAMES_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z0-9]+")
+#: Factor for a sentence in another language than the question.
+OTHER_LANGUAGE = 0.8
 _TABLE_SEP_RE = re.compile(r"^\s*\|?\s*:?-{3,}")
 
 
@@ -593,9 +632,12 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     qterms = terms(question)
     qexact = exact_terms(question).all
     qbag = bag(question)
+    qpairs = _pairs(question)
     wants_number = bool(_QUANTITY_Q_RE.search(question))
     wants_date = bool(_DATE_Q_RE.search(question))
     negative_q = has_negation(question)
+    wants_names = bool(_WHICH_RE.match(question))
+    lang = _lang(question)
     any_current = any(_status(e) != "superseded" for e in inputs.evidence)
     out: list[_Candidate] = []
     order = 0
@@ -603,6 +645,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
         header = bag(f"{ev.title} {ev.heading}")
         stale = _status(ev) == "superseded" and any_current
         heads = _table_headers(ev.text)
+        topic = HEADING_BONUS * _heading_on_topic(ev, qbag)
         for sent in sentences(ev.text):
             order += 1
             if looks_like_injection(sent) or (inputs.avoid and _similar(sent, inputs.avoid)):
@@ -612,7 +655,13 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
             if sent.rstrip().endswith((":", "：")) or " ".join(sent.split()) in heads:
                 continue
             sb = bag(sent)
-            score, _ = coverage(qterms, sb, header)
+            # The heading lends its words, but a sentence must carry most of the match itself.
+            alone, _ = coverage(qterms, sb)
+            boosted, _ = coverage(qterms, sb, header)
+            if alone <= 0 and not (qexact & exact_terms(sent).all) and sum(terms(sent).values()) < 2.0:
+                continue  # says nothing by itself and shares nothing with the question ("Yes.")
+            score = 0.5 * alone + 0.5 * boosted + topic
+            score += PHRASE_BONUS * min(3, len(qpairs & _pairs(sent)))
             sx = exact_terms(sent)
             score += 0.1 * len(qexact & sx.all)
             if wants_number and (sx.numbers or quantities(sent)):
@@ -621,13 +670,17 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += ANSWER_TYPE_BONUS
             if negative_q and has_negation(sent):
                 score += NEGATION_BONUS
+            if wants_names and len(_NAMES_RE.findall(sent)) >= 2:
+                score += ANSWER_TYPE_BONUS
+            if (detect_language(sent) == "zh") != (lang == "zh"):
+                score *= OTHER_LANGUAGE  # the user's language first, when both say it
             sterms = terms(sent)
             if sterms:
                 score += PRECISION_BONUS * coverage(sterms, qbag + header)[0]
             if stale:
                 score *= 0.6
             keys = frozenset(k for k in qterms if k in sb)
-            out.append(_Candidate(score, order, ev.index, sent, keys))
+            out.append(_Candidate(score, order, ev.index, sent, keys, topic > 0))
     out.sort(key=lambda c: (-c.score, c.order))
     return out
 
@@ -643,6 +696,9 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     qterms = terms(question)
     qexact = exact_terms(question).all
     candidates = _candidates(inputs, question)
+    wants_number = bool(_QUANTITY_Q_RE.search(question))
+    wants_names = bool(_WHICH_RE.match(question))
+    names: set[str] = set()
     threshold, limit = (0.5, 2) if strict else (0.25, 3)
     chosen: list[_Candidate] = []
     covered: set[str] = set()
@@ -653,15 +709,23 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
         new = cand.keys - covered
         gain = sum(qterms[k] for k in new) / (sum(qterms.values()) or 1.0)
         cx = exact_terms(cand.text)
-        # More about the identifier asked for: new facts (dates, amounts) count as new.
-        more_on_id = bool(qexact & cx.all) and bool(set(cx.numbers) - numbers)
-        if chosen and gain < 0.1 and not more_on_id:
+        # New facts count as new even without new question words: more about the
+        # identifier asked for, the first number for "how long/how many", new names for "which".
+        novel = (bool(qexact & cx.all) and bool(set(cx.numbers) - numbers)) or (
+            wants_number and not numbers and bool(cx.numbers)
+        )
+        cnames = set(_NAMES_RE.findall(cand.text))
+        novel = novel or (wants_names and len(cnames - names) >= 2)
+        # The section whose heading the question names is quoted at least once.
+        novel = novel or (cand.on_topic and not any(c.on_topic for c in chosen))
+        if chosen and gain < 0.1 and not novel:
             continue
         if strict and not (cand.keys or (qexact & cx.all)):
             continue
         chosen.append(cand)
         covered |= cand.keys
         numbers |= set(cx.numbers)
+        names |= cnames
     if not chosen:
         return GenerateOut(answer=(NO_INFO if strict else NOT_FOUND)[lang])
     # Quote in document order so the answer reads as the documents do.

@@ -148,7 +148,8 @@ def bag(text: str) -> Counter[str]:
         out[stem(tok)] += 1
         if _HYPHEN_WORD_RE.fullmatch(tok):
             for part in tok.split("-"):
-                if len(part) > 2:
+                # Short parts are prefixes ("pro-rated", "co-op"), not the words they look like.
+                if len(part) > 3:
                     out[stem(part)] += 1
     return out
 
@@ -184,6 +185,8 @@ _SYNONYMS_RAW: dict[str, tuple[str, ...]] = {
     "enable": ("activate", "turn", "switch"),
     "contact": ("email", "phone", "reach"),
     "retention": ("retain", "keep", "stored", "kept"),
+    "keep": ("stay", "retain", "store", "kept"),
+    "kept": ("stay", "retain", "store", "keep"),
     "期限": ("天内", "日内", "之内"),
     "价格": ("费用", "收费", "价钱"),
     "费用": ("价格", "收费"),
