@@ -243,9 +243,12 @@ class View {
     const m = (d.metrics || [])[mi] || { label: "", kind: "rate" };
     const vars = (d.variants || []).map((v) => v.name);
     const cats = this.shownCategories();
-    const bw = Math.max(6, Math.min(22, Math.floor(120 / Math.max(1, vars.length))));
-    const gw = vars.length * bw + 18;
     const left = 56, top = 22, plotH = 180, bottom = 64;
+    // Bars shrink to fit about 920 px (labels stay readable, not scaled down);
+    // past the 6 px floor the chart scrolls sideways instead.
+    const fit = Math.floor((920 - left - 12) / Math.max(1, cats.length) - 18) / Math.max(1, vars.length);
+    const bw = Math.max(6, Math.min(22, Math.floor(fit)));
+    const gw = vars.length * bw + 18;
     const width = Math.max(420, left + cats.length * gw + 12);
     const height = top + plotH + bottom;
     const values = [];
@@ -257,7 +260,7 @@ class View {
     const root = svgRoot(width, height, `${m.label} by category and variant`);
     for (const v of ticks(ymax, whole)) {
       root.appendChild(svg("line", { class: "srnb-ev-grid", x1: left, x2: width - 6, y1: y(v), y2: y(v) }));
-      root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-axis", x: left - 6, y: y(v) + 4, "text-anchor": "end" }, fmt(m.kind, v)));
+      root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-axis", x: left - 6, y: y(v) + 4, "text-anchor": "end" }, v === 0 ? "0" : fmt(m.kind, v)));
     }
     root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-title", x: left, y: 13 }, m.label + (m.better ? (m.better === "up" ? " (higher is better)" : " (lower is better)") : "")));
     cats.forEach((c, ci) => {
@@ -298,7 +301,8 @@ class View {
       .filter((r) => r.category === category)
       .map((r) => r.values[mi])
       .filter((v) => v !== null && v !== undefined);
-    if (!vals.length) return null;
+    // All variants tied: nothing stands out, so nothing is marked.
+    if (!vals.length || vals.every((v) => v === vals[0])) return null;
     return better === "up" ? Math.max(...vals) : Math.min(...vals);
   }
 
@@ -426,7 +430,7 @@ class View {
     card.appendChild(h("div", "srnb-meta", "score = correct refusals − wrong refusals − unsupported answers; ties go to the default. Re-calibrate when the question set, corpus or models change."));
     if (!rows.length) return [card];
 
-    const left = 44, top = 16, plotW = Math.max(300, rows.length * 60), plotH = 170, bottom = 40;
+    const left = 44, top = 30, plotW = Math.max(300, rows.length * 60), plotH = 170, bottom = 40;
     const width = left + plotW + 20, height = top + plotH + bottom;
     const xs = rows.map((r) => Number(r[col.value]));
     const xmin = Math.min(...xs), xmax = Math.max(...xs);
@@ -442,12 +446,14 @@ class View {
       root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-axis", x: x(r[col.value]), y: top + plotH + 16, "text-anchor": "middle" }, r[col.value]));
     }
     root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-axis", x: left + plotW / 2, y: height - 4, "text-anchor": "middle" }, c.param));
-    const mark = (v, cls, label) => {
-      root.appendChild(svg("line", { class: cls, x1: x(v), x2: x(v), y1: top - 4, y2: top + plotH }));
-      root.appendChild(svg("text", { class: "srnb-svg-label " + cls + "-t", x: x(v) + 4, y: top + 6 }, label));
+    // The suggestion is labelled above the plot, the default (when it differs)
+    // inside it at the bottom, so the two labels never collide.
+    const mark = (v, cls, label, ly, anchor) => {
+      root.appendChild(svg("line", { class: cls, x1: x(v), x2: x(v), y1: top - 12, y2: top + plotH }));
+      root.appendChild(svg("text", { class: "srnb-svg-label " + cls + "-t", x: x(v) + (anchor === "start" ? 4 : 0), y: ly, "text-anchor": anchor }, label));
     };
-    if (c.default !== c.suggested && c.default >= xmin && c.default <= xmax) mark(c.default, "srnb-ev-default", `default ${c.default}`);
-    mark(c.suggested, "srnb-ev-suggest", `suggested ${c.suggested}`);
+    if (c.default !== c.suggested && c.default >= xmin && c.default <= xmax) mark(c.default, "srnb-ev-default", `default ${c.default}`, top + plotH - 4, "start");
+    mark(c.suggested, "srnb-ev-suggest", `suggested ${c.suggested}`, top - 16, "middle");
     for (const [k, label, tone] of SERIES) {
       const pts = rows.filter((r) => r[col[k]] !== null && r[col[k]] !== undefined);
       if (!pts.length) continue;
@@ -462,7 +468,7 @@ class View {
     for (const [, label, tone] of SERIES) add(legend, add(h("span", "srnb-ev-key"), h("span", `srnb-ev-swatch srnb-ev-s-${tone}`), document.createTextNode(label)));
     card.appendChild(legend);
 
-    const table = h("table", "srnb-table srnb-ev-table");
+    const table = h("table", "srnb-table srnb-ev-table srnb-ev-sweep");
     const hr = h("tr");
     for (const k of c.columns || []) hr.appendChild(h("th", k === "value" ? "" : "srnb-r", k.replaceAll("_", " ")));
     add(table, add(h("thead"), hr));
