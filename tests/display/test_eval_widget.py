@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -561,3 +562,45 @@ def test_inside_a_kernel_the_report_offers_the_widget(tmp_path: Path) -> None:
     assert len(ours) == 1
     assert ours[0]["state"]["data"]["mode"] == "report"
     assert ours[0]["state"]["data"]["failures_total"] == 3
+
+
+MARIMO_APP = """
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import sys
+    sys.path.insert(0, {root!r})
+    from selfrag_nb.eval.report import EvalReport
+    report = EvalReport.load({saved!r})
+    report
+    return
+
+
+if __name__ == "__main__":
+    app.run()
+"""
+
+
+@pytest.mark.slow
+def test_in_marimo_the_report_displays_as_mo_ui_anywidget(tmp_path: Path) -> None:
+    pytest.importorskip("marimo")
+    saved = _report().save(tmp_path / "report.json")
+    app = tmp_path / "app.py"
+    app.write_text(MARIMO_APP.format(root=str(ROOT), saved=str(saved)), encoding="utf-8")
+    out = tmp_path / "out.html"
+    run = subprocess.run(
+        [sys.executable, "-m", "marimo", "export", "html", str(app), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    page = out.read_text(encoding="utf-8")
+    # _display_ returned mo.ui.anywidget(EvalWidget): marimo embeds its element and the widget id
+    assert "marimo-anywidget" in page
+    assert "selfrag_nb.display.eval_widget.EvalWidget" in page
