@@ -585,9 +585,10 @@ PHRASE_BONUS = 0.05
 
 def _pairs(text: str) -> set[tuple[str, str]]:
     """Adjacent word pairs (stemmed, numbers normalised), not both stopwords."""
-    keys = []
+    keys: list[str] = []
     for tok in tokenize(text):
-        keys.append((exact_terms(tok).numbers and next(iter(exact_terms(tok).numbers))) or stem(tok))
+        nums = sorted(exact_terms(tok).numbers)
+        keys.append(nums[0] if nums else stem(tok))
     return {
         (a, b) for a, b in itertools.pairwise(keys) if a != b and (term_weight(a) > 0 or term_weight(b) > 0)
     }
