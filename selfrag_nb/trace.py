@@ -248,7 +248,8 @@ class Claim(_Frozen):
     cited: list[str] = Field(default_factory=list)
     #: Set when a cited chunk does not support the claim (or the marker is unknown).
     citation_error: str | None = None
-    #: Character offsets of the claim inside the answer (-1 when not found).
+    #: Character offsets of the claim inside the answer, with the citation
+    #: markers and closing punctuation that follow it (-1 when not found).
     start: int = -1
     end: int = -1
 

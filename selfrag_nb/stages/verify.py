@@ -26,7 +26,7 @@ from selfrag_nb.stages.generate import markers_in
 from selfrag_nb.store.types import Hit
 from selfrag_nb.trace import Claim, ClaimEvidence, Fallback, Support, Trace
 
-__all__ = ["VerifyStage", "locate"]
+__all__ = ["VerifyStage", "locate", "locate_claim"]
 
 _TRAILING_MARKERS_RE = re.compile(r"^(?:\s*[\[【［]\s*\d{1,3}(?:\s*[,，、]\s*\d{1,3})*\s*[\]】］])+")
 _STRIP_MARKERS_RE = re.compile(r"\s*[\[【［]\s*\d{1,3}(?:\s*[,，、]\s*\d{1,3})*\s*[\]】］]")
@@ -44,6 +44,35 @@ def locate(haystack: str, needle: str) -> tuple[int, int]:
     pattern = r"\s+".join(re.escape(w) for w in needle.split())
     m = re.search(pattern, haystack, flags=re.IGNORECASE)
     return (m.start(), m.end()) if m else (-1, -1)
+
+
+_MARKER = r"[\[【［]\s*\d{1,3}(?:\s*[,，、]\s*\d{1,3})*\s*[\]】］]"
+_CLAIM_TAIL_RE = re.compile(rf"(?:\s*{_MARKER})*(?:\s*[.。!?！？;；])?")
+_END_PUNCT = ".。!?！？;；"
+
+
+def locate_claim(answer: str, claim: str) -> tuple[int, int]:
+    """(start, end) of a verifier's claim inside the answer, (-1, -1) when
+    absent. Verifiers quote claims without their citation markers and often
+    with the full stop, while answers read "... the invoice date [1].": so
+    the claim is matched without markers and closing punctuation, markers
+    may sit between its words, and the span then extends over the markers
+    and the closing punctuation that follow it (views highlight the whole
+    sentence, and the markers cited there belong to the claim)."""
+    core = _STRIP_MARKERS_RE.sub("", claim).strip().rstrip(_END_PUNCT).strip()
+    words = core.split()
+    if not words:  # nothing but markers and punctuation: not a claim
+        return -1, -1
+    start, end = locate(answer, claim)
+    if start < 0:
+        gap = rf"(?:\s*{_MARKER})*\s+"
+        pattern = gap.join(re.escape(w) for w in words)
+        m = re.search(pattern, answer, flags=re.IGNORECASE)
+        if m is None:
+            return -1, -1
+        start, end = m.span()
+    tail = _CLAIM_TAIL_RE.match(answer, end)
+    return start, tail.end() if tail else end
 
 
 def _supports(chunk_text: str, evidence: list[ClaimEvidence], claim: str) -> bool:
@@ -93,11 +122,10 @@ class VerifyStage(Stage):
             text = cv.claim.strip()
             if not text:
                 continue
-            start, end = locate(gen.answer, text)
-            if start < 0:
-                start, end = locate(gen.answer, _STRIP_MARKERS_RE.sub("", text))
+            start, end = locate_claim(gen.answer, text)
             cited_nums = list(dict.fromkeys([*cv.cited, *markers_in(text)]))
             if start >= 0:
+                cited_nums += [x for x in markers_in(gen.answer[start:end]) if x not in cited_nums]
                 tail = _TRAILING_MARKERS_RE.match(gen.answer[end:])
                 if tail:
                     cited_nums += [x for x in markers_in(tail.group(0)) if x not in cited_nums]

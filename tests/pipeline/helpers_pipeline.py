@@ -4,6 +4,33 @@ from __future__ import annotations
 
 from typing import Any
 
+#: The fixture knowledge base of the pipeline tests (one restricted document).
+DOCS = {
+    "refunds.md": (
+        "---\ntitle: Refund policy\n---\n# Refund policy\n\n"
+        "Customers can request a full refund within 30 days of purchase. "
+        "Refunds are paid back to the original payment method within 5 business days.\n"
+    ),
+    "plans.md": (
+        "---\ntitle: Plans\n---\n# Plans\n\n"
+        "The Free plan allows 3 projects. The Pro plan costs $12 per user per month and allows "
+        "unlimited projects. The Enterprise plan adds SSO and a 99.9% uptime SLA.\n"
+    ),
+    "export.md": (
+        "---\ntitle: Export formats\n---\n# Export formats\n\n"
+        "Version 2.3 exports CSV, JSON and PDF. Excel files (XLSX) are not supported for export.\n"
+    ),
+    "shipping.md": (
+        "---\ntitle: Shipping\n---\n# Shipping\n\n"
+        "Orders ship within 2 business days. Tracking numbers are emailed when the order leaves the warehouse.\n"
+    ),
+    "secret.md": (
+        "---\ntitle: Merger plan\nroles: [board]\n---\n# Merger plan\n\n"
+        "Project Bluefin: the refund budget will be cut to 10 days after the merger with Zentrix.\n"
+    ),
+}
+SECRET = "Bluefin"
+
 
 def grade_by_words(*words: str, high: int = 90, low: int = 10) -> Any:
     """A scripted grader: relevant when the chunk mentions any of ``words``."""

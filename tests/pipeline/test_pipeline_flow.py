@@ -6,8 +6,15 @@ import asyncio
 from typing import Any
 
 import pytest
-from conftest import SECRET
-from helpers_pipeline import REFUND_ANSWER, REFUND_CLAIM, REFUND_QUOTE, grade_by_words, script_refund, verdict
+from helpers_pipeline import (
+    REFUND_ANSWER,
+    REFUND_CLAIM,
+    REFUND_QUOTE,
+    SECRET,
+    grade_by_words,
+    script_refund,
+    verdict,
+)
 
 import selfrag_nb as sr
 from selfrag_nb.trace import Trace
@@ -44,7 +51,8 @@ def test_grounded_answer_is_accepted_with_citations_and_evidence_offsets(
     ev = claim.evidence[0]
     hit_text = next(h.text for h in trace.retrieval.hits if h.chunk_id == refund_id)
     assert hit_text[ev.start : ev.end] == REFUND_QUOTE
-    assert trace.answer[claim.start : claim.end] == REFUND_CLAIM
+    # The span covers the claim with its citation markers and full stop.
+    assert trace.answer[claim.start : claim.end] == REFUND_ANSWER
     # config snapshot
     cfg = trace.config
     assert cfg.models["grade"] == "scripted"
