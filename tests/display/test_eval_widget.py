@@ -492,7 +492,7 @@ def real_report() -> EvalReport:
     import selfrag_nb as sr
 
     rag = sr.SelfRAG(sr.KnowledgeBase.sample())
-    qs = sr.questions("sample").sample(8, seed=1, per_category=True)
+    qs = sr.questions("sample").sample(1, seed=1, per_category=True)
     return sr.evaluate(rag, qs, variants="ablation", progress=False)
 
 
