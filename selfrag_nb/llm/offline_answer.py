@@ -733,13 +733,16 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     chosen.sort(key=lambda c: c.order)
     joiner = "" if lang == "zh" else " "
     parts: list[str] = []
+    previous = ""
     for c in chosen:
         quote = _cite(c.text, c.index)
-        # A table row has no closing punctuation: its own line keeps it one claim.
-        if c.text.lstrip().startswith("|") or (parts and parts[-1].lstrip().startswith("|")):
-            parts.append("\n" + quote if parts else quote)
+        # A table row or list item has no closing punctuation: its own line keeps it one claim.
+        unended = not previous.rstrip().endswith(tuple(".!?。！？"))
+        if parts and (c.text.lstrip().startswith("|") or unended):
+            parts.append("\n" + quote)
         else:
             parts.append(joiner + quote if parts else quote)
+        previous = c.text
     return GenerateOut(answer="".join(parts))
 
 

@@ -322,3 +322,16 @@ def test_generate_quotes_the_users_language_first() -> None:
     ]
     out = generate(GenerateInputs(question="Does version 4 still support Windows 8?", evidence=evidence))
     assert out.answer.startswith("Version 4 no longer supports Windows 8")
+
+
+def test_generate_puts_an_unpunctuated_list_item_on_its_own_line() -> None:
+    text = "- 2 GB of storage per seat\n- Storage can be extended with packs of 50 GB."
+    out = generate(
+        GenerateInputs(
+            question="How much storage per seat and can storage be extended?", evidence=[ev(1, text)]
+        )
+    )
+    assert out.answer.splitlines() == [
+        "2 GB of storage per seat [1]",
+        "Storage can be extended with packs of 50 GB [1].",
+    ]
