@@ -195,6 +195,9 @@ class Grades(_Record):
     relevance_cutoff: int = 50
     high_relevance: int = 80
     concurrency: int = 8
+    #: The question the chunks were judged against: the original, or for a
+    #: follow-up the rewrite that completed it from the history.
+    question: str = ""
 
 
 class Rerank(_Record):

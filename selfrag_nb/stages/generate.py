@@ -61,12 +61,28 @@ def _short(question: str, limit: int = 80) -> str:
     return q if len(q) <= limit else q[: limit - 1] + "…"
 
 
-def refusal_message(question: str, language: str, reason: str = "") -> str:
-    """A refusal that states what is missing within what the user may see."""
+def refusal_message(question: str, language: str, reason: str = "", conflict: str = "") -> str:
+    """A refusal that states what is missing within what the user may see.
+    With ``conflict`` (the assessment found authorised documents that
+    disagree and none says which applies) it says so instead of claiming the
+    documents do not cover the question."""
+    q = _short(question)
+    if conflict:
+        what = conflict.strip().rstrip(".。")
+        if language == "zh":
+            return (
+                f"现有资料对这个问题（“{q}”）说法不一，且没有说明以哪一份为准：{what}。"
+                "因此无法给出确定结论；如果您能说明具体的版本、日期或套餐，我可以再查一次。"
+            )
+        return (
+            f'The documents disagree on this question ("{q}") and do not say which one applies: {what}. '
+            "So I cannot give a confirmed answer; if you can tell me the version, date or plan you mean, "
+            "I can look again."
+        )
     if language == "zh":
-        msg = f"现有资料未能确认这个问题的答案（“{_short(question)}”），因此无法给出确定结论。"
+        msg = f"现有资料未能确认这个问题的答案（“{q}”），因此无法给出确定结论。"
         return msg + (f"原因：{reason}" if reason else "") + "如果能补充更具体的信息，我可以再查一次。"
-    msg = f'The available documents do not cover this question ("{_short(question)}"), so I cannot give a confirmed answer.'
+    msg = f'The available documents do not cover this question ("{q}"), so I cannot give a confirmed answer.'
     if reason:
         msg += f" Reason: {reason.rstrip('.')}."
     return msg + " If you can add more specific details, I can look again."
@@ -108,7 +124,9 @@ class GenerateStage(Stage):
             )
 
         if retrieve and assessment is not None and assessment.action == "refuse":
-            return composed(refusal_message(ctx.question, ctx.language, assessment.reason), "refuse")
+            return composed(
+                refusal_message(ctx.question, ctx.language, assessment.reason, assessment.conflict), "refuse"
+            )
         if retrieve and assessment is not None and assessment.action == "clarify":
             return composed(clarify_message(ctx.language, assessment.options), "clarify")
 

@@ -20,6 +20,7 @@ import time
 
 from selfrag_nb.llm.schemas import GradeInputs, RelevanceOut
 from selfrag_nb.stages.base import Stage, StageContext
+from selfrag_nb.stages.rewrite import resolved_question
 from selfrag_nb.store.types import Hit
 from selfrag_nb.trace import Fallback, Grade, Grades, ModelCall, Trace
 
@@ -35,6 +36,7 @@ class GradeStage(Stage):
         retrieval = trace.retrieval
         hits = [h for h in (retrieval.hits if retrieval else []) if h.chunk_id not in ctx.dropped]
         sem = asyncio.Semaphore(s.grade_concurrency)
+        question = resolved_question(trace, ctx)
 
         async def grade_one(hit: Hit) -> tuple[Grade, ModelCall]:
             async with sem:
@@ -42,7 +44,7 @@ class GradeStage(Stage):
                 result = await ctx.runner.acall(
                     "grade",
                     GradeInputs(
-                        question=ctx.query,
+                        question=question,
                         text=hit.text,
                         title=hit.title,
                         heading=hit.heading,
@@ -98,4 +100,5 @@ class GradeStage(Stage):
             relevance_cutoff=s.relevance_cutoff,
             high_relevance=s.high_relevance,
             concurrency=s.grade_concurrency,
+            question=question,
         )

@@ -23,6 +23,7 @@ from typing import Any
 
 from selfrag_nb.rerankers import RankResponse
 from selfrag_nb.stages.base import Stage, StageContext
+from selfrag_nb.stages.rewrite import resolved_question
 from selfrag_nb.trace import Fallback, ModelCall, Rerank, Trace
 
 __all__ = ["RerankProtocolError", "RerankStage", "validate_ranking"]
@@ -124,7 +125,7 @@ class RerankStage(Stage):
                 reranker=ctx.reranker_name,
                 keep=keep,
             )
-        query = ctx.query
+        query = resolved_question(trace, ctx)
         if not query.strip() or keep < 1 or len(before) > MAX_CANDIDATES:
             return fallback("invalid rerank request (blank query, keep < 1 or more than 50 candidates)")
         texts = [by_id[c].text for c in before]

@@ -61,9 +61,11 @@ def test_followup_with_history_is_rewritten_and_spans_are_enforced(make_rag: Any
     assert len(ids) == len(set(ids))
     assert ret.duplicates_removed > 0
     assert [h.rank for h in ret.hits] == list(range(1, len(ids) + 1))
-    # The answer still answers the original question.
+    # The answer still answers the original question; chunks are judged
+    # against the question as completed from the history.
     step.finish()
-    assert all(r.inputs.question == q for r in scripted.requests if r.role in {"grade", "assess", "generate"})
+    assert all(r.inputs.question == q for r in scripted.requests if r.role in {"assess", "generate"})
+    assert {r.inputs.question for r in scripted.requests_for("grade")} == {rw.queries[1]}
 
 
 def test_rewrite_failure_falls_back_to_the_original(make_rag: Any, scripted: Any) -> None:
@@ -101,3 +103,37 @@ def test_retrieval_caps_and_access_filter(make_rag: Any, scripted: Any) -> None:
     assert "ana" in ret.access_filter
     assert ret.kb_version is not None
     assert all(h.source != "secret.md" for h in ret.hits)
+
+
+def test_elliptical_followups_are_completed_from_the_history() -> None:
+    for q in ("And what about the Free plan?", "What about v2?", "那专业版呢？"):
+        useful, why = needs_rewrite(q, True, "some chunk text that shares every word of the question")
+        assert useful, q
+        assert why.startswith("follow-up")
+    # Without history an ellipsis is just a question.
+    assert needs_rewrite("And what about the Free plan?", False, None)[0] is False
+
+
+def test_followup_chunks_are_graded_and_reranked_against_the_completed_question(
+    make_rag: Any, scripted: Any
+) -> None:
+    script_refund(scripted)
+    completed = "Which export formats does version 2.3 not support?"
+    scripted.enqueue("rewrite", {"rewrites": [completed]})
+    step = make_rag().stepper("Which formats does it not support?", history=HISTORY)
+    step.rewrite()
+    grades = step.grade()
+    assert grades.question == completed
+    assert {r.inputs.question for r in scripted.requests_for("grade")} == {completed}
+    # The answer still answers the original question.
+    step.run()
+    assert {r.inputs.question for r in scripted.requests_for("generate")} == {
+        "Which formats does it not support?"
+    }
+
+
+def test_grading_uses_the_original_question_when_nothing_was_completed(make_rag: Any, scripted: Any) -> None:
+    script_refund(scripted)
+    q = "How many days do I have to request a full refund of a purchase?"
+    grades = make_rag().stepper(q).grade()
+    assert grades.question == q

@@ -1,0 +1,41 @@
+"""Refusals say what actually happened: an unresolved conflict is not
+"the documents do not cover this"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from helpers_pipeline import script_refund
+
+from selfrag_nb.stages.generate import refusal_message
+
+Q = "How many days do I have to request a full refund of a purchase?"
+
+
+def test_conflict_refusal_names_the_disagreement(make_rag: Any, scripted: Any) -> None:
+    script_refund(scripted)
+    scripted.default(
+        "assess",
+        {
+            "action": "REFUSE",
+            "reason": "The documents disagree and do not say which one applies.",
+            "conflict": "one document says 30 days, another says 14 days",
+        },
+    )
+    trace = make_rag().ask(Q)
+    assert trace.outcome == "refused"
+    assert "disagree" in trace.answer
+    assert "one document says 30 days, another says 14 days" in trace.answer
+    assert "do not cover" not in trace.answer
+
+
+def test_plain_refusal_keeps_its_reason() -> None:
+    msg = refusal_message("Is X supported?", "en", "no relevant passage was found")
+    assert "do not cover" in msg
+    assert "no relevant passage was found" in msg
+
+
+def test_conflict_refusal_in_chinese() -> None:
+    msg = refusal_message("退款期限是多少天？", "zh", conflict="一份文档写 30 天，另一份写 14 天。")
+    assert "说法不一" in msg
+    assert "一份文档写 30 天，另一份写 14 天" in msg
