@@ -4,6 +4,9 @@
       KnowledgeBase.open(--kb) -> ingest(DIR) with a rich progress bar -> summary table
     selfrag-nb search "QUERY" --kb PATH [--k N] [--mode M] [--user ID] [--roles a,b] [--tenant T] [--where SQL]
       KnowledgeBase.open(--kb, create=False) -> search(user=User(ID, roles)) -> rich table
+    selfrag-nb ask "QUESTION" [--kb PATH] [--model M] [--api-base URL] [--user ID] [--roles a,b]
+                              [--trace T.json] [--html T.html]
+      SelfRAG(KnowledgeBase) -> ask -> one row per stage (rich table) + the outcome
     selfrag-nb eval ...      (selfrag_nb.eval.cli)
 
 Each subcommand is a ``register(subparsers) -> parser`` function that sets
@@ -20,12 +23,21 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["SUBCOMMANDS", "build_parser", "main", "register_ingest", "register_search"]
+__all__ = [
+    "SUBCOMMANDS",
+    "build_parser",
+    "main",
+    "positive_int",
+    "register_ask",
+    "register_ingest",
+    "register_search",
+]
 
 #: "module:function" registrars, in the order they appear in --help.
 SUBCOMMANDS: list[str] = [
     "selfrag_nb.cli:register_ingest",
     "selfrag_nb.cli:register_search",
+    "selfrag_nb.cli:register_ask",
     "selfrag_nb.eval.cli:register",
 ]
 
@@ -37,7 +49,8 @@ def _names(text: str) -> list[str]:
     return names
 
 
-def _positive(text: str) -> int:
+def positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1 (shared by every subcommand)."""
     try:
         n = int(text)
     except ValueError:
@@ -63,7 +76,7 @@ def register_ingest(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--roles", type=_names, default=None, help="override ACL roles, e.g. staff,hr")
     p.add_argument("--users", type=_names, default=None, help="override ACL user ids")
     p.add_argument("--tenant", default=None, help="override ACL tenant")
-    p.add_argument("--max-chars", type=_positive, default=None, help="chunk size bound (new KB only)")
+    p.add_argument("--max-chars", type=positive_int, default=None, help="chunk size bound (new KB only)")
     p.add_argument("--prune", action="store_true", help="remove stored sources missing from PATH")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run_ingest)
@@ -127,14 +140,14 @@ def register_search(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("query")
     p.add_argument("--kb", required=True, help="knowledge base folder or URI")
-    p.add_argument("--k", type=_positive, default=5, help="number of results (default 5)")
+    p.add_argument("--k", type=positive_int, default=5, help="number of results (default 5)")
     p.add_argument("--mode", choices=("hybrid", "vector", "fts"), default="hybrid")
     p.add_argument("--user", default=None, help="user id (default: anonymous, public chunks only)")
     p.add_argument("--roles", type=_names, default=None, help="the user's roles, e.g. staff,hr")
     p.add_argument("--tenant", default=None, help="the user's tenant")
     p.add_argument("--where", default=None, help="extra SQL condition, ANDed with the access filter")
     p.add_argument("--embedder", default=None, help="only needed to pass embedder options; must match the KB")
-    p.add_argument("--width", type=_positive, default=160, help="characters of chunk text shown")
+    p.add_argument("--width", type=positive_int, default=160, help="characters of chunk text shown")
     p.set_defaults(func=run_search)
     return p
 
@@ -168,6 +181,71 @@ def run_search(args: argparse.Namespace) -> int:
             text = text[: args.width - 1] + "…"
         table.add_row(str(h.rank), f"{h.score:.4f}", h.source, h.heading, text)
     console.print(table)
+    kb.close()
+    return 0
+
+
+# --------------------------------------------------------------------------- ask
+
+
+def register_ask(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``ask``."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "ask",
+        help="answer one question and show every stage",
+        description="Run the Self-RAG pipeline on one question. Keys come from the provider's "
+        "environment variable (e.g. OPENAI_API_KEY), never from the command line.",
+    )
+    p.add_argument("question")
+    p.add_argument("--kb", default=None, help="knowledge base folder or URI (default: the bundled sample)")
+    p.add_argument("--model", default=None, help='a LiteLLM model string (default: "offline")')
+    p.add_argument("--api-base", default=None, help="base URL of an OpenAI-compatible server")
+    p.add_argument("--user", default=None, help="user id (default: anonymous)")
+    p.add_argument("--roles", type=_names, default=None, help="the user's roles, e.g. staff,finance")
+    p.add_argument("--tenant", default=None, help="the user's tenant")
+    p.add_argument("--trace", default=None, help="write the trace as JSON to this file")
+    p.add_argument("--html", default=None, help="write the trace's static HTML view to this file")
+    p.set_defaults(func=run_ask)
+    return p
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    from selfrag_nb.display import static_html, text_summary
+    from selfrag_nb.llm.base import ModelError
+    from selfrag_nb.pipeline import SelfRAG
+    from selfrag_nb.store.kb import KnowledgeBase, KnowledgeBaseError
+    from selfrag_nb.store.types import User
+
+    console = Console()
+    try:
+        user = User(args.user or "anonymous", roles=args.roles or (), tenant=args.tenant)
+        kb = KnowledgeBase.sample() if args.kb is None else KnowledgeBase.open(args.kb, create=False)
+        rag = SelfRAG(kb, model=args.model, api_base=args.api_base)
+        trace = rag.ask(args.question, user=user)
+    except (FileNotFoundError, ValueError, TypeError, KnowledgeBaseError, ModelError) as exc:
+        console.print(f"[red]selfrag-nb ask:[/red] {exc}", highlight=False)
+        return 2
+    table = Table(title=f"{args.question!r} as {user.id}")
+    table.add_column("stage")
+    table.add_column("ms", justify="right")
+    table.add_column("calls", justify="right")
+    table.add_column("summary", overflow="fold")
+    for rec in trace.records:
+        # Text objects: document and model text is shown as is, never as rich markup.
+        table.add_row(rec.stage, f"{rec.latency_ms:.1f}", str(len(rec.calls)), Text(text_summary(rec)))
+    console.print(table)
+    console.print(Panel(Text(trace.answer or ""), title=f"{trace.outcome}", expand=False))
+    if args.trace:
+        trace.save(args.trace)
+    if args.html:
+        Path(args.html).write_text(static_html(trace), encoding="utf-8")
     kb.close()
     return 0
 

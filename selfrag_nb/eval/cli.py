@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from selfrag_nb.cli import positive_int
+
 __all__ = ["build_parser", "main", "register", "run"]
 
 
@@ -45,16 +47,6 @@ def _variants_arg(text: str) -> Any:
     return text
 
 
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {n}")
-    return n
-
-
 def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--questions", default="sample", help='question set: "sample" or a .jsonl path')
     p.add_argument(
@@ -68,10 +60,10 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedder", default=None, help="embedder of --kb (default: the one it was built with)")
     p.add_argument("--model", default=None, help="LiteLLM model string (default: the offline model)")
     p.add_argument("--api-base", default=None, help="API base URL passed to LiteLLM")
-    p.add_argument("--concurrency", type=_positive, default=4, help="questions in flight at once")
-    p.add_argument("--limit", type=_positive, default=None, help="evaluate a seeded sample of N questions")
+    p.add_argument("--concurrency", type=positive_int, default=4, help="questions in flight at once")
+    p.add_argument("--limit", type=positive_int, default=None, help="evaluate a seeded sample of N questions")
     p.add_argument("--seed", type=int, default=0, help="seed of --limit's sample")
-    p.add_argument("--k", type=_positive, default=10, help="cut-off of recall@k")
+    p.add_argument("--k", type=positive_int, default=10, help="cut-off of recall@k")
     p.add_argument("--rows", default=None, help="folder for rows.jsonl and failures.parquet (default: temp)")
     p.add_argument("--traces", action="store_true", help="also write every trace to <rows>/traces/")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
