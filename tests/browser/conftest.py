@@ -141,7 +141,10 @@ def sample_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return cache
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API keeps an event loop running
+# in the main thread while it is started, and the rest of the suite (which
+# calls asyncio.run) must not run inside it.
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
     if not CHROMIUM.exists():
         pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
