@@ -198,7 +198,7 @@ class ScriptedModel:
 #        LiteLLMModel("openai/x", api_base=server.url)  --HTTP-->  127.0.0.1:PORT
 #                                                                 |
 #     LoopbackServer (ThreadingHTTPServer, one thread per connection)
-#        POST any route below       -> next queued failure (fail()), if any, acted out
+#        POST any route below       -> next queued failure (fail(); role= : chat of that role only), acted out
 #        POST /v1/chat/completions  -> latency -> responder(body) -> OpenAI JSON
 #        POST /v1/embeddings        -> deterministic vectors (sha256 of the text)
 #        POST /v1/rerank, /rerank   -> word-overlap relevance scores
@@ -354,6 +354,8 @@ class ReceivedRequest:
 class _Failure:
     mode: str
     retry_after: float
+    #: Only chat requests playing this role (``infer_role``) take it; None: any POST.
+    role: str | None = None
 
 
 class LoopbackServer:
@@ -456,16 +458,20 @@ class LoopbackServer:
         """Set the responder ``fn(body) -> assistant content`` (None: default)."""
         self._responder = fn or default_responder
 
-    def fail(self, mode: str, times: int = 1, *, retry_after: float = 1.0) -> None:
+    def fail(self, mode: str, times: int = 1, *, retry_after: float = 1.0, role: str | None = None) -> None:
         """Queue ``times`` failures of ``mode`` for the next POST requests
         (chat, embeddings, rerank; see ``FAILURE_MODES``); ``retry_after``
-        seconds go in the 429 header."""
+        seconds go in the 429 header. With ``role`` only chat requests playing
+        that Self-RAG role take them (``infer_role``), so one stage can fail
+        while the others answer, even when calls run in parallel."""
         if mode not in FAILURE_MODES:
             raise ValueError(f"unknown failure mode {mode!r}; expected one of {', '.join(FAILURE_MODES)}")
         if times < 1:
             raise ValueError(f"times must be >= 1, got {times}")
+        if role is not None and role not in ROLES:
+            raise ValueError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
         with self._lock:
-            self._failures.extend(_Failure(mode, retry_after) for _ in range(times))
+            self._failures.extend(_Failure(mode, retry_after, role) for _ in range(times))
 
     def clear(self) -> None:
         """Forget received requests and queued failures."""
@@ -484,9 +490,15 @@ class LoopbackServer:
         with self._lock:
             self.requests.append(request)
 
-    def _next_failure(self) -> _Failure | None:
+    def _next_failure(self, role: str | None) -> _Failure | None:
+        """The first queued failure this request takes (``role``: the chat
+        request's inferred role, None for other routes)."""
         with self._lock:
-            return self._failures.popleft() if self._failures else None
+            for failure in self._failures:
+                if failure.role is None or failure.role == role:
+                    self._failures.remove(failure)
+                    return failure
+            return None
 
     def _track(self, conn: socket.socket, open_: bool) -> None:
         with self._lock:
@@ -623,7 +635,8 @@ def _make_handler(server: LoopbackServer) -> type[http.server.BaseHTTPRequestHan
             if not path.endswith(routes):
                 self._error(404, f"no route POST {self.path}", "not_found")
                 return
-            failure = server._next_failure()
+            chat = path.endswith("/chat/completions")
+            failure = server._next_failure(infer_role(body) if chat else None)
             if failure is not None and self._failed(failure):
                 return
             if path.endswith("/chat/completions"):
