@@ -26,6 +26,11 @@ replaced. Why a file lock as well: concurrent merge_inserts on the same keys
 can both insert (lance#4585), so writers take turns and re-read the stored
 hashes inside the lock.
 
+Damage (a deleted or truncated data, index or manifest file, a table folder
+that is not a table, unreadable metadata) surfaces as a KnowledgeBaseError
+naming the knowledge base, at open or at the first read that touches it:
+open() does not read every data file, which would cost a full scan.
+
 Why the ICU tokenizer for full-text search: measured offline on mixed text,
 "simple" finds no Chinese at all, "ngram" finds Chinese but matches English
 trigrams inside unrelated words ("refund" ~ "secret"), ICU segments both
@@ -39,6 +44,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 import uuid
@@ -91,6 +97,19 @@ _RESULT_COLUMNS = [
 
 class KnowledgeBaseError(RuntimeError):
     """The folder is not a usable knowledge base (foreign, damaged, wrong embedder)."""
+
+
+def _cause(exc: BaseException) -> str:
+    """LanceDB's message without the Rust source location it appends."""
+    return re.sub(r",\s*/\S+\.rs:\d+:\d+", "", str(exc)).strip()
+
+
+def _damaged(uri: str, doing: str, exc: BaseException) -> KnowledgeBaseError:
+    return KnowledgeBaseError(
+        f"knowledge base {uri} is damaged: {doing} failed, a file is missing or truncated ({_cause(exc)}). "
+        "Restore an earlier version (kb.versions(), kb.restore(n)) if its files are intact, "
+        "or rebuild it in a new folder."
+    )
 
 
 def _sha(*parts: str) -> str:
@@ -192,13 +211,26 @@ class KnowledgeBase:
                 table = db.open_table(TABLE)
                 schema = table.schema
             except Exception as exc:
-                raise KnowledgeBaseError(f"{uri}: the '{TABLE}' table is damaged: {exc}") from exc
+                raise KnowledgeBaseError(f"{uri}: the '{TABLE}' table is damaged: {_cause(exc)}") from exc
             raw = (schema.metadata or {}).get(META_KEY)
             if raw is None:
                 raise KnowledgeBaseError(
                     f"{uri} holds a LanceDB table '{TABLE}' that selfrag_nb did not create (no {META_KEY.decode()} metadata)"
                 )
-            stored = json.loads(raw)
+            try:
+                stored = json.loads(raw)
+            except ValueError:
+                stored = None
+            if not isinstance(stored, dict) or not isinstance(stored.get("embedder"), str):
+                raise KnowledgeBaseError(
+                    f"{uri}: the '{TABLE}' table's {META_KEY.decode()} metadata is unreadable "
+                    f"(expected a JSON object naming the embedder, got {raw[:60]!r})"
+                )
+        elif local is not None and (local / f"{TABLE}.lance").exists():
+            raise KnowledgeBaseError(
+                f"knowledge base {uri} is damaged: {local / f'{TABLE}.lance'} is not a LanceDB table "
+                "(restore the folder from a backup or rebuild it in a new folder)"
+            )
         elif names - {LOG_TABLE}:
             raise KnowledgeBaseError(
                 f"{uri} is a LanceDB database of other tables ({', '.join(sorted(names))}), not a knowledge base"
@@ -338,8 +370,26 @@ class KnowledgeBase:
         if self._closed:
             raise KnowledgeBaseError(f"knowledge base {self._uri} is closed")
         if self._table is None and TABLE in set(self._db.list_tables().tables):
-            self._table = self._db.open_table(TABLE)
+            with self._reading(f"opening the '{TABLE}' table", value_errors=True):
+                self._table = self._db.open_table(TABLE)
         return self._table
+
+    @contextlib.contextmanager
+    def _reading(self, doing: str, *, value_errors: bool = False) -> Iterator[None]:
+        """Turn LanceDB's I/O errors (a deleted or truncated file) into a
+        KnowledgeBaseError naming this knowledge base. LanceDB raises
+        RuntimeError/OSError for those; ValueError means bad input (a caller's
+        filter) except where ``value_errors`` says only damage can cause it."""
+        try:
+            yield
+        except KnowledgeBaseError:
+            raise
+        except (RuntimeError, OSError) as exc:
+            raise _damaged(self._uri, doing, exc) from exc
+        except ValueError as exc:
+            if not value_errors:
+                raise
+            raise _damaged(self._uri, doing, exc) from exc
 
     @contextlib.contextmanager
     def _write_lock(self) -> Iterator[None]:
@@ -385,8 +435,9 @@ class KnowledgeBase:
         t = self._tbl()
         if t is None:
             return {}
-        t.checkout_latest()
-        data = t.search().select(["source", "content_hash"]).limit(None).to_arrow()
+        with self._reading("reading the stored sources", value_errors=True):
+            t.checkout_latest()
+            data = t.search().select(["source", "content_hash"]).limit(None).to_arrow()
         return dict(zip(data["source"].to_pylist(), data["content_hash"].to_pylist(), strict=True))
 
     def _ensure_fts(self, t: Any) -> None:
@@ -577,11 +628,14 @@ class KnowledgeBase:
         if t is None:
             return []
         log: dict[int, dict[str, Any]] = {}
-        if LOG_TABLE in set(self._db.list_tables().tables):
-            for r in self._db.open_table(LOG_TABLE).to_arrow().to_pylist():
-                log[int(r["version"])] = {"op": r["op"], **json.loads(r["details"])}
+        with self._reading(f"reading the '{LOG_TABLE}' table", value_errors=True):
+            if LOG_TABLE in set(self._db.list_tables().tables):
+                for r in self._db.open_table(LOG_TABLE).to_arrow().to_pylist():
+                    log[int(r["version"])] = {"op": r["op"], **json.loads(r["details"])}
+        with self._reading("listing versions", value_errors=True):
+            listed = t.list_versions()
         out = []
-        for v in t.list_versions():
+        for v in listed:
             meta = v.get("metadata") or {}
             entry: dict[str, Any] = {
                 "version": int(v["version"]),
@@ -625,7 +679,8 @@ class KnowledgeBase:
         q = t.search().select(_RESULT_COLUMNS).limit(None)
         if source is not None:
             q = q.where(f"source = '{validate_acl_name(source, 'source').replace(chr(39), chr(39) * 2)}'")
-        rows = q.to_arrow().to_pylist()
+        with self._reading("reading chunks", value_errors=True):
+            rows = q.to_arrow().to_pylist()
         rows.sort(key=lambda r: (r["source"], r["ordinal"]))
         return [_hit(r, score=0.0, scores={}, rank=i) for i, r in enumerate(rows, start=1)]
 
@@ -663,8 +718,11 @@ class KnowledgeBase:
         LanceDB's RRFReranker, then puts each leg's own score back on every hit."""
         vec = self._embedder.embed([query])[0] if mode != "fts" else None
         try:
-            vec_rows = self._leg_vector(t, vec, k, flt) if vec is not None else None
-            fts_rows = self._leg_fts(t, query, k, flt) if mode != "vector" else None
+            with self._reading(f"a {mode} search"):
+                vec_rows = self._leg_vector(t, vec, k, flt) if vec is not None else None
+                fts_rows = self._leg_fts(t, query, k, flt) if mode != "vector" else None
+        except KnowledgeBaseError:
+            raise
         except Exception as exc:
             raise ValueError(f"search failed for filter {flt!r}: {exc}") from exc
         if mode == "vector":
