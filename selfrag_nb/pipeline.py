@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import time
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = ["SelfRAG", "Stepper", "run_sync"]
 
 T = TypeVar("T")
+_log = logging.getLogger(__name__)
 
 #: Stages that only run when the decision is to retrieve.
 RETRIEVAL_STAGES = frozenset({"rewrite", "retrieve", "grade", "rerank", "assess"})
@@ -354,6 +356,7 @@ class Stepper:
     """One stage per call, for notebooks::
 
         step = rag.stepper("What is the refund window?", user=sr.User("ana"))
+        step.view()          # a live view of the trace, updated by every call below
         step.decide()        # Decision
         step.retrieve()      # runs rewrite first if it has not run; Retrieval
         step.override("decide", retrieve=False)   # "what if": re-run from decide
@@ -370,6 +373,9 @@ class Stepper:
         self.trace = trace
         self._ctx = ctx
         self._done: list[str] = []
+        # Live views handed out by view(). Strong references: ipywidgets keeps
+        # every open widget alive in its registry anyway, until it is closed.
+        self._views: list[Any] = []
 
     def __repr__(self) -> str:
         return f"Stepper(done={self._done}, next={self._next_name()!r})"
@@ -422,7 +428,27 @@ class Stepper:
         return result
 
     def _step(self, name: str) -> Any:
-        return run_sync(self._arun(name))
+        try:
+            return run_sync(self._arun(name))
+        finally:
+            self._refresh()
+
+    def view(self) -> Any:
+        """A live view of the trace so far. Display it once (its own cell);
+        every stage run, re-run, override or dropped chunk then updates it in
+        place, so the view always shows what the stepper holds."""
+        from selfrag_nb.display import view
+
+        widget = view(self.trace)
+        self._views.append(widget)
+        return widget
+
+    def _refresh(self) -> None:
+        for widget in self._views:
+            try:
+                widget.update(self.trace)
+            except Exception:  # noqa: BLE001 - a view that cannot redraw must not break the stage that ran
+                _log.warning("could not refresh a live trace view", exc_info=True)
 
     def decide(self) -> Any:
         """Decision."""
@@ -492,11 +518,13 @@ class Stepper:
         self._ctx.overrides[stage] = dict(fields)
         if stage in self._done:
             self._truncate_from(stage)
+            self._refresh()
 
     def clear_override(self, stage: str) -> None:
         """Forget an override; the stage re-runs normally on the next call."""
         if self._ctx.overrides.pop(stage, None) is not None and stage in self._done:
             self._truncate_from(stage)
+            self._refresh()
 
     def drop_chunk(self, chunk_id: str) -> None:
         """ "What if" without this chunk: it is excluded from grading onwards
@@ -507,3 +535,4 @@ class Stepper:
         self._ctx.dropped.add(chunk_id)
         if "grade" in self._done:
             self._truncate_from("grade")
+            self._refresh()
