@@ -4,6 +4,7 @@
       folder/chunks.lance        one row per chunk (text, context, ACL, metadata, vector)
       folder/ingest_log.lance    one row per write: which sources changed, chunk counts
       folder/.selfrag_nb.lock    serialises writers across processes (local folders only)
+      folder/.chunks.staging-*   the first write's table, renamed to chunks.lance when complete
 
     ingest(path)
       load_tree -> Documents -> effective ACL + metadata -> content_hash per source
@@ -69,6 +70,8 @@ __all__ = ["KnowledgeBase", "KnowledgeBaseError"]
 TABLE = "chunks"
 LOG_TABLE = "ingest_log"
 LOCK_FILE = ".selfrag_nb.lock"
+#: The first write builds the table here, then renames it into place.
+STAGING_PREFIX = f".{TABLE}.staging-"
 META_KEY = b"selfrag_nb"
 FORMAT = 1
 MODES = ("vector", "fts", "hybrid")
@@ -236,7 +239,11 @@ class KnowledgeBase:
                 f"{uri} is a LanceDB database of other tables ({', '.join(sorted(names))}), not a knowledge base"
             )
         elif local is not None and not names:
-            strays = [p.name for p in local.iterdir() if p.name != LOCK_FILE]
+            strays = [
+                p.name
+                for p in local.iterdir()
+                if p.name != LOCK_FILE and not p.name.startswith(STAGING_PREFIX)
+            ]
             if strays:
                 raise KnowledgeBaseError(
                     f"{local} is not a knowledge base: it holds {', '.join(sorted(strays)[:5])} but no '{TABLE}' table "
@@ -592,7 +599,7 @@ class KnowledgeBase:
         if t is None:
             if data is None:
                 return 0, 0, 0
-            self._table = self._db.create_table(TABLE, data, schema=self._schema())
+            self._table = self._create_table(data)
             return int(self._table.version), len(rows), 0
         if data is None:
             before = t.count_rows()
@@ -603,6 +610,23 @@ class KnowledgeBase:
             builder = builder.when_not_matched_by_source_delete(_sql_in("source", replaced))
         res = builder.execute(data)
         return int(res.version), int(res.num_inserted_rows), int(res.num_deleted_rows)
+
+    def _create_table(self, data: pa.Table) -> Any:
+        """The first write. In a local folder the table is built in a staging
+        folder and renamed into place: a crash inside LanceDB's create (data
+        files written, no manifest yet) would otherwise leave a chunks.lance
+        that no one can open or replace. Callers hold the write lock."""
+        if self._local_dir is None:
+            return self._db.create_table(TABLE, data, schema=self._schema())
+        import lancedb
+
+        for leftover in self._local_dir.glob(f"{STAGING_PREFIX}*"):  # from a killed first ingest
+            shutil.rmtree(leftover, ignore_errors=True)
+        staging = self._local_dir / f"{STAGING_PREFIX}{uuid.uuid4().hex[:8]}"
+        lancedb.connect(str(staging)).create_table(TABLE, data, schema=self._schema())
+        os.rename(staging / f"{TABLE}.lance", self._local_dir / f"{TABLE}.lance")
+        shutil.rmtree(staging, ignore_errors=True)
+        return self._db.open_table(TABLE)
 
     def remove(self, source: str) -> int:
         """Delete every chunk of ``source`` (for a .jsonl file: all its records).
