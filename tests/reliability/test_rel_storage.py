@@ -130,9 +130,17 @@ def test_concurrent_ingest_rounds_never_duplicate(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------- killed
 
+# The child announces "writing" right before the store's single table write
+# (a wrapper around KnowledgeBase._write: the write itself is the real one),
+# so the parent can SIGKILL inside LanceDB's commit, which takes ~20-40 ms here.
 _CHILD = """
 import sys
 from selfrag_nb.store.kb import KnowledgeBase
+real_write = KnowledgeBase._write
+def announced_write(self, rows, replaced):
+    print("writing", len(rows), flush=True)
+    return real_write(self, rows, replaced)
+KnowledgeBase._write = announced_write
 kb = KnowledgeBase.open(sys.argv[1], embedder="hashing")
 def progress(done, total, message):
     print(message, done, total, flush=True)
@@ -142,7 +150,7 @@ print("finished", flush=True)
 """
 
 
-def _gen_docs(gen: int, n: int = 160) -> dict[str, str]:
+def _gen_docs(gen: int, n: int = 100) -> dict[str, str]:
     """Generation ``gen`` of a big folder: half the documents change each
     generation, every seventh is absent in turn (pruned, then back)."""
     out = {}
@@ -171,8 +179,9 @@ def _spawn_ingest(kb: Path, folder: Path) -> subprocess.Popen[str]:
 
 
 def _kill_at(child: subprocess.Popen[str], point: str, rng: random.Random) -> str:
-    """Read the child's progress and SIGKILL it at ``point``; returns the phase
-    it was really killed in ("finished" when it won the race)."""
+    """Read the child's progress and SIGKILL it at ``point`` (load | embedding |
+    write | after-write); returns the phase it was in when the signal was sent
+    ("finished" when the child won the race)."""
     assert child.stdout is not None
     embed_at = rng.uniform(0.1, 0.9)
     phase = "load"
@@ -180,24 +189,25 @@ def _kill_at(child: subprocess.Popen[str], point: str, rng: random.Random) -> st
         line = child.stdout.readline()
         if not line:
             child.wait()
-            return "finished" if phase == "done" else phase
-        parts = line.split()
-        if parts[0] == "start":
-            phase = "load"
-            if point == "load":
-                time.sleep(rng.uniform(0.0, 0.2))
-                break
-        elif parts[0] == "embedding":
-            done, total = int(parts[1]), int(parts[2])
+            return "finished"
+        word, *nums = line.split()
+        if word == "start" and point == "load":
+            time.sleep(rng.uniform(0.0, 0.2))
+            break
+        if word == "embedding":
             phase = "embedding"
-            if point == "embedding" and done >= embed_at * total:
+            if point == "embedding" and int(nums[0]) >= embed_at * int(nums[1]):
                 break
-            if done == total:
-                phase = "write"
-                if point == "write":
-                    time.sleep(rng.uniform(0.0, 0.5))
-                    break
-        elif parts[0] in ("done", "finished"):
+        if word == "writing":
+            phase = "write"
+            if point == "write":
+                time.sleep(rng.uniform(0.0, 0.02))
+                break
+        if word == "done":  # reported inside the write lock, after the log and index
+            phase = "after-write"
+            if point == "after-write":
+                break
+        if word == "finished":
             phase = "done"
     child.send_signal(signal.SIGKILL)
     child.wait()
@@ -228,8 +238,10 @@ def test_killed_ingest_leaves_old_or_new_and_rerun_completes(tmp_path: Path) -> 
     base.ingest(folder, prune=True)
     old = _state(base)
     base.close()
-    points = ["embedding", "write", "write", "load", "embedding", "write", "write", "write"]
+    points = ["embedding", "write", "load", "write", "after-write", "write", "embedding", "write"]
     phases: Counter[str] = Counter()
+    stale_locks = 0
+    outcomes: Counter[str] = Counter()
     for gen, point in enumerate(points, start=1):
         shutil.rmtree(folder)
         _write(folder, _gen_docs(gen))
@@ -246,6 +258,7 @@ def test_killed_ingest_leaves_old_or_new_and_rerun_completes(tmp_path: Path) -> 
             with FileLock(str(lock), timeout=5):
                 pass
             assert time.perf_counter() - t0 < 5
+            stale_locks += 1
         kb = KnowledgeBase.open(kb_path)
         rep = kb.ingest(folder, prune=True)  # the re-run completes it
         new = _state(kb)
@@ -255,6 +268,7 @@ def test_killed_ingest_leaves_old_or_new_and_rerun_completes(tmp_path: Path) -> 
             f"({len(set(after_kill.items()) ^ set(old.items()))} sources differ from old, "
             f"{len(set(after_kill.items()) ^ set(new.items()))} from new)"
         )
+        outcomes[f"{phase} -> {'new' if after_kill == new else 'old'}"] += 1
         if after_kill == new:
             assert rep.added == rep.updated == rep.removed == [], (
                 f"gen {gen}: re-run rewrote a finished ingest"
@@ -263,7 +277,9 @@ def test_killed_ingest_leaves_old_or_new_and_rerun_completes(tmp_path: Path) -> 
     assert old == _reference(tmp_path / "ref", _gen_docs(len(points)))
     assert phases["embedding"] >= 1, f"no kill landed while embedding: {dict(phases)}"
     assert phases["write"] >= 1, f"no kill landed while writing: {dict(phases)}"
-    record("storage: SIGKILLed ingests", len(points))
+    for what, n in sorted(outcomes.items()):
+        record(f"storage: SIGKILLed ingests ({what})", n)
+    record("storage: stale lock files taken over", stale_locks)
 
 
 @pytest.mark.slow
@@ -272,16 +288,21 @@ def test_killed_first_ingest_leaves_nothing_or_everything(tmp_path: Path) -> Non
     folder = _write(tmp_path / "docs", _gen_docs(3, n=120))
     want = _reference(tmp_path / "ref", _gen_docs(3, n=120))
     tried = 0
-    for attempt, point in enumerate(["embedding", "write", "write"]):
+    outcomes: Counter[str] = Counter()
+    for attempt, point in enumerate(["embedding", "write", "write", "after-write"]):
         kb_path = tmp_path / f"kb{attempt}"
-        _kill_at(_spawn_ingest(kb_path, folder), point, rng)
+        phase = _kill_at(_spawn_ingest(kb_path, folder), point, rng)
         tried += 1
         kb = KnowledgeBase.open(kb_path, embedder="hashing")
-        assert _state(kb) in ({}, want), f"attempt {attempt} ({point}): a half-created knowledge base"
+        got = _state(kb)
+        assert got in ({}, want), f"attempt {attempt} ({point}): a half-created knowledge base"
+        outcomes[f"{phase} -> {'new' if got else 'empty'}"] += 1
         kb.ingest(folder)
         assert _state(kb) == want
         assert kb.search("value units", mode="fts").hits
-    record("storage: SIGKILLed first ingests", tried)
+    for what, n in sorted(outcomes.items()):
+        record(f"storage: SIGKILLed first ingests ({what})", n)
+    assert sum(outcomes.values()) == tried
 
 
 # ---------------------------------------------------------------------- restore
