@@ -32,14 +32,17 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\bignore\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
             r"(?:previous|prior|above|earlier|preceding|system|existing|these|those)?\s*"
-            r"(?:instructions?|prompts?|rules|directions|guidelines|constraints)\b",
+            r"(?:instructions?|prompts?|rules|directions|guidelines|constraints)\b"
+            r"|\bignore\s+(?:all\s+of\s+|everything\s+|anything\s+)?(?:the\s+)?(?:above|foregoing)\b",
             _I,
         ),
     ),
     (
         "ignore previous instructions",
+        # Qualifiers come in any order and number: "忽略之前的所有指令", "忽略所有之前的指令".
         re.compile(
-            r"忽略(?:掉)?(?:之前|以前|先前|前面|上面|上述|所有|全部|一切)?的?(?:指令|指示|规则|提示词?|要求|约束|设定)"
+            r"忽略(?:掉)?(?:之前|以前|先前|前面|上面|上述|以上|所有|全部|一切|你|的){0,4}"
+            r"(?:指令|指示|规则|提示词?|要求|约束|设定|系统提示)"
         ),
     ),
     (
