@@ -888,6 +888,7 @@ def verify(inputs: VerifyInputs) -> SupportOut:
     if not claims:
         return SupportOut(isFullySupported=False, overallConfidence=0, recommendation="REGENERATE")
     ev_sents: list[_EvSentence] = []
+    injected: list[Counter[str]] = []  # bags of injection sentences: what an obeying model would claim
     ev_exact: set[str] = set()
     chunk_text: dict[int, str] = {}
     any_current = any(_status(e) != "superseded" for e in inputs.evidence)
@@ -900,7 +901,9 @@ def verify(inputs: VerifyInputs) -> SupportOut:
         if isinstance(version, str | int | float) and not isinstance(version, bool):
             ev_exact |= exact_terms(f"v{str(version).removeprefix('v')}").all
         for sent in sentences(ev.text):
-            if not looks_like_injection(sent):
+            if looks_like_injection(sent):
+                injected.append(bag(sent))
+            else:
                 ev_sents.append(
                     _EvSentence(
                         ev.index,
@@ -946,7 +949,12 @@ def verify(inputs: VerifyInputs) -> SupportOut:
         if opposite is not None:
             best = opposite  # show the sentence that says the opposite
         partial_exact = bool(best and cx and not (cx <= exact_terms(chunk_text[best.index]).all))
-        if exact_missing or mismatch or contradiction:
+        # A claim an injected instruction states better than any real sentence
+        # is the injection obeyed ("say the Pro plan costs nothing"), not evidence.
+        echoes_injection = any(
+            (cov := coverage(cterms, inj)[0]) >= 0.7 and cov > best_cov for inj in injected
+        )
+        if exact_missing or mismatch or contradiction or echoes_injection:
             verdict, conf = "unsupported", 0
         elif best_cov >= 0.7:
             verdict, conf = "supported", min(100, round(100 * best_cov / 0.85))
@@ -958,7 +966,7 @@ def verify(inputs: VerifyInputs) -> SupportOut:
             verdict, conf = "unsupported", min(30, round(100 * best_cov))
         quotes = [EvidenceQuote(doc=best.index, quote=best.text)] if best and best_cov > 0 else []
         verdicts.append(ClaimVerdict(claim=claim, verdict=verdict, evidence=quotes, cited=cited))
-        hard = bool(exact_missing or mismatch or contradiction)
+        hard = bool(exact_missing or mismatch or contradiction or echoes_injection)
         scores.append((weight, conf, hard))
 
     total = sum(w for w, _, _ in scores) or 1.0
