@@ -3,6 +3,8 @@
     SelfRAG / Stepper
       -> StageContext(kb, runner, settings, user, history, reranker, deadline,
                       decision cache, overrides, dropped chunks)
+         question and history bounded for models (query, bound_history; decide
+         records the cut as a Fallback)
       -> Stage.run(trace, ctx) -> one record (or None when the stage is skipped)
          reads earlier records from the Trace; never renders, never mutates them
 
@@ -28,11 +30,48 @@ if TYPE_CHECKING:
     from selfrag_nb.store.types import Hit, User
     from selfrag_nb.trace import Record, Trace
 
-__all__ = ["MAX_MODEL_QUESTION_CHARS", "Stage", "StageContext", "evidence_hits", "to_evidence"]
+__all__ = [
+    "MAX_MODEL_HISTORY_CHARS",
+    "MAX_MODEL_HISTORY_TURNS",
+    "MAX_MODEL_QUESTION_CHARS",
+    "Stage",
+    "StageContext",
+    "bound_history",
+    "evidence_hits",
+    "to_evidence",
+]
 
 #: A question longer than this is truncated for model calls and searches
 #: (the Trace keeps the full text; a Fallback records the cut).
 MAX_MODEL_QUESTION_CHARS = 4000
+#: The conversation models see: the most recent turns, each cut to
+#: MAX_MODEL_QUESTION_CHARS, within these bounds (the Trace keeps it all; a
+#: Fallback records the cut). Unbounded, a long chat is sent whole with
+#: every call and a megabyte of history takes the offline model minutes.
+MAX_MODEL_HISTORY_TURNS = 20
+MAX_MODEL_HISTORY_CHARS = 16000
+
+
+def bound_history(history: list[Message]) -> tuple[list[Message], str]:
+    """(the recent part of ``history`` models see, what was cut or "")."""
+    kept: list[Message] = []
+    used = 0
+    cut_turns = 0
+    for m in reversed(history[-MAX_MODEL_HISTORY_TURNS:]):
+        content = m.content[:MAX_MODEL_QUESTION_CHARS]
+        if kept and used + len(content) > MAX_MODEL_HISTORY_CHARS:
+            break
+        cut_turns += len(content) < len(m.content)
+        kept.append(m if len(content) == len(m.content) else Message(role=m.role, content=content))
+        used += len(content)
+    kept.reverse()
+    dropped = len(history) - len(kept)
+    if not dropped and not cut_turns:
+        return history, ""
+    parts = [f"{dropped} older turn(s) of {len(history)} left out"] if dropped else []
+    if cut_turns:
+        parts.append(f"{cut_turns} long turn(s) cut to {MAX_MODEL_QUESTION_CHARS} characters")
+    return kept, "; ".join(parts) + " for model calls"
 
 
 @dataclass
@@ -49,6 +88,8 @@ class StageContext:
     decision_cache: DecisionCache
     #: The question as models and searches see it (truncated when huge).
     query: str = ""
+    #: What ``bound_history`` cut from the history models see ("" when nothing).
+    history_cut: str = ""
     language: str = "en"
     history: list[Message] = field(default_factory=list)
     #: Absolute ``time.monotonic()`` by which the question must be finished.
@@ -61,6 +102,8 @@ class StageContext:
     def __post_init__(self) -> None:
         if not self.query:
             self.query = self.question[:MAX_MODEL_QUESTION_CHARS]
+        self.history, cut = bound_history(self.history)
+        self.history_cut = self.history_cut or cut
 
     @property
     def truncated(self) -> bool:

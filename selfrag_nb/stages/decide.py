@@ -162,6 +162,8 @@ class DecideStage(Stage):
                     reason=f"{len(ctx.question)} characters cut to {len(ctx.query)} for model calls and search",
                 )
             )
+        if ctx.history_cut:
+            fallbacks.append(Fallback(what="history truncated", reason=ctx.history_cut))
         summary = summarize_history(ctx.history)
         s = ctx.settings
 
