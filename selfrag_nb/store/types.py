@@ -36,6 +36,11 @@ class User(BaseModel):
     tenant: str | None = None
 
     def __init__(self, id: str = "anonymous", roles: Any = (), tenant: str | None = None, **kw: Any) -> None:  # noqa: A002 - `id` is the public field name of the DESIGN contract
+        if isinstance(roles, str | bytes):
+            # tuple("finance") would silently become the roles f, i, n, a, ...
+            raise ValueError(
+                f"User roles must be a list of role names, got the string {roles!r}: use roles=[{roles!r}]"
+            )
         super().__init__(id=id, roles=tuple(roles) if roles is not None else (), tenant=tenant, **kw)
 
     @field_validator("id")
