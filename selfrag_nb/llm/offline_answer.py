@@ -900,6 +900,8 @@ def verify(inputs: VerifyInputs) -> SupportOut:
         version = ev.metadata.get("version")
         if isinstance(version, str | int | float) and not isinstance(version, bool):
             ev_exact |= exact_terms(f"v{str(version).removeprefix('v')}").all
+        # an instruction may hide in a heading or title as well as in the text
+        injected.extend(bag(t) for t in (ev.title, ev.heading) if t and looks_like_injection(t))
         for sent in sentences(ev.text):
             if looks_like_injection(sent):
                 injected.append(bag(sent))
