@@ -375,17 +375,33 @@ def load_file(path: Path, source: str) -> tuple[list[Document], list[tuple[str, 
 def load_tree(root: str | os.PathLike[str]) -> tuple[list[Document], list[tuple[str, str]]]:
     """Load a file, or every file under a folder (sorted, recursive).
 
-    Sources are posix paths relative to the folder (a single file: its name)."""
+    Sources are posix paths relative to the folder (a single file: its name).
+    What is neither a file nor a folder (FIFO, socket, device, broken link)
+    and links to folders (not followed) are reported in ``skipped``: a FIFO
+    is never opened, since reading one blocks until a writer comes."""
+    if isinstance(root, str) and not root.strip():
+        # Path("") is the current directory: a blank path must not ingest it.
+        raise ValueError("nothing to ingest: the path is blank")
     root = Path(root)
     if not root.exists():
         raise FileNotFoundError(f"nothing to ingest: {root} does not exist")
     if root.is_file():
         return load_file(root, root.name)
+    if not root.is_dir():
+        return [], [(root.name, "not a regular file or folder (FIFO, socket or device)")]
     docs: list[Document] = []
     skipped: list[tuple[str, str]] = []
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
-        if any(part.startswith(".") for part in rel.parts) or not path.is_file():
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        if not path.is_file():
+            if path.is_symlink() and path.is_dir():
+                skipped.append((rel.as_posix(), "symbolic link to a folder (not followed)"))
+            elif path.is_symlink() and not path.exists():
+                skipped.append((rel.as_posix(), "broken symbolic link"))
+            elif not path.is_dir():
+                skipped.append((rel.as_posix(), "not a regular file (FIFO, socket or device)"))
             continue
         d, s = load_file(path, rel.as_posix())
         docs.extend(d)
