@@ -67,9 +67,10 @@ class Settings(BaseModel):
     accept_confidence: int = Field(default=80, ge=0, le=100)
     disclaimer_confidence: int = Field(default=50, ge=0, le=100)
 
-    # -- budgets
-    timeout: float = Field(default=30.0, gt=0)
-    deadline: float = Field(default=120.0, gt=0)
+    # -- budgets (finite: an infinite timeout breaks HTTP clients, an infinite
+    # deadline lets a stalled provider hang the notebook)
+    timeout: float = Field(default=30.0, gt=0, allow_inf_nan=False)
+    deadline: float = Field(default=120.0, gt=0, allow_inf_nan=False)
 
     # -- prompts
     prompts: Literal["en", "zh"] = "en"
