@@ -24,6 +24,14 @@ __all__ = ["PUBLIC_ROLE", "Hit", "Hits", "IngestReport", "User"]
 PUBLIC_ROLE = "public"
 
 
+def _no_control(what: str, value: str) -> str:
+    # The ACL prefilter refuses such names at search time (store/acl.py);
+    # refusing them here fails before any model call is made for the question.
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ValueError(f"{what} must not contain control characters, got {value!r}")
+    return value
+
+
 class User(BaseModel):
     """The person asking. Chunks are visible when their ACL allows one of the
     user's roles (every user has the ``public`` role), names the user's id, and
@@ -48,7 +56,7 @@ class User(BaseModel):
     def _id_not_blank(cls, v: str) -> str:
         if not v or not v.strip():
             raise ValueError("User id must not be blank")
-        return v
+        return _no_control("User id", v)
 
     @field_validator("roles")
     @classmethod
@@ -56,7 +64,15 @@ class User(BaseModel):
         for r in v:
             if not isinstance(r, str) or not r.strip():
                 raise ValueError(f"User role must be a non-blank string, got {r!r}")
+            _no_control("User role", r)
         return v
+
+    @field_validator("tenant")
+    @classmethod
+    def _tenant_is_a_name(cls, v: str | None) -> str | None:
+        if v and not v.strip():
+            raise ValueError(f"User tenant must be None or a non-blank string, got {v!r}")
+        return v if v is None else _no_control("User tenant", v)
 
     @property
     def all_roles(self) -> tuple[str, ...]:
