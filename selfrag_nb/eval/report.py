@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from selfrag_nb.display.html import neutralize
 from selfrag_nb.eval.metrics import METRICS, EvalRow, summarize
 from selfrag_nb.eval.questions import Question, QuestionSet
 
@@ -70,6 +71,12 @@ _CSS = """
 """
 
 
+def _esc(text: str) -> str:
+    """Escaped, with bidi and zero-width characters made visible (as the trace
+    views do): a question set must not reorder or hide what the report shows."""
+    return neutralize(html.escape(text))
+
+
 def _fmt(name: str, v: Any) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
@@ -83,7 +90,7 @@ def _fmt(name: str, v: Any) -> str:
 
 
 def _cell(name: str, v: Any) -> str:
-    text = html.escape(_fmt(name, v))
+    text = _esc(_fmt(name, v))
     rate = name in ("outcome_accuracy", "decision_accuracy", "recall_at_k", "mrr") or name.endswith(
         ("_rate", "_precision", "_recall", "preservation")
     )
@@ -221,19 +228,19 @@ class EvalReport:
         return self.to_text()
 
     def _summary_html(self) -> str:
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in ("variant", "category", *_SHOWN))
+        head = "".join(f"<th>{_esc(c)}</th>" for c in ("variant", "category", *_SHOWN))
         body = []
         for rec in self.summary_records():
             cls = ' class="all"' if rec["category"] == "all" else ""
-            cells = f'<td class="t">{html.escape(rec["variant"])}</td><td class="t">{html.escape(rec["category"])}</td>'
+            cells = f'<td class="t">{_esc(rec["variant"])}</td><td class="t">{_esc(rec["category"])}</td>'
             cells += "".join(_cell(c, rec[c]) for c in _SHOWN)
             body.append(f"<tr{cls}>{cells}</tr>")
         return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
     def _variants_html(self) -> str:
         rows = "".join(
-            f'<tr><td class="t">{html.escape(n)}</td><td class="t">{html.escape(json.dumps(ov, sort_keys=True))}</td>'
-            f'<td class="t">{html.escape(self.config_versions.get(n, ""))}</td></tr>'
+            f'<tr><td class="t">{_esc(n)}</td><td class="t">{_esc(json.dumps(ov, sort_keys=True))}</td>'
+            f'<td class="t">{_esc(self.config_versions.get(n, ""))}</td></tr>'
             for n, ov in self.variants.items()
         )
         return (
@@ -270,7 +277,7 @@ class EvalReport:
                 ", ".join(r.evidence[:5]) + (" ..." if len(r.evidence) > 5 else ""),
                 r.config_version,
             )
-            body.append("<tr>" + "".join(f'<td class="t">{html.escape(str(v))}</td>' for v in vals) + "</tr>")
+            body.append("<tr>" + "".join(f'<td class="t">{_esc(str(v))}</td>' for v in vals) + "</tr>")
         more = (
             f'<p class="muted">{len(failing) - limit} more in .failures</p>' if len(failing) > limit else ""
         )
@@ -282,10 +289,10 @@ class EvalReport:
         qd = self.questions.describe()
         parts = [
             f'<div class="selfrag-eval"><style>{_CSS}</style>',
-            f"<h3>Evaluation: {len(self._variant_order())} variant(s) on {html.escape(str(qd['name']))}</h3>",
-            f'<p class="muted">{qd["count"]} questions, set hash {html.escape(str(qd["hash"]))}, '
+            f"<h3>Evaluation: {len(self._variant_order())} variant(s) on {_esc(str(qd['name']))}</h3>",
+            f'<p class="muted">{qd["count"]} questions, set hash {_esc(str(qd["hash"]))}, '
             f"recall@{self.k}, {len(self.rows)} rows, {self.seconds:.1f} s"
-            + (f", rows in {html.escape(str(self.out))}" if self.out else "")
+            + (f", rows in {_esc(str(self.out))}" if self.out else "")
             + "</p>",
             "<h4>Variants</h4>",
             self._variants_html(),
