@@ -400,6 +400,8 @@ def load_tree(root: str | os.PathLike[str]) -> tuple[list[Document], list[tuple[
                 skipped.append((rel.as_posix(), "symbolic link to a folder (not followed)"))
             elif path.is_symlink() and not path.exists():
                 skipped.append((rel.as_posix(), "broken symbolic link"))
+            elif not path.exists():
+                skipped.append((rel.as_posix(), "cannot read: removed while the folder was being ingested"))
             elif not path.is_dir():
                 skipped.append((rel.as_posix(), "not a regular file (FIFO, socket or device)"))
             continue
