@@ -294,7 +294,9 @@ def _text(value: Any) -> str:
     if isinstance(value, str):
         return value.strip()[:_MAX_TEXT]
     if isinstance(value, list):
-        return "; ".join(_text(v) for v in value if v is not None and _text(v))[:_MAX_TEXT]
+        # Each item is rendered once: rendering it in the filter too doubled the
+        # work per nesting level (2**depth calls on [[[...]]]).
+        return "; ".join(t for t in map(_text, value) if t)[:_MAX_TEXT]
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False, default=str)[:_MAX_TEXT]
     return str(value)[:_MAX_TEXT]
