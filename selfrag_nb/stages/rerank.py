@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import numbers
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -48,7 +49,10 @@ def _item(entry: Any) -> tuple[Any, Any]:
             raise RerankProtocolError(f"ranking item {entry!r} is not (index, score)")
         return entry[0], entry[1]
     if hasattr(entry, "index") and hasattr(entry, "score") and not isinstance(entry, str):
-        return entry.index, entry.score
+        try:
+            return entry.index, entry.score
+        except Exception as exc:  # noqa: BLE001 - a reranker's result object may raise anything
+            raise RerankProtocolError(f"ranking item {type(entry).__name__} cannot be read: {exc}") from None
     raise RerankProtocolError(f"ranking item {entry!r} is not (index, score)")
 
 
@@ -61,25 +65,35 @@ def validate_ranking(
         raise RerankProtocolError("rerank response missing (None)")
     if isinstance(ranking, (str, bytes)) or not hasattr(ranking, "__iter__"):
         raise RerankProtocolError(f"rerank response is not a list: {type(ranking).__name__}")
-    items = list(ranking)
+    try:
+        items = list(ranking)
+    except Exception as exc:  # noqa: BLE001 - a reranker's iterable may raise anything
+        raise RerankProtocolError(f"rerank response cannot be read: {type(exc).__name__}: {exc}") from None
     if not items:
         raise RerankProtocolError("rerank response is empty")
     seen: set[int] = set()
     out: list[tuple[int, float]] = []
     for entry in items:
         index, score = _item(entry)
-        if isinstance(index, bool) or not isinstance(index, int):
+        # numbers.Integral / Real admit numpy's integers and floats (argsort,
+        # CrossEncoder.predict); bool is Integral but never an index or score.
+        if isinstance(index, bool) or not isinstance(index, numbers.Integral):
             raise RerankProtocolError(f"index {index!r} is not an integer")
+        index = int(index)
         if index < 0 or index >= n:
             raise RerankProtocolError(f"index {index} out of range 0..{n - 1}")
         if index in seen:
             raise RerankProtocolError(f"duplicate index {index}")
-        if isinstance(score, bool) or not isinstance(score, (int, float)):
+        if isinstance(score, bool) or not isinstance(score, numbers.Real):
             raise RerankProtocolError(f"score {score!r} for index {index} is not a number")
-        if not math.isfinite(score):
+        try:
+            value = float(score)
+        except OverflowError:  # an int beyond float range
+            value = math.inf
+        if not math.isfinite(value):
             raise RerankProtocolError(f"score {score!r} for index {index} is not finite")
         seen.add(index)
-        out.append((index, float(score)))
+        out.append((index, value))
     if full_coverage and len(seen) != n:
         missing = sorted(set(range(n)) - seen)
         raise RerankProtocolError(f"response does not cover every candidate: missing indices {missing}")
