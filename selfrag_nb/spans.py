@@ -171,11 +171,12 @@ def extract_spans(question: str) -> list[ProtectedSpan]:
 def _contains(haystack: str, span: ProtectedSpan) -> bool:
     value = _nfkc(span.text)
     if span.kind in _EXACT_KINDS:
-        # Exact, but not as part of a longer number/identifier ("2024" inside "20245").
-        pattern = r"(?<![0-9A-Za-z])" + re.escape(value) + r"(?![0-9A-Za-z])"
-        if re.search(pattern, haystack):
-            return True
-        return value in haystack and not value[-1:].isalnum()
+        # Exact, but not as part of a longer number/identifier ("2024" inside
+        # "20245", "v2.3" inside "v2.3.1", "5%" inside "15%"); a value that
+        # starts or ends with a symbol ("$30", "30%") has no boundary on that side.
+        left = r"(?<![0-9A-Za-z])(?<!\d\.)" if value[:1].isalnum() else ""
+        right = r"(?![0-9A-Za-z])(?!\.\d)" if value[-1:].isalnum() else ""
+        return re.search(left + re.escape(value) + right, haystack) is not None
     return value.casefold() in haystack.casefold()
 
 
