@@ -168,12 +168,17 @@ def extract_spans(question: str) -> list[ProtectedSpan]:
     return out
 
 
-def _contains(haystack: str, span: ProtectedSpan) -> bool:
+def _contains(haystack: str, span: ProtectedSpan, *, strict: bool = True) -> bool:
     value = _nfkc(span.text)
     if span.kind in _EXACT_KINDS:
-        # Exact, but not as part of a longer number/identifier ("2024" inside
-        # "20245", "v2.3" inside "v2.3.1", "5%" inside "15%"); a value that
-        # starts or ends with a symbol ("$30", "30%") has no boundary on that side.
+        if not strict:
+            # Exact, but not as part of a longer number/identifier ("2024" inside "20245").
+            pattern = r"(?<![0-9A-Za-z])" + re.escape(value) + r"(?![0-9A-Za-z])"
+            return re.search(pattern, haystack) is not None or (
+                value in haystack and not value[-1:].isalnum()
+            )
+        # Strict also refuses "v2.3" inside "v2.3.1" and "5%" inside "15%": a value
+        # that starts or ends with a symbol ("$30", "30%") has no boundary on that side.
         left = r"(?<![0-9A-Za-z])(?<!\d\.)" if value[:1].isalnum() else ""
         right = r"(?![0-9A-Za-z])(?!\.\d)" if value[-1:].isalnum() else ""
         return re.search(left + re.escape(value) + right, haystack) is not None
@@ -185,8 +190,12 @@ def check_rewrite(original: str, rewrite: str, spans: list[ProtectedSpan] | None
     negations (none dropped, none added)."""
     if spans is None:
         spans = extract_spans(original)
-    text = _nfkc(rewrite)
-    missing = [s.text for s in spans if s.kind != "negation" and not _contains(text, s)]
+    text, orig = _nfkc(rewrite), _nfkc(original)
+    # Strict boundaries where the original itself meets them (a year read out of
+    # "$1900.01" does not), so the original always passes its own check.
+    missing = [
+        s.text for s in spans if s.kind != "negation" and not _contains(text, s, strict=_contains(orig, s))
+    ]
     if missing:
         return SpanCheck(False, missing, "protected span missing: " + ", ".join(missing))
     orig_en, new_en = _en_negations(_nfkc(original)), _en_negations(text)
