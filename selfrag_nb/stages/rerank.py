@@ -48,11 +48,11 @@ def _item(entry: Any) -> tuple[Any, Any]:
         if len(entry) != 2:
             raise RerankProtocolError(f"ranking item {entry!r} is not (index, score)")
         return entry[0], entry[1]
-    if hasattr(entry, "index") and hasattr(entry, "score") and not isinstance(entry, str):
-        try:
+    try:  # hasattr() runs properties: a reranker's result object may raise anything
+        if hasattr(entry, "index") and hasattr(entry, "score") and not isinstance(entry, str):
             return entry.index, entry.score
-        except Exception as exc:  # noqa: BLE001 - a reranker's result object may raise anything
-            raise RerankProtocolError(f"ranking item {type(entry).__name__} cannot be read: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - see above
+        raise RerankProtocolError(f"ranking item {type(entry).__name__} cannot be read: {exc}") from None
     raise RerankProtocolError(f"ranking item {entry!r} is not (index, score)")
 
 
