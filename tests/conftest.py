@@ -14,11 +14,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from selfrag_nb.testing import LoopbackServer
 
 # Anything that imports litellm must not fetch its price map from the network.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+# Property tests check behaviour, not timings: no per-example deadline (these
+# machines are shared and noisy). In CI the examples are derived from the test
+# itself, so a red CI is reproducible; developers' runs keep exploring.
+settings.register_profile("dev", deadline=None, print_blob=True)
+settings.register_profile("ci", deadline=None, print_blob=True, derandomize=True)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 @pytest.fixture
