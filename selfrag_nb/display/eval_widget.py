@@ -49,6 +49,7 @@ from selfrag_nb.display import WIDGET_MIME, _marimo_running, in_kernel
 from selfrag_nb.display.html import css
 from selfrag_nb.display.state import STATE_BUDGET, state_size
 from selfrag_nb.display.text import one_line
+from selfrag_nb.eval.calibrate import SWEEP_COLUMNS
 
 if TYPE_CHECKING:
     from selfrag_nb.eval.calibrate import Calibration
@@ -218,17 +219,6 @@ def report_state(report: EvalReport) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ calibration
 
-_SWEEP = (
-    "value",
-    "n",
-    "correct_refusals",
-    "wrong_refusals",
-    "unsupported_answers",
-    "citation_errors",
-    "outcome_accuracy",
-    "score",
-)
-
 
 def _calibration_build(cal: Calibration, limits: tuple[int, int, int, int]) -> dict[str, Any]:
     return {
@@ -238,8 +228,8 @@ def _calibration_build(cal: Calibration, limits: tuple[int, int, int, int]) -> d
         "suggested": _num(cal.suggested),
         "default": _num(cal.default),
         "chosen_on": _set_info(cal.chosen_on, limits[0]),
-        "columns": list(_SWEEP),
-        "rows": [[_num(r.get(c)) for c in _SWEEP] for r in cal.rows],
+        "columns": list(SWEEP_COLUMNS),
+        "rows": [[_num(r.get(c)) for c in SWEEP_COLUMNS] for r in cal.rows],
     }
 
 

@@ -40,7 +40,8 @@ CALIBRATABLE: dict[str, tuple[str, str]] = {
     "accept_confidence": ("disclaimer_confidence", "lower"),
 }
 
-_COLUMNS = (
+#: Columns of a sweep, in the order tables and the widget show them.
+SWEEP_COLUMNS = (
     "value",
     "n",
     "correct_refusals",
@@ -88,7 +89,7 @@ class Calibration:
         errors, outcome accuracy, score."""
         import pandas as pd
 
-        return pd.DataFrame(self.rows, columns=list(_COLUMNS))
+        return pd.DataFrame(self.rows, columns=list(SWEEP_COLUMNS))
 
     def chart(self) -> Any:
         """Plotly figure of the sweep."""
@@ -109,13 +110,13 @@ class Calibration:
     def to_html(self, *, embedded: bool = False) -> str:
         """Static HTML (no script): the sweep table with the suggestion marked."""
         esc = html.escape
-        head = "".join(f"<th>{c}</th>" for c in _COLUMNS)
+        head = "".join(f"<th>{c}</th>" for c in SWEEP_COLUMNS)
         body = []
         for r in self.rows:
             mark = ' style="font-weight:600;background:#eef5ff"' if r["value"] == self.suggested else ""
             cells = "".join(
                 f"<td>{esc('n/a' if r[c] is None else (f'{r[c]:.3f}' if isinstance(r[c], float) else str(r[c])))}</td>"
-                for c in _COLUMNS
+                for c in SWEEP_COLUMNS
             )
             body.append(f"<tr{mark}>{cells}</tr>")
         c = self.chosen_on
