@@ -1,11 +1,33 @@
-"""Access control: a User -> the SQL prefilter LanceDB applies before ranking.
+"""Access control: the one rule, the ACL a document declares, and the SQL
+prefilter LanceDB applies before anything ranks, grades or shows a chunk.
 
-    user (None = anonymous)
-      -> roles  = user.all_roles            (always includes "public")
-      -> visible = (array_has_any(acl_roles, [roles]) OR array_has(acl_users, id))
-                   AND (tenant = '' OR tenant = user.tenant)
-      -> AND (caller's where)               ANDed, never replacing the ACL; a where that
-                                            could close the parenthesis is refused
+The rule (docs/access-control.md says the same in prose)::
+
+    visible(chunk, user) =
+        tenant matches     chunk.tenant == ""  or  chunk.tenant == user.tenant
+        AND (
+            "public" in chunk.roles              a document said it is public
+         or user.id in chunk.users               the user is named (never anonymous)
+         or any(r in chunk.roles for r in user.roles)
+        )
+
+    What a document declares -> what is stored (effective_acl):
+      nothing                       roles ["public"]            (public)
+      roles [finance]               roles [finance]             (finance only)
+      users [bob]                   roles [], users [bob]       (bob only: NOT public)
+      roles [public], users [bob]   roles [public], users [bob] (public, said explicitly)
+      tenant acme                   + tenant "acme"             (only users of tenant acme)
+
+    A key that looks like an ACL key but is not one ("Roles", "role", "User",
+    "tennant", "groups", "acl", "permissions", ...) is refused by acl_key_error():
+    loaders skip the file or record with that reason instead of storing the
+    document public with the key as metadata.
+
+    user (None = User() = anonymous: the public role only, named in no users list)
+      -> access_filter(user)   ONE where-clause, applied by KnowledgeBase.search
+                               as a LanceDB prefilter (never a post-filter)
+      -> combine_filters(acl, where)  the caller's where ANDed, never replacing the
+                               ACL; a where that could close the parenthesis is refused
 
 Every name enters the SQL as a single-quoted literal with quotes doubled, so a
 role such as ``x' OR 1=1 --`` is just a role nobody has. Names with control
@@ -14,9 +36,108 @@ characters are refused outright (they have no business in an ACL).
 
 from __future__ import annotations
 
-from selfrag_nb.store.types import PUBLIC_ROLE, User
+import re
+import unicodedata
+from collections.abc import Iterable
+from typing import NamedTuple
 
-__all__ = ["access_filter", "combine_filters", "sql_literal", "validate_acl_name"]
+from selfrag_nb.store.types import ANONYMOUS, PUBLIC_ROLE, User
+
+__all__ = [
+    "ACL_KEYS",
+    "EffectiveACL",
+    "access_filter",
+    "acl_key_error",
+    "combine_filters",
+    "effective_acl",
+    "sql_literal",
+    "validate_acl_name",
+]
+
+#: The keys of front matter, JSONL records and ``ingest(acl=...)`` that set access.
+ACL_KEYS = ("roles", "users", "tenant")
+
+#: Keys refused because a reader would take them for access control. Compared
+#: after lowercasing and dropping everything but letters ("Allowed_Roles" ->
+#: "allowedroles").
+_ACL_LIKE = frozenset(
+    {
+        "role", "roles", "user", "users", "tenant", "tenants", "tenantid",
+        "group", "groups", "acl", "acls", "access", "accessroles", "accessusers",
+        "allow", "allowed", "allowedroles", "allowedusers", "allowroles", "allowusers",
+        "permission", "permissions", "perms", "visibility", "visibleto", "readers",
+        "readableby", "sharedwith", "userids", "roleids", "public", "private",
+    }
+)  # fmt: skip
+#: Words one edit away from an ACL key that are ordinary metadata.
+_NOT_A_MISSPELLING = frozenset({"rules", "uses", "rose", "tenet", "tenets", "rolex"})
+_EDIT_TARGETS = ("roles", "users", "tenant")
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """True when ``a`` and ``b`` differ by one insertion, deletion,
+    substitution or swap of neighbours (Damerau-Levenshtein distance 1)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        if len(diff) == 1:
+            return True
+        i, j = diff[0], diff[-1]
+        return len(diff) == 2 and j == i + 1 and a[i] == b[j] and a[j] == b[i]
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+def acl_key_error(key: str) -> str | None:
+    """Why ``key`` (of front matter or a JSONL record) must not be stored as
+    metadata, or None when it is an ACL key or ordinary metadata.
+
+    Fail closed: a document with ``Roles: [finance]`` would otherwise be
+    stored public with "Roles" as a harmless-looking metadata field."""
+    if key in ACL_KEYS:
+        return None
+    folded = unicodedata.normalize("NFKC", key).casefold()
+    letters = re.sub(r"[^a-z]", "", folded)
+    if folded in ACL_KEYS or letters in _ACL_LIKE:
+        hint = next((k for k in ACL_KEYS if letters.startswith(k[:4])), None)
+    elif letters not in _NOT_A_MISSPELLING and any(_one_edit(letters, k) for k in _EDIT_TARGETS):
+        hint = next(k for k in _EDIT_TARGETS if _one_edit(letters, k))
+    else:
+        return None
+    fix = f"write {hint!r} (lowercase)" if hint else "use 'roles', 'users' or 'tenant'"
+    return (
+        f"key {key!r} looks like access control but is not an ACL key "
+        f"(the ACL keys are {', '.join(repr(k) for k in ACL_KEYS)}); {fix}, or rename it"
+    )
+
+
+class EffectiveACL(NamedTuple):
+    """What is stored on every chunk of one document."""
+
+    roles: tuple[str, ...]
+    users: tuple[str, ...]
+    tenant: str
+
+
+def effective_acl(
+    roles: Iterable[str] | None, users: Iterable[str] | None, tenant: str | None
+) -> EffectiveACL:
+    """What is stored for a document that declares ``roles`` / ``users`` /
+    ``tenant`` (None: not declared). Public only when nothing restricts who
+    may read it, or when ``public`` is among its roles."""
+    r = tuple(roles) if roles is not None else None
+    u = tuple(users) if users is not None else ()
+    if r is None:
+        # Naming users restricts the document to them; only a document that
+        # names nobody is public by default.
+        r = () if u else (PUBLIC_ROLE,)
+    for name in (*r, *u):
+        validate_acl_name(name, "ACL name")
+    t = tenant or ""
+    if t:
+        validate_acl_name(t, "tenant")
+    return EffectiveACL(tuple(dict.fromkeys(r)), tuple(dict.fromkeys(u)), t)
 
 
 def validate_acl_name(name: str, what: str = "ACL name") -> str:
@@ -35,12 +156,16 @@ def sql_literal(value: str) -> str:
 
 def access_filter(user: User | None) -> str:
     """The where-clause selecting exactly the chunks ``user`` may read."""
-    roles = user.all_roles if user is not None else (PUBLIC_ROLE,)
-    role_list = ", ".join(sql_literal(validate_acl_name(r, "role")) for r in roles)
+    user = user if user is not None else User()
+    # "public" is among all_roles, so one array_has_any covers "the chunk is
+    # public" and "one of the user's roles is in its roles".
+    role_list = ", ".join(sql_literal(validate_acl_name(r, "role")) for r in user.all_roles)
     allowed = f"array_has_any(acl_roles, [{role_list}])"
-    if user is not None:
+    if user.id != ANONYMOUS:
+        # Anonymous is nobody in particular: a document listing "anonymous"
+        # among its users is not thereby readable by everyone who did not log in.
         allowed = f"({allowed} OR array_has(acl_users, {sql_literal(validate_acl_name(user.id, 'user id'))}))"
-    if user is not None and user.tenant:
+    if user.tenant:
         tenant = f"(tenant = '' OR tenant = {sql_literal(validate_acl_name(user.tenant, 'tenant'))})"
     else:
         tenant = "tenant = ''"

@@ -56,14 +56,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlparse
 
 from selfrag_nb.store.acl import access_filter, combine_filters, validate_acl_name
-from selfrag_nb.store.chunking import DEFAULT_MAX_CHARS, chunk_text, context_header
-from selfrag_nb.store.types import PUBLIC_ROLE, Hit, Hits, IngestReport, User
+from selfrag_nb.store.chunking import DEFAULT_MAX_CHARS
+from selfrag_nb.store.prepare import FORMAT, Prepared
+from selfrag_nb.store.types import Hit, Hits, IngestReport, User
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from selfrag_nb.store.embedders import Embedder
-    from selfrag_nb.store.loaders import Document
 
 __all__ = ["KnowledgeBase", "KnowledgeBaseError"]
 
@@ -73,7 +73,6 @@ LOCK_FILE = ".selfrag_nb.lock"
 #: The first write builds the table here, then renames it into place.
 STAGING_PREFIX = f".{TABLE}.staging-"
 META_KEY = b"selfrag_nb"
-FORMAT = 1
 MODES = ("vector", "fts", "hybrid")
 MAX_K = 1000
 #: Rows an FTS index may lag behind before an ingest folds them in (search
@@ -113,14 +112,6 @@ def _damaged(uri: str, doing: str, exc: BaseException) -> KnowledgeBaseError:
         "Restore an earlier version (kb.versions(), kb.restore(n)) if its files are intact, "
         "or rebuild it in a new folder."
     )
-
-
-def _sha(*parts: str) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(p.encode())
-        h.update(b"\x1f")
-    return h.hexdigest()
 
 
 def _sql_in(column: str, values: list[str]) -> str:
@@ -433,19 +424,31 @@ class KnowledgeBase:
                 ("lang", pa.string()),
                 ("metadata", pa.string()),
                 ("ingested_at", pa.string()),
+                ("origin", pa.string()),
                 ("vector", pa.list_(pa.float32(), self._embedder.dim)),
             ],
             metadata={META_KEY: json.dumps(meta).encode()},
         )
 
     def _stored_hashes(self) -> dict[str, str]:
+        return {source: h for source, (h, _) in self._stored().items()}
+
+    def _stored(self) -> dict[str, tuple[str, str]]:
+        """source -> (content hash, origin folder; "" before origins were stored)."""
         t = self._tbl()
         if t is None:
             return {}
         with self._reading("reading the stored sources", value_errors=True):
             t.checkout_latest()
-            data = t.search().select(["source", "content_hash"]).limit(None).to_arrow()
-        return dict(zip(data["source"].to_pylist(), data["content_hash"].to_pylist(), strict=True))
+            columns = ["source", "content_hash", *(["origin"] if "origin" in t.schema.names else [])]
+            data = t.search().select(columns).limit(None).to_arrow()
+        origins = data["origin"].to_pylist() if "origin" in columns else [""] * data.num_rows
+        return {
+            s: (h, o or "")
+            for s, h, o in zip(
+                data["source"].to_pylist(), data["content_hash"].to_pylist(), origins, strict=True
+            )
+        }
 
     def _ensure_fts(self, t: Any) -> None:
         from lancedb.index import FTS
@@ -489,41 +492,74 @@ class KnowledgeBase:
         progress: Progress | bool | None = None,
         *,
         prune: bool = False,
+        prefix: str = "",
+        on_conflict: Literal["skip", "replace"] = "skip",
     ) -> IngestReport:
         """Add a file or folder (walked recursively). Unchanged sources are left
         alone, changed ones replaced; ``prune=True`` also removes stored sources
-        that are no longer in the folder.
+        of this folder that are no longer in it.
 
         ``acl={"roles": [...], "users": [...], "tenant": "..."}`` overrides each
-        document's own ACL; ``metadata`` is merged into every chunk's metadata.
+        document's own ACL (roles and users together, tenant on its own; see
+        docs/access-control.md); ``metadata`` is merged into every chunk's metadata.
+        ``prefix="colA/"`` is put before every source name. A source already
+        stored from another folder (two folders both holding ``report.md``) is
+        skipped with the fix in its reason, or replaced with ``on_conflict="replace"``.
         ``progress`` is a callable ``(done, total, message)`` or True for a bar."""
         from selfrag_nb.store.loaders import load_tree
+        from selfrag_nb.store.prepare import (
+            check_acl,
+            check_metadata,
+            check_policy,
+            check_prefix,
+            conflict,
+            origin_of,
+            prepare,
+        )
 
         started = time.perf_counter()
-        override = _check_acl(acl)
-        if metadata is not None and not isinstance(metadata, dict):
-            raise TypeError(f"metadata must be a dict, got {type(metadata).__name__}")
-        extra = dict(metadata or {})
-        try:
-            json.dumps(extra)
-        except TypeError as exc:
-            raise ValueError(f"metadata must be JSON-serialisable: {exc}") from exc
+        override = check_acl(acl)
+        extra = check_metadata(metadata)
+        prefix = check_prefix(prefix)
+        check_policy(on_conflict)
 
         with _progress_reporter(progress) as report:
             docs, skipped = load_tree(path)
-            prepared = [_prepare(d, override, extra, self._max_chars) for d in docs]
-            snapshot = self._stored_hashes()
-            todo = [p for p in prepared if snapshot.get(p.source) != p.content_hash]
+            origin = origin_of(path)
+            prepared: list[Prepared] = []
+            for d in docs:
+                try:
+                    prepared.append(
+                        prepare(d, override, extra, self._max_chars, prefix=prefix, origin=origin)
+                    )
+                except ValueError as exc:
+                    skipped.append((prefix + d.source, str(exc)))
+
+            def clash(p: Prepared, stored: dict[str, tuple[str, str]]) -> str | None:
+                if on_conflict == "replace" or p.source not in stored:
+                    return None
+                return conflict(p.source, stored[p.source][1], origin, prefix)
+
+            snapshot = self._stored()
+            todo = [
+                p
+                for p in prepared
+                if snapshot.get(p.source, ("", ""))[0] != p.content_hash and clash(p, snapshot) is None
+            ]
             rows = self._embed_rows(todo, report)
 
             with self._write_lock():
-                fresh = self._stored_hashes()
+                fresh = self._stored()
                 added: list[str] = []
                 updated: list[str] = []
                 unchanged: list[str] = []
                 new_rows: list[dict[str, Any]] = []
                 for p in prepared:
-                    old = fresh.get(p.source)
+                    reason = clash(p, fresh)
+                    if reason is not None:
+                        skipped.append((p.source, reason))
+                        continue
+                    old = fresh.get(p.source, (None, ""))[0]
                     if old == p.content_hash:
                         unchanged.append(p.source)
                         continue
@@ -532,7 +568,13 @@ class KnowledgeBase:
                     (updated if old is not None else added).append(p.source)
                     new_rows.extend(rows[p.source])
                 loaded = {p.source for p in prepared}
-                removed = sorted(s for s in fresh if s not in loaded) if prune else []
+                # Only this folder's sources: pruning must not delete what
+                # another folder (another origin) stored.
+                removed = (
+                    sorted(s for s, (_, o) in fresh.items() if s not in loaded and o == origin)
+                    if prune
+                    else []
+                )
                 version, n_add, n_del = self._write(new_rows, updated + removed)
                 t = self._tbl()
                 if t is not None and (new_rows or removed):
@@ -560,7 +602,7 @@ class KnowledgeBase:
             seconds=round(time.perf_counter() - started, 4),
         )
 
-    def _embed_rows(self, todo: list[_Prepared], report: Progress | None) -> dict[str, list[dict[str, Any]]]:
+    def _embed_rows(self, todo: list[Prepared], report: Progress | None) -> dict[str, list[dict[str, Any]]]:
         """Embed every chunk of ``todo`` (all before any write) -> rows per source."""
         texts = [c["search_text"] for p in todo for c in p.rows]
         vectors: list[Any] = []
@@ -596,6 +638,10 @@ class KnowledgeBase:
         if not rows and not replaced:
             return self.version, 0, 0
         data = pa.Table.from_pylist(rows, schema=self._schema()) if rows else None
+        if t is not None and data is not None and "origin" not in t.schema.names:
+            # A table from before origins were stored (format 1): add the column
+            # empty ("" = origin unknown) so the new rows fit.
+            t.add_columns({"origin": "CAST('' AS STRING)"})
         if t is None:
             if data is None:
                 return 0, 0, 0
@@ -809,82 +855,6 @@ def _by_rowid(table: pa.Table | None, column: str) -> dict[int, float]:
 
 
 # ---------------------------------------------------------------------- helpers
-
-
-class _Prepared:
-    """A Document chunked into rows (without vectors) and its content hash."""
-
-    __slots__ = ("content_hash", "rows", "source")
-
-    def __init__(self, source: str, content_hash: str, rows: list[dict[str, Any]]) -> None:
-        self.source = source
-        self.content_hash = content_hash
-        self.rows = rows
-
-
-def _check_acl(acl: dict[str, Any] | None) -> dict[str, Any]:
-    if acl is None:
-        return {}
-    if not isinstance(acl, dict):
-        raise TypeError(f"acl must be a dict with roles/users/tenant, got {type(acl).__name__}")
-    unknown = set(acl) - {"roles", "users", "tenant"}
-    if unknown:
-        raise ValueError(f"acl accepts only 'roles', 'users', 'tenant'; got {sorted(unknown)}")
-    out: dict[str, Any] = {}
-    for key in ("roles", "users"):
-        if key in acl:
-            vals = [acl[key]] if isinstance(acl[key], str) else list(acl[key])
-            out[key] = tuple(validate_acl_name(v, f"acl {key[:-1]}") for v in vals)
-    if "tenant" in acl:
-        out["tenant"] = "" if acl["tenant"] in (None, "") else validate_acl_name(acl["tenant"], "acl tenant")
-    return out
-
-
-def _prepare(doc: Document, override: dict[str, Any], extra: dict[str, Any], max_chars: int) -> _Prepared:
-    from selfrag_nb.text import detect_language
-
-    roles = override.get("roles", doc.roles if doc.roles is not None else (PUBLIC_ROLE,))
-    users = override.get("users", doc.users if doc.users is not None else ())
-    tenant = override.get("tenant", doc.tenant or "")
-    for r in (*roles, *users):
-        validate_acl_name(r, f"ACL name in {doc.source}")
-    meta = {**doc.metadata, **extra}
-    meta_json = json.dumps(meta, ensure_ascii=False, sort_keys=True, default=str)
-    # the hash covers what ends up stored, so a new ACL or metadata re-writes the source
-    content_hash = _sha(
-        doc.raw_hash,
-        json.dumps([sorted(roles), sorted(users), tenant]),
-        meta_json,
-        str(max_chars),
-        str(FORMAT),
-    )
-    doc_id = _sha("doc", doc.source)[:16]
-    rows = []
-    seen: dict[str, int] = {}
-    for c in chunk_text(doc.text, headings=doc.has_headings, max_chars=max_chars):
-        n = seen.get(c.text, 0)
-        seen[c.text] = n + 1
-        context = context_header(doc.title, c.heading)
-        rows.append(
-            {
-                "chunk_id": _sha("chunk", doc.source, c.text, str(n))[:24],
-                "doc_id": doc_id,
-                "source": doc.source,
-                "title": doc.title,
-                "heading": c.heading,
-                "text": c.text,
-                "context": context,
-                "search_text": f"{context}\n{c.text}" if context else c.text,
-                "ordinal": c.ordinal,
-                "content_hash": content_hash,
-                "acl_roles": list(roles),
-                "acl_users": list(users),
-                "tenant": tenant,
-                "lang": detect_language(c.text),
-                "metadata": meta_json,
-            }
-        )
-    return _Prepared(doc.source, content_hash, rows)
 
 
 def _hit(r: dict[str, Any], *, score: float, scores: dict[str, float], rank: int) -> Hit:

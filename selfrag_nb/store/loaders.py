@@ -14,7 +14,11 @@ broken PDF) is reported in ``skipped`` and the rest still load. Hidden files
 and folders (".git", ".DS_Store") are ignored without a report.
 
 Front matter keys with meaning: ``title``, ``roles``, ``users``, ``tenant``;
-every other key is chunk metadata. JSONL records carry the same keys.
+every other key is chunk metadata. JSONL records carry the same keys. A key
+that looks like an ACL key but is not one (``Roles``, ``role``, ``User``,
+``tennant``, ``groups``, ...) skips the file or record with a reason naming
+the key (store/acl.py ``acl_key_error``): stored as metadata, it would leave
+the document public.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+from selfrag_nb.store.acl import acl_key_error
+
 __all__ = [
     "LOADERS",
     "Document",
@@ -38,9 +44,6 @@ __all__ = [
     "load_tree",
     "parse_front_matter",
 ]
-
-#: Keys of front matter / JSONL records that are not metadata.
-ACL_KEYS = ("roles", "users", "tenant")
 
 
 class SkipFile(Exception):  # noqa: N818 - a control-flow signal carrying the skip reason, not an error
@@ -102,9 +105,14 @@ def _as_names(value: Any, key: str, where: str) -> tuple[str, ...]:
 
 
 def _split_meta(meta: dict[str, Any], where: str) -> dict[str, Any]:
-    """title/roles/users/tenant pulled out; the rest stays metadata."""
+    """title/roles/users/tenant pulled out; the rest stays metadata.
+
+    Raises SkipFile for a key that looks like an ACL key but is not one."""
     out: dict[str, Any] = {"metadata": {}}
     for key, value in meta.items():
+        refused = acl_key_error(key)
+        if refused is not None:
+            raise SkipFile(f"{refused} ({where})")
         if key == "title":
             out["title"] = str(value)
         elif key in ("roles", "users"):

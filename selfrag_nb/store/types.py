@@ -18,10 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 if TYPE_CHECKING:  # pandas is heavy; imported inside to_pandas()
     import pandas as pd
 
-__all__ = ["PUBLIC_ROLE", "Hit", "Hits", "IngestReport", "User"]
+__all__ = ["ANONYMOUS", "PUBLIC_ROLE", "Hit", "Hits", "IngestReport", "User"]
 
 #: Role stored on chunks that every user may read (the default ACL).
 PUBLIC_ROLE = "public"
+#: The id of ``User()``: someone who did not say who they are.
+ANONYMOUS = "anonymous"
 
 
 def _no_control(what: str, value: str) -> str:
@@ -39,11 +41,11 @@ class User(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: str = "anonymous"
+    id: str = ANONYMOUS
     roles: tuple[str, ...] = ()
     tenant: str | None = None
 
-    def __init__(self, id: str = "anonymous", roles: Any = (), tenant: str | None = None, **kw: Any) -> None:  # noqa: A002 - `id` is the public field name of the DESIGN contract
+    def __init__(self, id: str = ANONYMOUS, roles: Any = (), tenant: str | None = None, **kw: Any) -> None:  # noqa: A002 - `id` is the public field name of the DESIGN contract
         if isinstance(roles, str | bytes):
             # tuple("finance") would silently become the roles f, i, n, a, ...
             raise ValueError(

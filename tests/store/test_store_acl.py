@@ -25,6 +25,7 @@ def _seen(kb: KnowledgeBase, user: sr.User | None, where: str | None = None) -> 
 
 def test_filter_text() -> None:
     assert access_filter(None) == "array_has_any(acl_roles, ['public']) AND tenant = ''"
+    assert access_filter(sr.User()) == access_filter(None)
     f = access_filter(sr.User("o'brien", roles=["it's"], tenant="ac'me"))
     assert "'o''brien'" in f
     assert "'it''s'" in f
