@@ -86,7 +86,7 @@ def check_acl(acl: dict[str, Any] | None) -> dict[str, Any]:
     for key in ("roles", "users"):
         if key in acl:
             value = acl[key]
-            if value is None or isinstance(value, bytes | dict):
+            if not isinstance(value, str | list | tuple | set | frozenset):
                 raise TypeError(f"acl {key} must be a list of names, got {value!r}")
             vals = [value] if isinstance(value, str) else list(value)
             out[key] = tuple(validate_acl_name(v, f"acl {key[:-1]}") for v in vals)

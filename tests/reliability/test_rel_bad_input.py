@@ -556,4 +556,18 @@ def test_bad_ingest_paths_are_named(tmp_path: Path) -> None:
         kb.ingest(tmp_path, acl=one_role)
     with pytest.raises(TypeError, match="metadata"):
         kb.ingest(tmp_path, metadata=a_list)
-    record("bad input: ingest", len(cases) + 3)
+    # ACL values of the wrong type name the key, before anything is read
+    bad_acls: list[tuple[Any, type[BaseException], str]] = [
+        ({"roles": 5}, TypeError, "acl roles"),
+        ({"users": None}, TypeError, "acl users"),
+        ({"users": {"bob": 1}}, TypeError, "acl users"),
+        ({"roles": [7]}, ValueError, "acl role"),
+        ({"roles": ["ok", " "]}, ValueError, "acl role"),
+        ({"users": ["a\x1bb"]}, ValueError, "control characters"),
+        ({"tenant": 3}, ValueError, "acl tenant"),
+        ({"Roles": ["x"]}, ValueError, "acl accepts only"),
+    ]
+    for acl, exc, fragment in bad_acls:
+        with pytest.raises(exc, match=fragment):
+            kb.ingest(tmp_path, acl=acl)
+    record("bad input: ingest", len(cases) + 3 + len(bad_acls))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cases import record
 
 import selfrag_nb as sr
 from selfrag_nb.cli import main as cli_main
@@ -106,6 +107,7 @@ def visible_sources(kb: Any, user: User | None, mode: str) -> set[str]:
 def test_search_returns_exactly_what_the_rule_allows(kb: Any, user: User | None, mode: str) -> None:
     expected = {name for name, declared in DOCS.items() if rule_allows(user, *declared)}
     assert visible_sources(kb, user, mode) == expected
+    record("access rule: user x search mode (every document checked)", 1)
 
 
 def test_a_document_naming_only_users_is_not_public(kb: Any) -> None:
@@ -177,6 +179,7 @@ def test_ingest_acl_override_follows_the_rule(
         expected = {"a.md", "b.md"} if rule_allows(user, roles, users, tenant) else set()
         for kb in (api, cli):
             assert visible_sources(kb, user, "vector") == expected, (user, acl)
+    record("access rule: ingest overrides (api + cli) x user", 2 * len(USERS))
 
 
 ACL_LOOKALIKES = ["Roles", "ROLES", "role", "User", "user", "Users", "tennant", "Tenant", "rolse", "acl", "groups",
@@ -205,6 +208,7 @@ def test_acl_lookalike_keys_are_refused_never_stored_public(tmp_path: Path, key:
         assert "access control" in reason
     assert sorted(report.added) == ["fine.md", "recs.jsonl#r2"]
     assert {h.source for h in kb.search("zebra", k=20, mode="fts")} == {"fine.md", "recs.jsonl#r2"}
+    record("access rule: ACL look-alike keys refused (front matter + JSONL)", 2)
 
 
 @pytest.mark.parametrize("key", ["rules", "owner", "author", "audience", "uses", "version", "department"])
