@@ -1,0 +1,183 @@
+"""Untrusted text in, plain text out: hostile documents, ids, questions and
+settings never crash, never drive the terminal, never slip through as types.
+
+    hostile folder (.md with [/b], [link=...], ESC[2J, OSC-8, bidi, ZWSP;
+                    .jsonl with id "[/x]")
+      -> selfrag-nb ingest / search / ask / eval (real entry points, captured)
+           exit 0, the literal text printed, no ESC / BEL / OSC-8 / bidi override
+      -> error paths naming a hostile path or variant -> exit 2, same rules
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cases import record
+
+import selfrag_nb as sr
+from selfrag_nb.cli import main
+from selfrag_nb.eval.questions import Question, QuestionSet
+
+# Rich markup, an erase-screen CSI, an OSC-8 hyperlink, a C1 CSI, a bidi
+# override and a zero-width space, each between ordinary words.
+HOSTILE_MD = (
+    "# Refund [/b] policy\n\n"
+    "Refunds take 30 days [/b] and [link=https://x]y[/link] after purchase. "
+    "Then \x1b[2J cleared and \x1b]8;;http://evil\x07click\x1b]8;;\x07 here. "
+    "Also \x9b31m red, \u202egnirts\u202c reversed, zero\u200bwidth.\n"
+)
+HOSTILE_JSONL = json.dumps({"id": "[/x]", "text": "Exports [/i] are kept for 7 days \x1b[31m red."}) + "\n"
+# Characters that must never reach the terminal (ESC, BEL, C1 CSI, bidi override, ZWSP).
+FORBIDDEN = ("\x1b", "\x07", "\x9b", "\u202e", "\u200b")
+
+
+def _hostile_folder(root: Path) -> Path:
+    docs = root / "docs"
+    docs.mkdir()
+    (docs / "refunds.md").write_text(HOSTILE_MD, encoding="utf-8")
+    (docs / "exports.jsonl").write_text(HOSTILE_JSONL, encoding="utf-8")
+    return docs
+
+
+@pytest.fixture(scope="module")
+def hostile_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("hostile")
+    kb = sr.KnowledgeBase.open(root / "kb", embedder="hashing")
+    kb.ingest(_hostile_folder(root), progress=False)
+    kb.close()
+    return root / "kb"
+
+
+@pytest.fixture(autouse=True)
+def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Rich folds table cells to the terminal width; wide enough that the
+    # literal strings checked below stay on one line.
+    monkeypatch.setenv("COLUMNS", "400")
+
+
+def _clean(out: str) -> None:
+    for ch in FORBIDDEN:
+        assert ch not in out, f"{ch!r} reached the terminal:\n{out}"
+    assert "\x1b]8;;" not in out  # no OSC-8 hyperlink
+
+
+def test_ingest_prints_a_hostile_record_id_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    docs = _hostile_folder(tmp_path)
+    status = main(
+        ["ingest", str(docs), "--kb", str(tmp_path / "kb"), "--embedder", "hashing", "--no-progress"]
+    )
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "exports.jsonl#[/x]" in out
+    _clean(out)
+    record("trust inputs: cli output", 1)
+
+
+def test_search_prints_markup_and_escapes_as_text(
+    hostile_kb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["search", "refund days exports", "--kb", str(hostile_kb), "--width", "1000"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    for literal in (
+        "Refund [/b] policy",
+        "30 days [/b] and",
+        "[link=https://x]y[/link]",
+        "exports.jsonl#[/x]",
+    ):
+        assert literal in out, f"{literal!r} not printed as text:\n{out}"
+    assert "\u241b[2J" in out  # ESC shown as its control picture, not executed
+    assert "<U+202E>gnirts" in out
+    _clean(out)
+    record("trust inputs: cli output", 1)
+
+
+def test_ask_prints_question_and_answer_as_text(hostile_kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    question = "How many days [/b] do refunds take? [link=https://q]q[/link]"
+    status = main(["ask", question, "--kb", str(hostile_kb), "--user", "[/u]"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "[link=https://q]q[/link]" in out
+    assert "[/u]" in out
+    assert "30 days [/b]" in out  # the answer quotes the document, as text
+    _clean(out)
+    record("trust inputs: cli output", 1)
+
+
+@pytest.mark.parametrize("command", ["search", "ask"])
+def test_error_naming_a_hostile_path_is_printed_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    missing = tmp_path / "[/x]\x1b[2J"
+    status = main([command, "refund", "--kb", str(missing)])
+    out = capsys.readouterr().out
+    assert status == 2, out
+    assert f"selfrag-nb {command}:" in out
+    assert "[/x]" in out
+    _clean(out)
+    record("trust inputs: cli output", 1)
+
+
+def test_user_id_with_escapes_is_refused_as_text(
+    hostile_kb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["ask", "refund?", "--kb", str(hostile_kb), "--user", "[/u]\x1b[2J"])
+    out = capsys.readouterr().out
+    assert status == 2, out
+    assert "[/u]" in out
+    _clean(out)
+    record("trust inputs: cli output", 1)
+
+
+def test_eval_prints_hostile_names_as_text(
+    hostile_kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qs = QuestionSet(
+        [
+            Question(
+                id="q1", category="factual", question="How many days do refunds take?", expected=["answered"]
+            )
+        ],
+        name="hostile",
+    )
+    qfile = qs.save(tmp_path / "q.jsonl")
+    variant = "plain [/b]\x1b]8;;http://evil\x07"
+    args = ["eval", "--questions", str(qfile), "--kb", str(hostile_kb), "--out", str(tmp_path / "r.json")]
+    status = main([*args, "--variants", json.dumps({variant: {"rewrite": False}}), "--no-progress"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    assert "plain [/b]" in captured.out
+    _clean(captured.out)
+    # A usage error quoting the hostile variant name goes to stderr, also as text.
+    status = main([*args, "--variants", json.dumps({variant: {"no_such_setting": 1}})])
+    captured = capsys.readouterr()
+    assert status == 2
+    assert "selfrag-nb eval:" in captured.err
+    _clean(captured.err)
+    record("trust inputs: cli output", 2)
+
+
+def test_printable_shows_every_kind_of_control() -> None:
+    from selfrag_nb.text import printable
+
+    cases: dict[str, str] = {
+        "a\x1b[2Jb": "a\u241b[2Jb",
+        "bell\x07": "bell\u2407",
+        "del\x7f": "del\u2421",
+        "c1\x9b31m": "c1<U+009B>31m",
+        "\u2066iso\u2069": "<U+2066>iso<U+2069>",
+        "bom\ufeff": "bom<U+FEFF>",
+        "lone \ud800": "lone <U+D800>",
+        "cr\rlf": "cr\u240dlf",
+        "keep\n\ttabs": "keep\n\ttabs",
+        "emoji \U0001f468\u200d\U0001f469 ok": "emoji \U0001f468\u200d\U0001f469 ok",
+        "中文 [/b] Ελληνικά": "中文 [/b] Ελληνικά",
+    }
+    for raw, shown in cases.items():
+        assert printable(raw) == shown, raw
+        printable(raw).encode("utf-8")  # always encodable: printing cannot raise
+    record("trust inputs: printable", len(cases))
