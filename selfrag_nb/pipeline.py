@@ -1,5 +1,6 @@
 """SelfRAG runs the flow; Stepper runs it one stage per call.
 
+    SelfRAG(kb, timeout, deadline, settings)   numbers only (bool/str: TypeError naming it)
     question, history, user        (validated before any work: ValueError/TypeError)
       -> decide      rules -> cache -> model            Decision
       -> rewrite     protected spans kept, bounded      Rewrite        (retrieve only)
@@ -28,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import numbers
 import time
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -139,6 +141,16 @@ def validate_history(history: object) -> list[dict[str, str]]:
     return out
 
 
+def validate_seconds(name: str, value: object) -> float:
+    """A budget in seconds given as a number; bool and str are refused (Python
+    counts True as 1, and "5" means text was passed through unconverted)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{name} must be a number of seconds (int or float), got {type(value).__name__} {value!r}"
+        )
+    return float(value)
+
+
 def validate_user(user: object) -> User:
     if user is None:
         return User()
@@ -177,6 +189,8 @@ class SelfRAG:
             raise ValueError(
                 "SelfRAG needs a knowledge base: SelfRAG(KnowledgeBase.open(path)) or KnowledgeBase.sample()"
             )
+        timeout = validate_seconds("timeout", timeout)
+        deadline = validate_seconds("deadline", deadline)
         if settings is None:
             settings = Settings(
                 timeout=timeout, deadline=deadline, prompts=prompts if prompts in ("en", "zh") else "en"

@@ -6,6 +6,8 @@ settings never crash, never drive the terminal, never slip through as types.
       -> selfrag-nb ingest / search / ask / eval (real entry points, captured)
            exit 0, the literal text printed, no ESC / BEL / OSC-8 / bidi override
       -> error paths naming a hostile path or variant -> exit 2, same rules
+    Settings numbers / SelfRAG(timeout=, deadline=) given True, "5", b"5"
+      -> ValueError / TypeError naming the argument; ints, floats, numpy still work
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cases import record
 
 import selfrag_nb as sr
 from selfrag_nb.cli import main
+from selfrag_nb.config import NUMERIC_SETTINGS
 from selfrag_nb.eval.questions import Question, QuestionSet
 
 # Rich markup, an erase-screen CSI, an OSC-8 hyperlink, a C1 CSI, a bidi
@@ -181,3 +185,41 @@ def test_printable_shows_every_kind_of_control() -> None:
         assert printable(raw) == shown, raw
         printable(raw).encode("utf-8")  # always encodable: printing cannot raise
     record("trust inputs: printable", len(cases))
+
+
+# ------------------------------------------------------------ numbers are numbers
+
+# Values pydantic's lax mode used to convert (True -> 1, "5" -> 5): refused now.
+NOT_NUMBERS: tuple[object, ...] = (True, False, "5", "1e1", b"5")
+
+
+@pytest.fixture(scope="module")
+def hostile_rag(hostile_kb: Path) -> sr.SelfRAG:
+    return sr.SelfRAG(sr.KnowledgeBase.open(hostile_kb, create=False))
+
+
+@pytest.mark.parametrize("name", NUMERIC_SETTINGS)
+def test_numeric_settings_refuse_bool_and_str(hostile_rag: sr.SelfRAG, name: str) -> None:
+    makers = (sr.Settings, sr.Settings().with_, hostile_rag.with_settings)
+    for value in NOT_NUMBERS:
+        for make in makers:
+            with pytest.raises(ValueError, match=f"{name} must be a number, got {type(value).__name__}"):
+                make(**{name: value})
+    # Real numbers, numpy's included, still work.
+    default = sr.Settings.model_fields[name].default
+    assert sr.Settings(**{name: default}).model_dump()[name] == default
+    assert sr.Settings(**{name: np.int64(default)}).model_dump()[name] == default
+    record("trust inputs: numeric types", 3 * len(NOT_NUMBERS) + 2)
+
+
+@pytest.mark.parametrize("name", ["timeout", "deadline"])
+def test_selfrag_budgets_refuse_bool_and_str(hostile_kb: Path, name: str) -> None:
+    kb = sr.KnowledgeBase.open(hostile_kb, create=False)
+    for value in NOT_NUMBERS:
+        for settings in (None, sr.Settings()):
+            with pytest.raises(TypeError, match=f"{name} must be a number of seconds"):
+                sr.SelfRAG(kb, settings=settings, **{name: value})
+    assert getattr(sr.SelfRAG(kb, **{name: 7}).settings, name) == 7.0
+    assert getattr(sr.SelfRAG(kb, **{name: 7.5}).settings, name) == 7.5
+    assert getattr(sr.SelfRAG(kb, settings=sr.Settings(), **{name: np.float64(9)}).settings, name) == 9.0
+    record("trust inputs: numeric types", 2 * len(NOT_NUMBERS) + 3)
