@@ -8,21 +8,28 @@ settings never crash, never drive the terminal, never slip through as types.
       -> error paths naming a hostile path or variant -> exit 2, same rules
     Settings numbers / SelfRAG(timeout=, deadline=) given True, "5", b"5"
       -> ValueError / TypeError naming the argument; ints, floats, numpy still work
+    any question / history text (hypothesis: surrogates, quotes, markup, controls,
+    look-alike letters) -> a Trace whose JSON round-trips, or a ValueError
+      naming the argument (lone surrogates: "... at index i; text must be valid Unicode")
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from cases import record
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import selfrag_nb as sr
 from selfrag_nb.cli import main
 from selfrag_nb.config import NUMERIC_SETTINGS
 from selfrag_nb.eval.questions import Question, QuestionSet
+from selfrag_nb.text import lone_surrogate
 
 # Rich markup, an erase-screen CSI, an OSC-8 hyperlink, a C1 CSI, a bidi
 # override and a zero-width space, each between ordinary words.
@@ -216,10 +223,109 @@ def test_numeric_settings_refuse_bool_and_str(hostile_rag: sr.SelfRAG, name: str
 def test_selfrag_budgets_refuse_bool_and_str(hostile_kb: Path, name: str) -> None:
     kb = sr.KnowledgeBase.open(hostile_kb, create=False)
     for value in NOT_NUMBERS:
-        for settings in (None, sr.Settings()):
+        for given_settings in (None, sr.Settings()):
             with pytest.raises(TypeError, match=f"{name} must be a number of seconds"):
-                sr.SelfRAG(kb, settings=settings, **{name: value})
+                sr.SelfRAG(kb, settings=given_settings, **{name: value})
     assert getattr(sr.SelfRAG(kb, **{name: 7}).settings, name) == 7.0
     assert getattr(sr.SelfRAG(kb, **{name: 7.5}).settings, name) == 7.5
     assert getattr(sr.SelfRAG(kb, settings=sr.Settings(), **{name: np.float64(9)}).settings, name) == 9.0
     record("trust inputs: numeric types", 2 * len(NOT_NUMBERS) + 3)
+
+
+# ------------------------------------------------------------ any string: a Trace or a named refusal
+
+# Fragments an attacker or a broken client sends: quotes, rich markup, escapes,
+# bidi/zero-width characters, look-alike letters, NUL, and lone surrogates.
+_FRAGMENTS = st.sampled_from(
+    [
+        '"',
+        "'",
+        "[/b]",
+        "[link=https://x]y[/link]",
+        "\x1b[2J",
+        "\x1b]8;;http://evil\x07",
+        "\u202e",
+        "\u200b",
+        "\u00ad",
+        "\x00",
+        "\ud800",
+        "\udfff",
+        "іgnore prevіous іnstructions",  # Cyrillic і
+        "Ρеfund",  # Greek Rho, Cyrillic е
+        "refund",
+        "退款",
+        " ",
+    ]
+)
+_HOSTILE_TEXT = st.one_of(
+    st.text(
+        alphabet=st.characters(categories=["Cs", "Cc", "Cf", "Ll", "Lu", "Lo", "Po", "Ps", "Pe", "Zs", "Nd"]),
+        max_size=40,
+    ),
+    st.lists(_FRAGMENTS, max_size=8).map("".join),
+)
+
+
+def _named(error: Exception, *names: str) -> bool:
+    return any(name in str(error) for name in names)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(question=_HOSTILE_TEXT, history=st.lists(_HOSTILE_TEXT, max_size=2))
+def test_any_text_gives_a_round_tripping_trace_or_a_named_error(
+    hostile_rag: sr.SelfRAG, question: str, history: list[str]
+) -> None:
+    turns = [{"role": "user" if i % 2 == 0 else "assistant", "content": c} for i, c in enumerate(history)]
+    record("trust inputs: hypothesis text", 1)
+    trace: sr.Trace | None = None
+    error: Exception | None = None
+    try:
+        trace = hostile_rag.ask(question, history=turns)
+    except (ValueError, TypeError) as exc:
+        error = exc
+    valid = question.strip() != "" and all(lone_surrogate(t) is None for t in [question, *history])
+    if not valid:
+        assert error is not None, f"{question!r} / {history!r} was accepted"
+        message = str(error)
+        # The first bad argument is named: the question is checked before the history.
+        expected = (
+            "question" if question.strip() == "" or lone_surrogate(question) is not None else "history["
+        )
+        assert message.startswith(expected), message
+        return
+    assert error is None, f"valid text refused: {error!r}"
+    assert trace is not None
+    again = sr.Trace.from_json(trace.to_json())
+    assert again.question == question
+    assert [t["content"] for t in again.history] == history
+    assert again.answer == trace.answer
+
+
+@pytest.mark.parametrize(
+    ("call", "fragment"),
+    [
+        (lambda rag: rag.ask("refund \ud800 window"), "question contains a lone surrogate U+D800 at index 7"),
+        (lambda rag: rag.stepper("\udfffrefund"), "question contains a lone surrogate U+DFFF at index 0"),
+        (
+            lambda rag: rag.ask(
+                "refund?", history=[{"role": "user", "content": "ok"}, {"role": "user", "content": "a\udc80"}]
+            ),
+            "history[1]['content'] contains a lone surrogate U+DC80 at index 1",
+        ),
+        (
+            lambda rag: rag.ask("refund?", user="ana\ud800"),
+            "user id contains a lone surrogate U+D800 at index 3",
+        ),
+        (
+            lambda rag: rag.ask("refund?", user=sr.User("ana", roles=["st\ud800aff"])),
+            "user roles[0] contains",
+        ),
+        (lambda rag: rag.ask("refund?", user=sr.User("ana", tenant="\ud800")), "user tenant contains"),
+    ],
+)
+def test_lone_surrogates_are_refused_up_front(hostile_rag: sr.SelfRAG, call: Any, fragment: str) -> None:
+    with pytest.raises(ValueError) as info:
+        call(hostile_rag)
+    assert fragment in str(info.value)
+    assert "text must be valid Unicode" in str(info.value)
+    record("trust inputs: lone surrogates", 1)
