@@ -394,3 +394,18 @@ def test_every_format_character_is_dropped_before_matching() -> None:
     ]
     assert missed == []
     record("trust inputs: injection format chars", len(format_chars))
+
+
+def test_a_model_answer_with_a_lone_surrogate_still_serialises(hostile_kb: Path) -> None:
+    # Inputs with lone surrogates are refused, but a model's JSON ("\ud800") can carry one.
+    model = sr.ScriptedModel().default("generate", {"answer": "Hello \ud800 there"})
+    kb = sr.KnowledgeBase.open(hostile_kb, create=False)
+    rag = sr.SelfRAG(kb, model=model, settings=sr.Settings(retrieval="never"))
+    trace = rag.ask("hello there")
+    assert trace.answer == "Hello \ud800 there"
+    for indent in (2, None):
+        again = sr.Trace.from_json(trace.to_json(indent=indent))
+        assert again.answer == "Hello \ufffd there"
+        assert again.question == trace.question
+        assert again.outcome == trace.outcome
+    record("trust inputs: lone surrogates", 2)
