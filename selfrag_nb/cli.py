@@ -19,7 +19,10 @@ Everything printed that did not come from this module's own literals
 error messages) goes through :func:`shown`: a rich ``Text`` (never parsed as
 markup, so ``[/b]`` prints as ``[/b]``) of ``text.printable`` (terminal
 controls, bidi overrides and zero-width characters made visible, so a chunk
-cannot clear the screen or plant an OSC-8 hyperlink).
+cannot clear the screen or plant an OSC-8 hyperlink). Text arguments that
+are not valid UTF-8 on the command line (Python hands them over as lone
+surrogates) are refused with exit status 2 before any work, naming the
+argument; paths are exempt (a non-UTF-8 file name is still a file name).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from selfrag_nb.text import printable
+from selfrag_nb.text import lone_surrogate, printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SUBCOMMANDS",
     "build_parser",
+    "invalid_text_argument",
     "main",
     "positive_int",
     "register_ask",
@@ -46,6 +50,20 @@ __all__ = [
     "register_search",
     "shown",
 ]
+
+#: Parsed text arguments (dest -> shown name) that must be valid Unicode:
+#: they reach search filters, ACLs, prompts and the trace.
+_TEXT_ARGS: dict[str, str] = {
+    "question": "QUESTION",
+    "query": "QUERY",
+    "user": "--user",
+    "roles": "--roles",
+    "users": "--users",
+    "tenant": "--tenant",
+    "where": "--where",
+    "model": "--model",
+    "api_base": "--api-base",
+}
 
 #: "module:function" registrars, in the order they appear in --help.
 SUBCOMMANDS: list[str] = [
@@ -308,8 +326,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the cost map at startup
     args = build_parser().parse_args(argv)
+    problem = invalid_text_argument(args)
+    if problem is not None:
+        from rich.console import Console
+
+        return _fail(Console(), args.command, ValueError(problem))
     status: int = args.func(args)
     return status
+
+
+def invalid_text_argument(args: argparse.Namespace) -> str | None:
+    """Why a parsed text argument cannot be used (a lone surrogate), or None.
+    Shared with ``selfrag_nb.eval.cli.main``."""
+    for dest, shown_name in _TEXT_ARGS.items():
+        value = getattr(args, dest, None)
+        for text in value if isinstance(value, list) else [value]:
+            if not isinstance(text, str):
+                continue
+            i = lone_surrogate(text)
+            if i is not None:
+                return (
+                    f"{shown_name} contains a lone surrogate U+{ord(text[i]):04X} at index {i}; "
+                    "text must be valid Unicode (the command line held bytes that are not UTF-8)"
+                )
+    return None
 
 
 if __name__ == "__main__":

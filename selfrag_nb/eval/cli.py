@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from selfrag_nb.cli import positive_int
+from selfrag_nb.cli import invalid_text_argument, positive_int
 from selfrag_nb.text import printable
 
 __all__ = ["build_parser", "main", "register", "run"]
@@ -146,6 +146,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the cost map at startup
     args = build_parser().parse_args(argv)
+    problem = invalid_text_argument(args)
+    if problem is not None:
+        sys.stderr.write(f"selfrag-nb eval: {printable(problem)}\n")
+        return 2
     status: int = args.func(args)
     return status
 

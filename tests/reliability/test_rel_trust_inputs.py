@@ -6,6 +6,7 @@ settings never crash, never drive the terminal, never slip through as types.
       -> selfrag-nb ingest / search / ask / eval (real entry points, captured)
            exit 0, the literal text printed, no ESC / BEL / OSC-8 / bidi override
       -> error paths naming a hostile path or variant -> exit 2, same rules
+    command-line text that is not UTF-8 (lone surrogates) -> exit 2 naming the argument
     Settings numbers / SelfRAG(timeout=, deadline=) given True, "5", b"5"
       -> ValueError / TypeError naming the argument; ints, floats, numpy still work
     any question / history text (hypothesis: surrogates, quotes, markup, controls,
@@ -19,6 +20,8 @@ settings never crash, never drive the terminal, never slip through as types.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import unicodedata
 from pathlib import Path
@@ -409,3 +412,48 @@ def test_a_model_answer_with_a_lone_surrogate_still_serialises(hostile_kb: Path)
         assert again.question == trace.question
         assert again.outcome == trace.outcome
     record("trust inputs: lone surrogates", 2)
+
+
+# Python decodes command-line bytes that are not UTF-8 to lone surrogates (\udcXX).
+NOT_UTF8_ARGS: list[tuple[list[str], str]] = [
+    (["ask", "\udcff refund"], "QUESTION contains a lone surrogate U+DCFF at index 0"),
+    (["search", "refund \udce9"], "QUERY contains a lone surrogate U+DCE9 at index 7"),
+    (["search", "refund", "--user", "ana\udcff"], "--user contains a lone surrogate U+DCFF at index 3"),
+    (
+        ["search", "refund", "--roles", "staff,hr\udcff"],
+        "--roles contains a lone surrogate U+DCFF at index 2",
+    ),
+    (["search", "refund", "--tenant", "\udcffacme"], "--tenant contains a lone surrogate"),
+    (["ask", "refund?", "--model", "gpt\udcff"], "--model contains a lone surrogate"),
+]
+
+
+@pytest.mark.parametrize(("argv", "fragment"), NOT_UTF8_ARGS)
+def test_command_line_text_that_is_not_utf8_is_refused(
+    hostile_kb: Path, capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str
+) -> None:
+    status = main([*argv, "--kb", str(hostile_kb)])
+    out = capsys.readouterr().out
+    assert status == 2, out
+    assert fragment in " ".join(out.split())  # rich wraps long lines
+    assert "text must be valid Unicode" in " ".join(out.split())
+    record("trust inputs: cli not utf-8", 1)
+
+
+def test_not_utf8_question_through_the_real_process(hostile_kb: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "COLUMNS": "400"}
+    argv = [sys.executable, "-m", "selfrag_nb.cli", "ask", b"caf\xe9 refund?", "--kb", str(hostile_kb)]
+    done = subprocess.run(argv, capture_output=True, env=env, timeout=120, check=False)
+    out = done.stdout.decode("utf-8")
+    assert done.returncode == 2, done.stderr.decode("utf-8", "replace")
+    assert "QUESTION contains a lone surrogate U+DCE9 at index 3" in out
+    assert "Traceback" not in done.stderr.decode("utf-8", "replace")
+    record("trust inputs: cli not utf-8", 1)
+
+
+def test_eval_entry_point_refuses_not_utf8_text(capsys: pytest.CaptureFixture[str]) -> None:
+    from selfrag_nb.eval.cli import main as eval_main
+
+    assert eval_main(["eval", "--model", "x\udcff"]) == 2
+    assert "--model contains a lone surrogate U+DCFF at index 1" in capsys.readouterr().err
+    record("trust inputs: cli not utf-8", 1)
