@@ -13,6 +13,16 @@ Each subcommand is a ``register(subparsers) -> parser`` function that sets
 ``func(args) -> int`` on its parser; :data:`SUBCOMMANDS` lists them as
 "module:function" so a new subcommand is one line here and its module is only
 imported when the parser is built. Exit status: 0 ok, 1 failure, 2 bad input.
+
+Everything printed that did not come from this module's own literals
+(document text, ids, sources, headings, titles, answers, questions, paths,
+error messages) goes through :func:`shown`: a rich ``Text`` (never parsed as
+markup, so ``[/b]`` prints as ``[/b]``) of ``text.printable`` (terminal
+controls, bidi overrides and zero-width characters made visible, so a chunk
+cannot clear the screen or plant an OSC-8 hyperlink). Text arguments that
+are not valid UTF-8 on the command line (Python hands them over as lone
+surrogates) are refused with exit status 2 before any work, naming the
+argument; paths are exempt (a non-UTF-8 file name is still a file name).
 """
 
 from __future__ import annotations
@@ -21,17 +31,39 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from selfrag_nb.text import lone_surrogate, printable
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
 
 __all__ = [
     "SUBCOMMANDS",
     "build_parser",
+    "invalid_text_argument",
     "main",
     "positive_int",
     "register_ask",
     "register_ingest",
     "register_search",
+    "shown",
 ]
+
+#: Parsed text arguments (dest -> shown name) that must be valid Unicode:
+#: they reach search filters, ACLs, prompts and the trace.
+_TEXT_ARGS: dict[str, str] = {
+    "question": "QUESTION",
+    "query": "QUERY",
+    "user": "--user",
+    "roles": "--roles",
+    "users": "--users",
+    "tenant": "--tenant",
+    "where": "--where",
+    "model": "--model",
+    "api_base": "--api-base",
+}
 
 #: "module:function" registrars, in the order they appear in --help.
 SUBCOMMANDS: list[str] = [
@@ -40,6 +72,23 @@ SUBCOMMANDS: list[str] = [
     "selfrag_nb.cli:register_ask",
     "selfrag_nb.eval.cli:register",
 ]
+
+
+def shown(value: object) -> Text:
+    """Untrusted text for a rich console: a ``Text`` (markup is never
+    interpreted) whose terminal controls are made visible. The one way this
+    CLI prints anything it did not write itself."""
+    from rich.text import Text
+
+    return Text(printable(str(value)))
+
+
+def _fail(console: Console, command: str, exc: BaseException) -> int:
+    """Print ``selfrag-nb COMMAND: <message>`` (message shown as text); exit status 2."""
+    from rich.text import Text
+
+    console.print(Text.assemble((f"selfrag-nb {command}: ", "red"), shown(exc)))
+    return 2
 
 
 def _names(text: str) -> list[str]:
@@ -104,9 +153,8 @@ def run_ingest(args: argparse.Namespace) -> int:
         kb = KnowledgeBase.open(args.kb, embedder=args.embedder, **options)
         report = kb.ingest(args.path, acl=acl or None, progress=not args.no_progress, prune=args.prune)
     except (FileNotFoundError, ValueError, TypeError, KnowledgeBaseError) as exc:
-        console.print(f"[red]selfrag-nb ingest:[/red] {exc}", highlight=False)
-        return 2
-    table = Table(title=f"ingest {args.path} -> {kb.path}")
+        return _fail(console, "ingest", exc)
+    table = Table(title=shown(f"ingest {args.path} -> {kb.path}"))
     table.add_column("result")
     table.add_column("count", justify="right")
     table.add_column("examples", overflow="fold")
@@ -116,13 +164,16 @@ def run_ingest(args: argparse.Namespace) -> int:
         ("unchanged", report.unchanged),
         ("removed", report.removed),
     ):
-        table.add_row(label, str(len(items)), ", ".join(items[:5]) + (" ..." if len(items) > 5 else ""))
-    table.add_row("skipped", str(len(report.skipped)), "; ".join(f"{p} ({r})" for p, r in report.skipped[:5]))
+        examples = ", ".join(items[:5]) + (" ..." if len(items) > 5 else "")
+        table.add_row(label, str(len(items)), shown(examples))
+    skipped = "; ".join(f"{p} ({r})" for p, r in report.skipped[:5])
+    table.add_row("skipped", str(len(report.skipped)), shown(skipped))
     console.print(table)
     console.print(
-        f"chunks +{report.chunks_added} / -{report.chunks_removed}; total {len(kb)}; "
-        f"version {report.version}; {report.seconds:.2f} s; embedder {kb.embedder_name}",
-        highlight=False,
+        shown(
+            f"chunks +{report.chunks_added} / -{report.chunks_removed}; total {len(kb)}; "
+            f"version {report.version}; {report.seconds:.2f} s; embedder {kb.embedder_name}"
+        )
     )
     kb.close()
     return 0
@@ -167,9 +218,8 @@ def run_search(args: argparse.Namespace) -> int:
         kb = KnowledgeBase.open(args.kb, embedder=args.embedder, create=False)
         hits = kb.search(args.query, k=args.k, mode=args.mode, user=user, where=args.where)
     except (FileNotFoundError, ValueError, TypeError, KnowledgeBaseError) as exc:
-        console.print(f"[red]selfrag-nb search:[/red] {exc}", highlight=False)
-        return 2
-    table = Table(title=f"{args.mode} search: {args.query!r} ({len(hits)} hits, {len(kb)} chunks)")
+        return _fail(console, "search", exc)
+    table = Table(title=shown(f"{args.mode} search: {args.query!r} ({len(hits)} hits, {len(kb)} chunks)"))
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
     table.add_column("source")
@@ -179,7 +229,7 @@ def run_search(args: argparse.Namespace) -> int:
         text = " ".join(h.text.split())
         if len(text) > args.width:
             text = text[: args.width - 1] + "…"
-        table.add_row(str(h.rank), f"{h.score:.4f}", h.source, h.heading, text)
+        table.add_row(str(h.rank), f"{h.score:.4f}", shown(h.source), shown(h.heading), shown(text))
     console.print(table)
     kb.close()
     return 0
@@ -215,7 +265,6 @@ def run_ask(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.panel import Panel
     from rich.table import Table
-    from rich.text import Text
 
     from selfrag_nb.display import static_html, text_summary
     from selfrag_nb.llm.base import ModelError
@@ -230,18 +279,18 @@ def run_ask(args: argparse.Namespace) -> int:
         rag = SelfRAG(kb, model=args.model, api_base=args.api_base)
         trace = rag.ask(args.question, user=user)
     except (FileNotFoundError, ValueError, TypeError, KnowledgeBaseError, ModelError) as exc:
-        console.print(f"[red]selfrag-nb ask:[/red] {exc}", highlight=False)
-        return 2
-    table = Table(title=f"{args.question!r} as {user.id}")
+        return _fail(console, "ask", exc)
+    table = Table(title=shown(f"{args.question!r} as {user.id}"))
     table.add_column("stage")
     table.add_column("ms", justify="right")
     table.add_column("calls", justify="right")
     table.add_column("summary", overflow="fold")
     for rec in trace.records:
-        # Text objects: document and model text is shown as is, never as rich markup.
-        table.add_row(rec.stage, f"{rec.latency_ms:.1f}", str(len(rec.calls)), Text(text_summary(rec)))
+        table.add_row(
+            shown(rec.stage), f"{rec.latency_ms:.1f}", str(len(rec.calls)), shown(text_summary(rec))
+        )
     console.print(table)
-    console.print(Panel(Text(trace.answer or ""), title=f"{trace.outcome}", expand=False))
+    console.print(Panel(shown(trace.answer or ""), title=shown(trace.outcome), expand=False))
     if args.trace:
         trace.save(args.trace)
     if args.html:
@@ -277,8 +326,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the cost map at startup
     args = build_parser().parse_args(argv)
+    problem = invalid_text_argument(args)
+    if problem is not None:
+        from rich.console import Console
+
+        return _fail(Console(), args.command, ValueError(problem))
     status: int = args.func(args)
     return status
+
+
+def invalid_text_argument(args: argparse.Namespace) -> str | None:
+    """Why a parsed text argument cannot be used (a lone surrogate), or None.
+    Shared with ``selfrag_nb.eval.cli.main``."""
+    for dest, shown_name in _TEXT_ARGS.items():
+        value = getattr(args, dest, None)
+        for text in value if isinstance(value, list) else [value]:
+            if not isinstance(text, str):
+                continue
+            i = lone_surrogate(text)
+            if i is not None:
+                return (
+                    f"{shown_name} contains a lone surrogate U+{ord(text[i]):04X} at index {i}; "
+                    "text must be valid Unicode (the command line held bytes that are not UTF-8)"
+                )
+    return None
 
 
 if __name__ == "__main__":

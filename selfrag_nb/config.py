@@ -11,16 +11,39 @@ trace's config snapshot records which was used:
   rewrites. ``rewrite=False`` is the first article's pipeline.
 - ``rerank``: likewise only in the second article.
 
-Every number has the article's value as its default.
+Every number has the article's value as its default. Numbers must be given
+as numbers: a bool (``timeout=True``) or a string (``deadline="5"``) is
+refused with a ValueError naming the setting, not silently converted (a bool
+is an int to Python, and "5" would hide a caller passing text through).
 """
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-__all__ = ["Settings"]
+__all__ = ["NUMERIC_SETTINGS", "Settings"]
+
+#: Settings that hold a number (int or float): only real numbers are accepted.
+NUMERIC_SETTINGS: tuple[str, ...] = (
+    "decision_cache_size",
+    "decision_cache_ttl",
+    "max_rewrites",
+    "per_query_k",
+    "total_cap",
+    "high_relevance",
+    "relevance_cutoff",
+    "grade_concurrency",
+    "rerank_keep",
+    "rerank_max_candidates",
+    "max_regenerations",
+    "accept_confidence",
+    "disclaimer_confidence",
+    "timeout",
+    "deadline",
+)
 
 
 class Settings(BaseModel):
@@ -74,6 +97,15 @@ class Settings(BaseModel):
 
     # -- prompts
     prompts: Literal["en", "zh"] = "en"
+
+    @field_validator(*NUMERIC_SETTINGS, mode="before")
+    @classmethod
+    def _a_number(cls, v: Any, info: ValidationInfo) -> Any:
+        # Pydantic's lax mode turns True into 1 and "5" into 5; both are
+        # caller mistakes here. numbers.Real keeps numpy scalars working.
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise ValueError(f"{info.field_name} must be a number, got {type(v).__name__} {v!r}")
+        return v
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:

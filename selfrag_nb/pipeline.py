@@ -1,6 +1,8 @@
 """SelfRAG runs the flow; Stepper runs it one stage per call.
 
-    question, history, user        (validated before any work: ValueError/TypeError)
+    SelfRAG(kb, timeout, deadline, settings)   numbers only (bool/str: TypeError naming it)
+    question, history, user        (validated before any work: ValueError/TypeError;
+                                    a lone surrogate anywhere: ValueError naming where)
       -> decide      rules -> cache -> model            Decision
       -> rewrite     protected spans kept, bounded      Rewrite        (retrieve only)
       -> retrieve    hybrid search, ACL prefilter       Retrieval      (retrieve only)
@@ -28,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import numbers
 import time
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -46,7 +49,7 @@ from selfrag_nb.stages.retrieve import RetrieveStage
 from selfrag_nb.stages.rewrite import RewriteStage
 from selfrag_nb.stages.verify import VerifyStage
 from selfrag_nb.store.types import User
-from selfrag_nb.text import detect_language
+from selfrag_nb.text import detect_language, lone_surrogate
 from selfrag_nb.trace import STAGES, ConfigSnapshot, Record, Trace
 
 if TYPE_CHECKING:
@@ -106,10 +109,25 @@ def _applicable(name: str, trace: Trace) -> bool:
     return True
 
 
+def validate_unicode(name: str, text: str) -> str:
+    """``text`` unchanged, or a ValueError naming ``name`` when it holds a lone
+    surrogate: such a string cannot be encoded, so it would fail much later
+    (in a search filter, in ``Trace.to_json``) with an error naming nothing.
+    Refused rather than repaired: guessing the intended character is not
+    possible, and the trace must keep what was asked."""
+    i = lone_surrogate(text)
+    if i is not None:
+        raise ValueError(
+            f"{name} contains a lone surrogate U+{ord(text[i]):04X} at index {i}; text must be valid Unicode"
+        )
+    return text
+
+
 def validate_question(question: object) -> str:
     """The question, or a clear error when it cannot be asked."""
     if not isinstance(question, str):
         raise TypeError(f"question must be a string, got {type(question).__name__}")
+    validate_unicode("question", question)
     if not question.strip():
         raise ValueError("question is blank: ask something (it was empty or whitespace only)")
     return question
@@ -135,18 +153,36 @@ def validate_history(history: object) -> list[dict[str, str]]:
             raise ValueError(f"history[{i}]['role'] must be one of {sorted(_HISTORY_ROLES)}, got {role!r}")
         if not isinstance(content, str):
             raise ValueError(f"history[{i}]['content'] must be a string, got {type(content).__name__}")
+        validate_unicode(f"history[{i}]['content']", content)
         out.append({"role": str(role), "content": content})
     return out
 
 
+def validate_seconds(name: str, value: object) -> float:
+    """A budget in seconds given as a number; bool and str are refused (Python
+    counts True as 1, and "5" means text was passed through unconverted)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{name} must be a number of seconds (int or float), got {type(value).__name__} {value!r}"
+        )
+    return float(value)
+
+
 def validate_user(user: object) -> User:
+    """A User (None: anonymous; a string: that user id) whose id, roles and
+    tenant are valid Unicode (they end up in the search filter and the trace)."""
     if user is None:
         return User()
-    if isinstance(user, User):
-        return user
     if isinstance(user, str):
-        return User(user)
-    raise TypeError(f"user must be a selfrag_nb.User (or a user id string), got {type(user).__name__}")
+        user = User(validate_unicode("user id", user))
+    if not isinstance(user, User):
+        raise TypeError(f"user must be a selfrag_nb.User (or a user id string), got {type(user).__name__}")
+    validate_unicode("user id", user.id)
+    for j, role in enumerate(user.roles):
+        validate_unicode(f"user roles[{j}]", role)
+    if user.tenant is not None:
+        validate_unicode("user tenant", user.tenant)
+    return user
 
 
 class SelfRAG:
@@ -177,6 +213,8 @@ class SelfRAG:
             raise ValueError(
                 "SelfRAG needs a knowledge base: SelfRAG(KnowledgeBase.open(path)) or KnowledgeBase.sample()"
             )
+        timeout = validate_seconds("timeout", timeout)
+        deadline = validate_seconds("deadline", deadline)
         if settings is None:
             settings = Settings(
                 timeout=timeout, deadline=deadline, prompts=prompts if prompts in ("en", "zh") else "en"

@@ -5,6 +5,9 @@ offline model.
     text -> detect_language()    "zh" when CJK dominates, else "en"
     text -> tokenize()           lower-cased words + CJK character bigrams
     text -> split_sentences()    sentence boundaries in English and Chinese
+    text -> printable()          terminal-safe: controls, bidi overrides, zero-width
+                                 chars and lone surrogates shown as visible marks
+    text -> lone_surrogate()     index of the first lone surrogate, or None
 
 Everything here is pure Python so ``import selfrag_nb`` stays fast.
 """
@@ -17,7 +20,9 @@ import unicodedata
 __all__ = [
     "detect_language",
     "is_cjk",
+    "lone_surrogate",
     "normalize_key",
+    "printable",
     "split_sentences",
     "tokenize",
 ]
@@ -44,6 +49,44 @@ _WORD_RE = re.compile(r"[0-9A-Za-z\u00C0-\u024F]+(?:[._\-/:][0-9A-Za-z\u00C0-\u0
 # that separate paragraphs. Abbreviation handling is deliberately simple: a
 # period between digits (3.5) or letters without a following space is not an end.
 _SENT_END_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n\s*\n")
+
+
+# What a terminal acts on instead of showing, or what hides or reorders text:
+# C0 controls except newline and tab, DEL, C1 controls (ESC/CSI/OSC sequences
+# clear screens, move cursors, set titles, open OSC-8 hyperlinks), bidi
+# embeddings/overrides/isolates (U+202A-202E, U+2066-2069, U+061C, LRM/RLM),
+# zero-width space / word joiner / invisible operators / BOM, and lone
+# surrogates (they cannot be encoded, so printing them raises). ZWNJ and ZWJ
+# (U+200C/D) stay: Persian, Indic scripts and emoji sequences need them.
+_UNPRINTABLE_RE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff\ud800-\udfff]"
+)
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def _visible(m: re.Match[str]) -> str:
+    cp = ord(m.group(0))
+    if cp < 0x20:
+        return chr(0x2400 + cp)  # Control Pictures: ESC -> U+241B, BEL -> U+2407
+    if cp == 0x7F:
+        return "\u2421"
+    return f"<U+{cp:04X}>"
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print on a terminal: every character a terminal would
+    act on or that hides/reorders text is replaced by a visible mark
+    (control pictures for C0/DEL, ``<U+XXXX>`` otherwise); newlines and tabs
+    stay. Rich markup is not touched: wrap the result in ``rich.text.Text``."""
+    return _UNPRINTABLE_RE.sub(_visible, text)
+
+
+def lone_surrogate(text: str) -> int | None:
+    """Index of the first lone surrogate (U+D800-U+DFFF) in ``text``, or None.
+    Such a string is not valid Unicode: it cannot be encoded to UTF-8."""
+    m = _SURROGATE_RE.search(text)
+    return None if m is None else m.start()
 
 
 def is_cjk(ch: str) -> bool:

@@ -1,4 +1,7 @@
-"""The Trace and its stage records: plain, frozen, JSON round-trip exact.
+"""The Trace and its stage records: plain, frozen, JSON round-trip exact
+(for valid Unicode: a lone surrogate, which only a model response can bring
+in since inputs holding one are refused, is written as U+FFFD so that
+``to_json`` never fails).
 
     Trace
       question, user, history, config (ConfigSnapshot)
@@ -16,11 +19,13 @@ fallbacks it took. Records never hold widgets; views live in
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import PydanticSerializationError
 
 from selfrag_nb.store.types import Hit, User
 
@@ -424,7 +429,17 @@ class Trace(_Displayable):
 
     # -- persistence -----------------------------------------------------
     def to_json(self, indent: int | None = 2) -> str:
-        return self.model_dump_json(indent=indent)
+        try:
+            return self.model_dump_json(indent=indent)
+        except PydanticSerializationError:
+            # A model's JSON can decode to a lone surrogate (from a \ud800 escape),
+            # which no encoder accepts; keep the rest of the trace, mark the bad character.
+            data = self.model_dump(mode="json")
+            clean = _without_surrogates(data)
+            if clean == data:
+                raise
+            separators = (",", ":") if indent is None else (",", ": ")
+            return json.dumps(clean, indent=indent, ensure_ascii=False, separators=separators)
 
     @classmethod
     def from_json(cls, text: str) -> Trace:
@@ -524,3 +539,17 @@ def _comparable(rec: _Record | None) -> dict[str, Any] | None:
     # JSON round trip: tuples become lists, so equal records compare equal.
     out: dict[str, Any] = json.loads(json.dumps(d, default=str))
     return out
+
+
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(value: Any) -> Any:
+    """``value`` (JSON-like) with every lone surrogate in keys and strings replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE_RE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    return value

@@ -10,6 +10,11 @@ The top-level CLI (``selfrag_nb.cli.SUBCOMMANDS``) hooks this in through
 ``register(subparsers)``; ``main`` runs it on its own
 (``python -m selfrag_nb.eval.cli eval ...``). Exit status: 0 ok, 1 failing
 rows with ``--fail-on-failures``, 2 bad input.
+
+Output is plain text (no rich markup is interpreted); anything that came from
+the user's files (question-set and variant names, error messages quoting
+them) goes through ``selfrag_nb.text.printable`` first, so a name holding
+terminal escapes is shown, not executed.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from selfrag_nb.cli import positive_int
+from selfrag_nb.cli import invalid_text_argument, positive_int
+from selfrag_nb.text import printable
 
 __all__ = ["build_parser", "main", "register", "run"]
 
@@ -94,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         qs = questions(args.questions)
         variants = resolve_variants(args.variants)
     except (QuestionSetError, ValueError, TypeError) as exc:  # bad input: a usage error, not a crash
-        sys.stderr.write(f"selfrag-nb eval: {exc}\n")
+        sys.stderr.write(f"selfrag-nb eval: {printable(str(exc))}\n")
         return 2
     if args.limit is not None:
         qs = qs.sample(args.limit, args.seed)
@@ -120,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         traces=args.traces,
     )
     path = report.save(args.out)
-    sys.stdout.write(f"{report.to_text()}\nreport: {path}\nrows: {report.out}\n")
+    sys.stdout.write(printable(f"{report.to_text()}\nreport: {path}\nrows: {report.out}") + "\n")
     failing = sum(1 for r in report.rows if r.failed_checks)
     return 1 if args.fail_on_failures and failing else 0
 
@@ -140,6 +146,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the cost map at startup
     args = build_parser().parse_args(argv)
+    problem = invalid_text_argument(args)
+    if problem is not None:
+        sys.stderr.write(f"selfrag-nb eval: {printable(problem)}\n")
+        return 2
     status: int = args.func(args)
     return status
 

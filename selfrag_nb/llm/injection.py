@@ -1,6 +1,9 @@
 """Prompt-injection markers in untrusted text: flagged, never dropped.
 
-    text --normalise (NFKC, zero-width chars, markdown emphasis removed)-->
+    text --normalise: NFKC; format characters (category Cf: soft hyphen,
+           zero-width, bidi) and other invisibles dropped; Cyrillic/Greek
+           look-alike letters mapped to Latin inside words that are mixed-script
+           or made only of look-alikes; markdown emphasis removed-->
          --each pattern in _PATTERNS (English + Chinese)--> [(flag, snippet)]
     find_injection(text)        -> ["ignore previous instructions", ...]
     injection_matches(text)     -> [("ignore previous instructions", "Ignore all previous ..."), ...]
@@ -13,7 +16,9 @@ document must be treated as untrusted content, and that a prompt alone cannot
 replace tool authorisation. Flagging makes the attempt visible in the trace.
 
 Patterns search the whole text, so markers inside headings, code blocks and
-HTML comments are found too.
+HTML comments are found too. Normalisation is only for matching: ordinary
+Russian or Greek words (not all look-alikes, no Latin letters) are left as
+they are, so they cannot turn into English markers.
 """
 
 from __future__ import annotations
@@ -53,9 +58,28 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     (
+        "ignore previous instructions",
+        # "override your instructions", "override all previous rules", "override the
+        # system prompt"; not "override the default timeout" or "override rules in CSS"
+        re.compile(
+            r"\boverride\s+(?:all\s+(?:of\s+)?|any\s+(?:of\s+)?)?"
+            r"(?:your|the\s+(?:previous|prior|above|earlier|system)|previous|prior|earlier|system)\s+"
+            r"(?:(?:previous|prior|system|safety)\s+)?"
+            r"(?:instructions?|prompts?|rules|guidelines|constraints|guardrails)\b",
+            _I,
+        ),
+    ),
+    (
         "disregard the above",
         re.compile(
-            r"\bforget\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier)?\s*(?:instructions?|rules|prompts?)\b",
+            r"\bforget\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier)?\s*(?:instructions?|rules|prompts?)\b"
+            # "forget everything above", "forget all of the above", "forget the above",
+            # "forget everything you were told before"; not "don't forget to renew"
+            # or "forget the previous version" (needs above / everything ... before)
+            r"|\bforget\s+(?:about\s+)?(?:all\s+of\s+|all\s+|everything\s+|anything\s+)?"
+            r"(?:(?:that\s+was\s+)?(?:said|written)\s+)?(?:the\s+)?(?:above|foregoing)\b"
+            r"|\bforget\s+(?:all\s+|everything\s+|anything\s+)(?:(?:that\s+)?you\s+(?:were|have\s+been)\s+told\s+)?"
+            r"(?:before|previously|so\s+far)\b",
             _I,
         ),
     ),
@@ -117,15 +141,65 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 INJECTION_FLAGS: tuple[str, ...] = tuple(dict.fromkeys(name for name, _ in _PATTERNS))
 
-# Zero-width and bidi control characters hide markers from a naive search.
-_INVISIBLE_RE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+# Invisible characters split words ("ig\u00adnore"): every format character
+# (category Cf, listed as ranges so matching stays one regex; a test checks
+# the list against unicodedata), plus invisible non-Cf characters: the
+# combining grapheme joiner, variation selectors, Hangul fillers, Khmer
+# inherent vowels.
+_INVISIBLE_RE = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0001\U000e0020-\U000e007f"
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u3164\ufe00-\ufe0f\uffa0]"
+)
+# Cyrillic and Greek letters that look like Latin ones (and two Latin
+# look-alikes NFKC keeps): "\u0456gnore" with Cyrillic i, "\u043everride" with
+# Cyrillic o. Deliberately small and explicit: only shapes that are read as
+# the Latin letter in common fonts.
+_CONFUSABLES: dict[int, str] = {
+    ord(k): v
+    for k, v in {
+        # Cyrillic lower case
+        "\u0430": "a", "\u0435": "e", "\u043e": "o", "\u0440": "p", "\u0441": "c", "\u0443": "y",
+        "\u0445": "x", "\u0455": "s", "\u0456": "i", "\u0458": "j", "\u04bb": "h", "\u0501": "d",
+        "\u051b": "q", "\u051d": "w", "\u04cf": "l", "\u0457": "i",
+        # Cyrillic upper case
+        "\u0410": "A", "\u0412": "B", "\u0415": "E", "\u041a": "K", "\u041c": "M", "\u041d": "H",
+        "\u041e": "O", "\u0420": "P", "\u0421": "C", "\u0422": "T", "\u0423": "Y", "\u0425": "X",
+        "\u0405": "S", "\u0406": "I", "\u0408": "J", "\u04c0": "I", "\u051a": "Q", "\u051c": "W",
+        # Greek lower case
+        "\u03b1": "a", "\u03b9": "i", "\u03ba": "k", "\u03bd": "v", "\u03bf": "o", "\u03c1": "p",
+        "\u03c5": "u", "\u03c7": "x", "\u03b3": "y",
+        # Greek upper case
+        "\u0391": "A", "\u0392": "B", "\u0395": "E", "\u0396": "Z", "\u0397": "H", "\u0399": "I",
+        "\u039a": "K", "\u039c": "M", "\u039d": "N", "\u039f": "O", "\u03a1": "P", "\u03a4": "T",
+        "\u03a5": "Y", "\u03a7": "X",
+        # Latin letters NFKC leaves alone: dotless i, script a / g
+        "\u0131": "i", "\u0251": "a", "\u0261": "g",
+    }.items()
+}  # fmt: skip
+_CONFUSABLE_WORD_RE = re.compile(r"\w*[" + "".join(chr(c) for c in _CONFUSABLES) + r"]\w*")
+_LATIN_RE = re.compile(r"[A-Za-z]")
 # Markdown emphasis and inline code split words ("**ignore** previous").
 _EMPHASIS_RE = re.compile(r"[*`~]+")
+
+
+def _delatinise(m: re.Match[str]) -> str:
+    word = m.group(0)
+    mapped = word.translate(_CONFUSABLES)
+    # A word is rewritten only when it already mixes in Latin letters or is
+    # made entirely of look-alikes; ordinary Russian/Greek words stay as written.
+    if _LATIN_RE.search(word) or mapped.isascii():
+        return mapped
+    return word
 
 
 def _normalise(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     text = _INVISIBLE_RE.sub("", text)
+    if not text.isascii():
+        text = _CONFUSABLE_WORD_RE.sub(_delatinise, text)
     return _EMPHASIS_RE.sub("", text)
 
 
