@@ -1,6 +1,7 @@
 """``selfrag-nb``: the command line.
 
     selfrag-nb ingest DIR --kb PATH [--embedder NAME] [--roles a,b] [--users u] [--tenant T] [--prune]
+                             [--prefix P/] [--on-conflict skip|replace]
       KnowledgeBase.open(--kb) -> ingest(DIR) with a rich progress bar -> summary table
     selfrag-nb search "QUERY" --kb PATH [--k N] [--mode M] [--user ID] [--roles a,b] [--tenant T] [--where SQL]
       KnowledgeBase.open(--kb, create=False) -> search(user=User(ID, roles)) -> rich table
@@ -63,6 +64,7 @@ _TEXT_ARGS: dict[str, str] = {
     "where": "--where",
     "model": "--model",
     "api_base": "--api-base",
+    "prefix": "--prefix",
 }
 
 #: "module:function" registrars, in the order they appear in --help.
@@ -126,7 +128,18 @@ def register_ingest(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--users", type=_names, default=None, help="override ACL user ids")
     p.add_argument("--tenant", default=None, help="override ACL tenant")
     p.add_argument("--max-chars", type=positive_int, default=None, help="chunk size bound (new KB only)")
-    p.add_argument("--prune", action="store_true", help="remove stored sources missing from PATH")
+    p.add_argument(
+        "--prune", action="store_true", help="remove this folder's stored sources missing from PATH"
+    )
+    p.add_argument(
+        "--prefix", default="", help="put before every source name, e.g. colA/ (keeps same-named files apart)"
+    )
+    p.add_argument(
+        "--on-conflict",
+        choices=("skip", "replace"),
+        default="skip",
+        help="a source already stored from another folder: skip it (default, with the reason) or replace it",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run_ingest)
     return p
@@ -151,7 +164,14 @@ def run_ingest(args: argparse.Namespace) -> int:
         options["max_chars"] = args.max_chars
     try:
         kb = KnowledgeBase.open(args.kb, embedder=args.embedder, **options)
-        report = kb.ingest(args.path, acl=acl or None, progress=not args.no_progress, prune=args.prune)
+        report = kb.ingest(
+            args.path,
+            acl=acl or None,
+            progress=not args.no_progress,
+            prune=args.prune,
+            prefix=args.prefix,
+            on_conflict=args.on_conflict,
+        )
     except (FileNotFoundError, ValueError, TypeError, KnowledgeBaseError) as exc:
         return _fail(console, "ingest", exc)
     table = Table(title=shown(f"ingest {args.path} -> {kb.path}"))

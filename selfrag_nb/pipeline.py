@@ -49,7 +49,7 @@ from selfrag_nb.stages.retrieve import RetrieveStage
 from selfrag_nb.stages.rewrite import RewriteStage
 from selfrag_nb.stages.verify import VerifyStage
 from selfrag_nb.store.types import User
-from selfrag_nb.text import detect_language, lone_surrogate
+from selfrag_nb.text import detect_language, validate_unicode
 from selfrag_nb.trace import STAGES, ConfigSnapshot, Record, Trace
 
 if TYPE_CHECKING:
@@ -107,20 +107,6 @@ def _applicable(name: str, trace: Trace) -> bool:
         decision = trace.decision
         return decision is not None and decision.retrieve
     return True
-
-
-def validate_unicode(name: str, text: str) -> str:
-    """``text`` unchanged, or a ValueError naming ``name`` when it holds a lone
-    surrogate: such a string cannot be encoded, so it would fail much later
-    (in a search filter, in ``Trace.to_json``) with an error naming nothing.
-    Refused rather than repaired: guessing the intended character is not
-    possible, and the trace must keep what was asked."""
-    i = lone_surrogate(text)
-    if i is not None:
-        raise ValueError(
-            f"{name} contains a lone surrogate U+{ord(text[i]):04X} at index {i}; text must be valid Unicode"
-        )
-    return text
 
 
 def validate_question(question: object) -> str:

@@ -8,6 +8,7 @@ offline model.
     text -> printable()          terminal-safe: controls, bidi overrides, zero-width
                                  chars and lone surrogates shown as visible marks
     text -> lone_surrogate()     index of the first lone surrogate, or None
+    text -> validate_unicode()   text, or a ValueError naming the argument and index
 
 Everything here is pure Python so ``import selfrag_nb`` stays fast.
 """
@@ -25,6 +26,7 @@ __all__ = [
     "printable",
     "split_sentences",
     "tokenize",
+    "validate_unicode",
 ]
 
 # CJK Unified Ideographs, extension A and compatibility ideographs; kana and
@@ -154,3 +156,17 @@ def split_sentences(text: str) -> list[str]:
     Works for English, Chinese and mixed text; empty pieces are dropped."""
     parts = _SENT_END_RE.split(text)
     return [p.strip() for p in parts if p and p.strip()]
+
+
+def validate_unicode(name: str, text: str) -> str:
+    """``text`` unchanged, or a ValueError naming ``name`` when it holds a lone
+    surrogate: such a string cannot be encoded, so it would fail much later
+    (in a search filter, in ``Trace.to_json``) with an error naming nothing.
+    Refused rather than repaired: guessing the intended character is not
+    possible, and the trace must keep what was asked."""
+    i = lone_surrogate(text)
+    if i is not None:
+        raise ValueError(
+            f"{name} contains a lone surrogate U+{ord(text[i]):04X} at index {i}; text must be valid Unicode"
+        )
+    return text

@@ -42,6 +42,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from selfrag_nb.store.types import ANONYMOUS, PUBLIC_ROLE, User
+from selfrag_nb.text import validate_unicode
 
 __all__ = [
     "ACL_KEYS",
@@ -146,7 +147,7 @@ def validate_acl_name(name: str, what: str = "ACL name") -> str:
         raise ValueError(f"{what} must be a non-blank string, got {name!r}")
     if any(ord(c) < 32 or ord(c) == 127 for c in name):
         raise ValueError(f"{what} must not contain control characters, got {name!r}")
-    return name
+    return validate_unicode(what, name)
 
 
 def sql_literal(value: str) -> str:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, overload
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from selfrag_nb.text import validate_unicode
+
 if TYPE_CHECKING:  # pandas is heavy; imported inside to_pandas()
     import pandas as pd
 
@@ -31,7 +33,7 @@ def _no_control(what: str, value: str) -> str:
     # refusing them here fails before any model call is made for the question.
     if any(ord(c) < 32 or ord(c) == 127 for c in value):
         raise ValueError(f"{what} must not contain control characters, got {value!r}")
-    return value
+    return validate_unicode(what, value)
 
 
 class User(BaseModel):

@@ -327,9 +327,9 @@ def test_any_text_gives_a_round_tripping_trace_or_a_named_error(
         ),
         (
             lambda rag: rag.ask("refund?", user=sr.User("ana", roles=["st\ud800aff"])),
-            "user roles[0] contains",
+            "User role contains",
         ),
-        (lambda rag: rag.ask("refund?", user=sr.User("ana", tenant="\ud800")), "user tenant contains"),
+        (lambda rag: rag.ask("refund?", user=sr.User("ana", tenant="\ud800")), "User tenant contains"),
     ],
 )
 def test_lone_surrogates_are_refused_up_front(hostile_rag: sr.SelfRAG, call: Any, fragment: str) -> None:

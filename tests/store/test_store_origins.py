@@ -117,3 +117,18 @@ def test_a_table_without_origins_is_upgraded_on_the_next_ingest(tmp_path: Path) 
     assert kb.ingest(col_a).updated == ["report.md"]
     assert [h.text for h in kb.search("revised", k=5, mode="fts")] == ["Alpha report, revised."]
     assert kb.ingest(make(tmp_path / "colB", "Beta.")).skipped[0][0] == "report.md"
+
+
+def test_cli_prefix_and_on_conflict(two_folders: tuple[Path, Path, sr.KnowledgeBase]) -> None:
+    from selfrag_nb.cli import main as cli_main
+
+    col_a, _, kb = two_folders
+    base = ["ingest", str(col_a), "--kb", kb.path, "--no-progress"]
+    assert cli_main(base) == 0
+    assert kb.sources() == ["report.md"]
+    assert not finance_text_visible_to(kb, User())
+    assert cli_main([*base, "--prefix", "colA/"]) == 0
+    assert kb.sources() == ["colA/report.md", "report.md"]
+    assert cli_main([*base, "--on-conflict", "replace"]) == 0
+    # a fresh handle: this one may read a version up to a second old
+    assert not finance_text_visible_to(sr.KnowledgeBase.open(kb.path), User("f", roles=["finance"]))
