@@ -36,21 +36,18 @@ from collections.abc import Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from selfrag_nb.config import Settings
+from selfrag_nb.flow import RETRIEVAL_STAGES, STAGES
 from selfrag_nb.llm.schemas import Message
 from selfrag_nb.rerankers import RerankerOptions, resolve_reranker
-from selfrag_nb.stages.assess import AssessStage
-from selfrag_nb.stages.base import Stage, StageContext
-from selfrag_nb.stages.decide import DecideStage, DecisionCache
-from selfrag_nb.stages.finish import FinishStage, deadline_outcome
-from selfrag_nb.stages.generate import GenerateStage
-from selfrag_nb.stages.grade import GradeStage
-from selfrag_nb.stages.rerank import RerankStage
-from selfrag_nb.stages.retrieve import RetrieveStage
-from selfrag_nb.stages.rewrite import RewriteStage
-from selfrag_nb.stages.verify import VerifyStage
+
+# Importing the stage modules registers each stage class under its flow step.
+from selfrag_nb.stages import assess, generate, grade, rerank, retrieve, rewrite, verify  # noqa: F401
+from selfrag_nb.stages.base import STAGE_CLASSES, Stage, StageContext
+from selfrag_nb.stages.decide import DecisionCache
+from selfrag_nb.stages.finish import deadline_outcome
 from selfrag_nb.store.types import User
 from selfrag_nb.text import detect_language, validate_unicode
-from selfrag_nb.trace import STAGES, ConfigSnapshot, Record, Trace
+from selfrag_nb.trace import ConfigSnapshot, Record, Trace
 
 if TYPE_CHECKING:
     from selfrag_nb.llm.runner import ModelRunner
@@ -62,8 +59,6 @@ __all__ = ["SelfRAG", "Stepper", "run_sync"]
 T = TypeVar("T")
 _log = logging.getLogger(__name__)
 
-#: Stages that only run when the decision is to retrieve.
-RETRIEVAL_STAGES = frozenset({"rewrite", "retrieve", "grade", "rerank", "assess"})
 #: Grace beyond the deadline for a stage to return after its calls were cut.
 _GRACE_S = 0.5
 _HISTORY_ROLES = frozenset({"user", "assistant", "system"})
@@ -88,18 +83,7 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def _make_stage(name: str) -> Stage:
-    stages: dict[str, type[Stage]] = {
-        "decide": DecideStage,
-        "rewrite": RewriteStage,
-        "retrieve": RetrieveStage,
-        "grade": GradeStage,
-        "rerank": RerankStage,
-        "assess": AssessStage,
-        "generate": GenerateStage,
-        "verify": VerifyStage,
-        "finish": FinishStage,
-    }
-    return stages[name]()
+    return STAGE_CLASSES[name]()
 
 
 def _applicable(name: str, trace: Trace) -> bool:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticSerializationError
 
+from selfrag_nb.flow import STAGES
 from selfrag_nb.store.types import Hit, User
 
 if TYPE_CHECKING:  # pandas is heavy
@@ -57,7 +58,6 @@ __all__ = [
 ]
 
 OutcomeName = Literal["answered", "disclaimed", "regenerated", "direct", "clarify", "refused"]
-STAGES = ("decide", "rewrite", "retrieve", "grade", "rerank", "assess", "generate", "verify", "finish")
 
 
 class _Frozen(BaseModel):

@@ -29,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from selfrag_nb.flow import TITLES
 from selfrag_nb.store.types import Hit, Hits
 from selfrag_nb.trace import (
     Assessment,
@@ -71,17 +72,7 @@ CALL_TEXT_LIMIT = 6_000
 
 OFFLINE_NOTE = "offline model — reads structured inputs, not prompts"
 
-STAGE_TITLES = {
-    "decide": "Decide",
-    "rewrite": "Rewrite",
-    "retrieve": "Retrieve",
-    "grade": "Grade",
-    "rerank": "Rerank",
-    "assess": "Assess",
-    "generate": "Generate",
-    "verify": "Verify",
-    "finish": "Outcome",
-}
+STAGE_TITLES = TITLES
 
 VERDICT_ICON = {"supported": "✓", "partial": "◐", "unsupported": "✗"}
 VERDICT_LABEL = {"supported": "supported", "partial": "partly supported", "unsupported": "unsupported"}

@@ -20,9 +20,11 @@ be parsed even after one repair: never "relevant", never ACCEPT.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from selfrag_nb.flow import ROLES as FLOW_ROLES
 
 __all__ = [
     "CONSERVATIVE_DEFAULTS",
@@ -52,7 +54,9 @@ __all__ = [
 ]
 
 Role = Literal["decide", "rewrite", "grade", "rerank", "assess", "generate", "verify"]
-ROLES: tuple[Role, ...] = ("decide", "rewrite", "grade", "rerank", "assess", "generate", "verify")
+#: The roles in flow order (selfrag_nb.flow); the Literal above spells them for
+#: type checkers and a test pins the two together.
+ROLES: tuple[Role, ...] = cast("tuple[Role, ...]", FLOW_ROLES)
 
 Verdict = Literal["supported", "partial", "unsupported"]
 Recommendation = Literal["ACCEPT", "ADD_DISCLAIMER", "REGENERATE"]

@@ -6,6 +6,7 @@
          question and history bounded for models (query, bound_history; decide
          records the cut as a Fallback)
       -> Stage.run(trace, ctx) -> one record (or None when the stage is skipped)
+         each Stage subclass registers under its flow step name (STAGE_CLASSES)
          reads earlier records from the Trace; never renders, never mutates them
 
 Helpers here turn earlier records into the evidence list the later stages
@@ -19,6 +20,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from selfrag_nb.flow import STAGES
 from selfrag_nb.llm.schemas import Evidence, Message
 
 if TYPE_CHECKING:
@@ -34,6 +36,7 @@ __all__ = [
     "MAX_MODEL_HISTORY_CHARS",
     "MAX_MODEL_HISTORY_TURNS",
     "MAX_MODEL_QUESTION_CHARS",
+    "STAGE_CLASSES",
     "Stage",
     "StageContext",
     "bound_history",
@@ -120,10 +123,26 @@ class StageContext:
         return max(0.001, min(self.settings.timeout, self.remaining()))
 
 
+#: name -> Stage class, filled as the stage modules are imported; the order
+#: the stages run in is selfrag_nb.flow.FLOW, not this.
+STAGE_CLASSES: dict[str, type[Stage]] = {}
+
+
 class Stage(ABC):
-    """One stage: one class, one main method, one record."""
+    """One stage: one class, one main method, one record. A subclass names
+    its step of the flow (selfrag_nb.flow) and is registered under it."""
 
     name: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.name not in STAGES:
+            raise TypeError(f"{cls.__name__}.name {cls.name!r} is not a step of selfrag_nb.flow.FLOW")
+        if cls.name in STAGE_CLASSES:
+            raise TypeError(
+                f"two stage classes for {cls.name!r}: {STAGE_CLASSES[cls.name].__name__}, {cls.__name__}"
+            )
+        STAGE_CLASSES[cls.name] = cls
 
     @abstractmethod
     async def run(self, trace: Trace, ctx: StageContext) -> Record | None:
