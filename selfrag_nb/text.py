@@ -9,6 +9,7 @@ offline model.
                                  chars and lone surrogates shown as visible marks
     text -> lone_surrogate()     index of the first lone surrogate, or None
     text -> validate_unicode()   text, or a ValueError naming the argument and index
+    text -> markers_in()         the [n] citation numbers; strip_markers(): text without them
 
 Everything here is pure Python so ``import selfrag_nb`` stays fast.
 """
@@ -19,12 +20,15 @@ import re
 import unicodedata
 
 __all__ = [
+    "MARKER",
     "detect_language",
     "is_cjk",
     "lone_surrogate",
+    "markers_in",
     "normalize_key",
     "printable",
     "split_sentences",
+    "strip_markers",
     "tokenize",
     "validate_unicode",
 ]
@@ -170,3 +174,26 @@ def validate_unicode(name: str, text: str) -> str:
             f"{name} contains a lone surrogate U+{ord(text[i]):04X} at index {i}; text must be valid Unicode"
         )
     return text
+
+
+# Citation markers: [1], [1, 2], [1][2], full-width 【1】 and ［1］, lists
+# with Chinese commas. One pattern for generate, verify and finish.
+MARKER = r"[\[【［]\s*\d{1,3}(?:\s*[,，、]\s*\d{1,3})*\s*[\]】］]"
+_MARKER_RE = re.compile(r"[\[【［]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】］]")
+_STRIP_MARKERS_RE = re.compile(rf"\s*{MARKER}")
+
+
+def markers_in(text: str) -> list[int]:
+    """The [n] numbers in ``text`` (in order of first use, repeats removed)."""
+    nums: list[int] = []
+    for m in _MARKER_RE.finditer(text):
+        for part in re.split(r"[,，、]", m.group(1)):
+            n = int(part.strip())
+            if n not in nums:
+                nums.append(n)
+    return nums
+
+
+def strip_markers(text: str) -> str:
+    """``text`` without its citation markers (and the space before each)."""
+    return _STRIP_MARKERS_RE.sub("", text)

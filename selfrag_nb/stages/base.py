@@ -9,8 +9,10 @@
          each Stage subclass registers under its flow step name (STAGE_CLASSES)
          reads earlier records from the Trace; never renders, never mutates them
 
-Helpers here turn earlier records into the evidence list the later stages
-show to the model (``[n]`` numbering is shared by generate and verify).
+Helpers here are the ones several stages share: the evidence list the
+later stages show to the model (``[n]`` numbering is shared by generate and
+verify), the [n] markers an answer cites, and the question chunks are judged
+against (a follow-up completed by rewrite).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from selfrag_nb.flow import STAGES
 from selfrag_nb.llm.schemas import Evidence, Message
+from selfrag_nb.text import markers_in
 
 if TYPE_CHECKING:
     from selfrag_nb.config import Settings
@@ -30,9 +33,10 @@ if TYPE_CHECKING:
     from selfrag_nb.stages.decide import DecisionCache
     from selfrag_nb.store.kb import KnowledgeBase
     from selfrag_nb.store.types import Hit, User
-    from selfrag_nb.trace import Record, Trace
+    from selfrag_nb.trace import Citation, Record, Trace
 
 __all__ = [
+    "FOLLOW_UP_REASON",
     "MAX_MODEL_HISTORY_CHARS",
     "MAX_MODEL_HISTORY_TURNS",
     "MAX_MODEL_QUESTION_CHARS",
@@ -41,6 +45,8 @@ __all__ = [
     "StageContext",
     "bound_history",
     "evidence_hits",
+    "parse_citations",
+    "resolved_question",
     "to_evidence",
 ]
 
@@ -185,3 +191,34 @@ def to_evidence(hits: list[Hit], trace: Trace) -> list[Evidence]:
             )
         )
     return out
+
+
+#: Rewrite's reason for completing a follow-up from the history; later stages
+#: judge chunks against that completed question.
+FOLLOW_UP_REASON = "follow-up question refers to the conversation: completing it from the history"
+
+
+def resolved_question(trace: Trace, ctx: StageContext) -> str:
+    """The question chunks are judged against: for a follow-up that the
+    rewrite stage completed from the history ("How long is a key valid
+    before that happens?"), its first accepted rewrite; otherwise the
+    original. The answer still answers the original question."""
+    rw = trace.rewrite
+    if rw is not None and rw.reason == FOLLOW_UP_REASON and len(rw.queries) > 1:
+        return rw.queries[1]
+    return ctx.query
+
+
+def parse_citations(answer: str, evidence: list[str]) -> list[Citation]:
+    """Every distinct [n] marker in ``answer``, in order of first use; a
+    marker outside 1..len(evidence) is kept with ``valid=False``."""
+    from selfrag_nb.trace import Citation
+
+    return [
+        Citation(
+            marker=n,
+            chunk_id=evidence[n - 1] if 1 <= n <= len(evidence) else "",
+            valid=1 <= n <= len(evidence),
+        )
+        for n in markers_in(answer)
+    ]

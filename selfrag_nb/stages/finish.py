@@ -26,8 +26,9 @@ from __future__ import annotations
 import time
 
 from selfrag_nb.stages.base import Stage, StageContext
-from selfrag_nb.stages.generate import GenerateStage, markers_in, refusal_message
-from selfrag_nb.stages.verify import _STRIP_MARKERS_RE, VerifyStage
+from selfrag_nb.stages.generate import GenerateStage, refusal_message
+from selfrag_nb.stages.verify import VerifyStage
+from selfrag_nb.text import markers_in, strip_markers
 from selfrag_nb.trace import Claim, Fallback, Generation, Outcome, Support, Trace
 
 __all__ = ["FinishStage", "deadline_outcome", "disclaimer_text"]
@@ -75,7 +76,7 @@ def _remaining_answer(claims: list[Claim], gen: Generation) -> tuple[str, list[s
         text = c.text.rstrip()
         ids = c.cited
         if c.citation_error:
-            text = _STRIP_MARKERS_RE.sub("", text).rstrip()
+            text = strip_markers(text).rstrip()
             ids = [e.chunk_id for e in c.evidence]
         if not markers_in(text):
             nums = [gen.evidence.index(cid) + 1 for cid in ids if cid in gen.evidence]

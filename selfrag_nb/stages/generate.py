@@ -15,45 +15,14 @@ the user cannot see, nor invent a link (the second article's refusal rules).
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Literal
 
 from selfrag_nb.llm.schemas import GenerateInputs, GenerateOut
-from selfrag_nb.stages.base import Stage, StageContext, evidence_hits, to_evidence
-from selfrag_nb.trace import Citation, Fallback, Generation, Trace
+from selfrag_nb.stages.base import Stage, StageContext, evidence_hits, parse_citations, to_evidence
+from selfrag_nb.trace import Fallback, Generation, Trace
 
-__all__ = ["GenerateStage", "clarify_message", "parse_citations", "refusal_message"]
-
-# [1], [1, 2], [1][2], full-width 【1】 and ［1］.
-_MARKER_RE = re.compile(r"[\[【［]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】］]")
-
-
-def parse_citations(answer: str, evidence: list[str]) -> list[Citation]:
-    """Every distinct [n] marker in ``answer``, in order of first use; a
-    marker outside 1..len(evidence) is kept with ``valid=False``."""
-    out: list[Citation] = []
-    seen: set[int] = set()
-    for m in _MARKER_RE.finditer(answer):
-        for part in re.split(r"[,，、]", m.group(1)):
-            n = int(part.strip())
-            if n in seen:
-                continue
-            seen.add(n)
-            valid = 1 <= n <= len(evidence)
-            out.append(Citation(marker=n, chunk_id=evidence[n - 1] if valid else "", valid=valid))
-    return out
-
-
-def markers_in(text: str) -> list[int]:
-    """The [n] numbers in ``text`` (in order, repeats removed)."""
-    nums: list[int] = []
-    for m in _MARKER_RE.finditer(text):
-        for part in re.split(r"[,，、]", m.group(1)):
-            n = int(part.strip())
-            if n not in nums:
-                nums.append(n)
-    return nums
+__all__ = ["GenerateStage", "clarify_message", "refusal_message"]
 
 
 def _short(question: str, limit: int = 80) -> str:

@@ -19,8 +19,7 @@ import asyncio
 import time
 
 from selfrag_nb.llm.schemas import GradeInputs, RelevanceOut
-from selfrag_nb.stages.base import Stage, StageContext
-from selfrag_nb.stages.rewrite import resolved_question
+from selfrag_nb.stages.base import Stage, StageContext, resolved_question
 from selfrag_nb.store.types import Hit
 from selfrag_nb.trace import Fallback, Grade, Grades, ModelCall, Trace
 

@@ -23,8 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from selfrag_nb.rerankers import RankResponse
-from selfrag_nb.stages.base import Stage, StageContext
-from selfrag_nb.stages.rewrite import resolved_question
+from selfrag_nb.stages.base import Stage, StageContext, resolved_question
 from selfrag_nb.trace import Fallback, ModelCall, Rerank, Trace
 
 __all__ = ["RerankProtocolError", "RerankStage", "validate_ranking"]

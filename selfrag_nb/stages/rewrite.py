@@ -24,11 +24,11 @@ import time
 
 from selfrag_nb.llm.schemas import RewriteInputs, RewriteOut
 from selfrag_nb.spans import check_rewrite, extract_spans
-from selfrag_nb.stages.base import Stage, StageContext
+from selfrag_nb.stages.base import FOLLOW_UP_REASON, Stage, StageContext
 from selfrag_nb.text import normalize_key, tokenize
 from selfrag_nb.trace import Fallback, RejectedRewrite, Rewrite, Trace
 
-__all__ = ["FOLLOW_UP_REASON", "RewriteStage", "needs_rewrite", "resolved_question"]
+__all__ = ["RewriteStage", "needs_rewrite"]
 
 _FOLLOWUP_EN = re.compile(
     r"\b(?:it|its|that|this|those|these|they|them|their|one|ones|same)\b", re.IGNORECASE
@@ -38,7 +38,6 @@ _ELLIPSIS_EN = re.compile(r"^\s*(?:and|what about|how about|same for|also)\b", r
 _ELLIPSIS_ZH = re.compile(r"^\s*(?:那么|那|还有|另外)")
 #: Rewrite.reason of a follow-up completed from the history: grading and
 #: reranking then judge chunks against the completed question.
-FOLLOW_UP_REASON = "follow-up question refers to the conversation: completing it from the history"
 _FOLLOWUP_ZH = ("它", "那它", "这个", "那个", "这些", "那些", "他们", "它们", "该", "其", "上述", "同样")
 _STOPWORDS = frozenset(
     [
@@ -131,17 +130,6 @@ def needs_rewrite(question: str, has_history: bool, top_text: str | None) -> tup
     if overlap < WEAK_OVERLAP:
         return True, f"weak match: the best chunk shares {overlap:.0%} of the question's words"
     return False, f"question wording matches the documents ({overlap:.0%} of its words in the best chunk)"
-
-
-def resolved_question(trace: Trace, ctx: StageContext) -> str:
-    """The question chunks are judged against: for a follow-up that the
-    rewrite stage completed from the history ("How long is a key valid
-    before that happens?"), its first accepted rewrite; otherwise the
-    original. The answer still answers the original question."""
-    rw = trace.rewrite
-    if rw is not None and rw.reason == FOLLOW_UP_REASON and len(rw.queries) > 1:
-        return rw.queries[1]
-    return ctx.query
 
 
 class RewriteStage(Stage):

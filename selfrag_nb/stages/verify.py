@@ -22,14 +22,13 @@ import time
 from selfrag_nb.llm.schemas import ClaimVerdict, VerifyInputs
 from selfrag_nb.llm.schemas import SupportOut as SupportOutput
 from selfrag_nb.stages.base import Stage, StageContext, to_evidence
-from selfrag_nb.stages.generate import markers_in
 from selfrag_nb.store.types import Hit
+from selfrag_nb.text import MARKER, markers_in, strip_markers
 from selfrag_nb.trace import Claim, ClaimEvidence, Fallback, Support, Trace
 
 __all__ = ["VerifyStage", "locate", "locate_claim"]
 
-_TRAILING_MARKERS_RE = re.compile(r"^(?:\s*[\[【［]\s*\d{1,3}(?:\s*[,，、]\s*\d{1,3})*\s*[\]】］])+")
-_STRIP_MARKERS_RE = re.compile(r"\s*[\[【［]\s*\d{1,3}(?:\s*[,，、]\s*\d{1,3})*\s*[\]】］]")
+_TRAILING_MARKERS_RE = re.compile(rf"^(?:\s*{MARKER})+")
 
 
 def locate(haystack: str, needle: str) -> tuple[int, int]:
@@ -46,8 +45,7 @@ def locate(haystack: str, needle: str) -> tuple[int, int]:
     return (m.start(), m.end()) if m else (-1, -1)
 
 
-_MARKER = r"[\[【［]\s*\d{1,3}(?:\s*[,，、]\s*\d{1,3})*\s*[\]】］]"
-_CLAIM_TAIL_RE = re.compile(rf"(?:\s*{_MARKER})*(?:\s*[.。!?！？;；])?")
+_CLAIM_TAIL_RE = re.compile(rf"(?:\s*{MARKER})*(?:\s*[.。!?！？;；])?")
 _END_PUNCT = ".。!?！？;；"
 
 
@@ -59,13 +57,13 @@ def locate_claim(answer: str, claim: str) -> tuple[int, int]:
     may sit between its words, and the span then extends over the markers
     and the closing punctuation that follow it (views highlight the whole
     sentence, and the markers cited there belong to the claim)."""
-    core = _STRIP_MARKERS_RE.sub("", claim).strip().rstrip(_END_PUNCT).strip()
+    core = strip_markers(claim).strip().rstrip(_END_PUNCT).strip()
     words = core.split()
     if not words:  # nothing but markers and punctuation: not a claim
         return -1, -1
     start, end = locate(answer, claim)
     if start < 0:
-        gap = rf"(?:\s*{_MARKER})*\s+"
+        gap = rf"(?:\s*{MARKER})*\s+"
         pattern = gap.join(re.escape(w) for w in words)
         m = re.search(pattern, answer, flags=re.IGNORECASE)
         if m is None:
@@ -78,7 +76,7 @@ def locate_claim(answer: str, claim: str) -> tuple[int, int]:
 def _supports(chunk_text: str, evidence: list[ClaimEvidence], claim: str) -> bool:
     """True when the cited chunk itself holds a quote the verifier gave for the
     claim (or the claim verbatim): the same fact in two chunks is no citation error."""
-    quotes = [e.span for e in evidence if e.span.strip()] + [_STRIP_MARKERS_RE.sub("", claim)]
+    quotes = [e.span for e in evidence if e.span.strip()] + [strip_markers(claim)]
     return any(locate(chunk_text, q)[0] >= 0 for q in quotes)
 
 
