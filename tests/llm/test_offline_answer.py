@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-from selfrag_nb.llm.offline_answer import NO_INFO, assess, generate, verify
+from selfrag_nb.llm.offline.assess import assess
+from selfrag_nb.llm.offline.generate import NO_INFO, generate
+from selfrag_nb.llm.offline.verify import verify
 from selfrag_nb.llm.schemas import AssessInputs, Evidence, GenerateInputs, Message, VerifyInputs
 from selfrag_nb.text import detect_language
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from selfrag_nb.llm.offline import decide, rewrite
+from selfrag_nb.llm.offline.question import decide, rewrite
 from selfrag_nb.llm.schemas import DecideInputs, Message, RewriteInputs
 from selfrag_nb.text import detect_language
 

@@ -8,7 +8,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from selfrag_nb.llm.offline import grade, rerank
+from selfrag_nb.llm.offline.relevance import grade, rerank
 from selfrag_nb.llm.schemas import GradeInputs, RerankInputs
 
 REFUND = (

@@ -1,16 +1,19 @@
 """OfflineModel as a Model: protocol, raw JSON per role parsed by the runner's
-parser, usage figures, determinism, cheap import."""
+parser, usage figures, determinism, cheap import, the package's layering."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 
+import selfrag_nb.llm.offline as offline_pkg
 from selfrag_nb.llm.base import Completion, Model, ModelRequest
 from selfrag_nb.llm.offline import OfflineModel
 from selfrag_nb.llm.parsing import parse
@@ -138,3 +141,68 @@ def test_offline_import_is_cheap() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert result.stdout.strip() == ""
+
+
+#: The offline package's layers, bottom first: a module may import only modules
+#: of lower layers (never its own layer, never a higher one).
+LAYERS: list[tuple[str, ...]] = [
+    ("lexical",),
+    ("phrases",),
+    ("question",),
+    ("relevance",),
+    ("evidence",),
+    ("assess", "generate"),
+    ("verify",),
+    ("model",),
+    ("__init__",),
+]
+PACKAGE = "selfrag_nb.llm.offline"
+PACKAGE_DIR = Path(offline_pkg.__file__).parent
+
+
+def _offline_imports(path: Path) -> set[str]:
+    """Modules of the offline package that ``path`` imports, anywhere in it
+    (lazy imports inside functions included); the package itself is "__init__"."""
+
+    def module_of(name: str) -> str | None:
+        if name == PACKAGE:
+            return "__init__"
+        if name.startswith(PACKAGE + "."):
+            return name[len(PACKAGE) + 1 :].partition(".")[0]
+        return None
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {m for alias in node.names if (m := module_of(alias.name))}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolved against the package
+                parent = PACKAGE.rsplit(".", node.level - 1)[0]
+                base = f"{parent}.{base}" if base else parent
+            for alias in node.names:
+                # "from pkg import submodule" imports the submodule, else the module itself
+                sub = f"{base}.{alias.name}"
+                target = module_of(sub) if (PACKAGE_DIR / f"{alias.name}.py").is_file() else None
+                m = target if base == PACKAGE and target else module_of(base)
+                if m:
+                    found.add(m)
+    return found
+
+
+def test_offline_package_imports_point_down_only() -> None:
+    layer_of = {module: i for i, layer in enumerate(LAYERS) for module in layer}
+    modules = sorted(p.stem for p in PACKAGE_DIR.glob("*.py"))
+    assert sorted(layer_of) == modules, "every module of the package has a layer in LAYERS"
+    for module in modules:
+        for imported in _offline_imports(PACKAGE_DIR / f"{module}.py"):
+            assert layer_of[imported] < layer_of[module], (
+                f"{module} imports {imported} (same or higher layer)"
+            )
+    # The modules the package replaced are gone, so nothing can import them.
+    assert not list(PACKAGE_DIR.parent.glob("offline_*.py"))
+
+
+def test_offline_modules_stay_small() -> None:
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in PACKAGE_DIR.glob("*.py")}
+    assert max(sizes.values()) <= 700, sizes

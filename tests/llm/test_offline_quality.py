@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from selfrag_nb.llm.offline import asked_head, grade
-from selfrag_nb.llm.offline_answer import _candidates, assess, effective_question, generate, verify
-from selfrag_nb.llm.offline_rules import bag, has_negation
+from selfrag_nb.llm.offline.assess import assess
+from selfrag_nb.llm.offline.generate import _candidates, generate
+from selfrag_nb.llm.offline.lexical import bag, has_negation
+from selfrag_nb.llm.offline.question import effective_question
+from selfrag_nb.llm.offline.relevance import asked_head, grade
+from selfrag_nb.llm.offline.verify import verify
 from selfrag_nb.llm.schemas import (
     AssessInputs,
     Evidence,

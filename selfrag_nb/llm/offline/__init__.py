@@ -1,0 +1,30 @@
+"""The offline model: a deterministic, rule-based ``Model`` (no key, no network).
+
+``from selfrag_nb.llm.offline import OfflineModel`` is the public entry point.
+The package is organised by layer; every module imports only modules of lower
+layers (``tests/llm/test_offline_model.py`` checks it). In the diagram at the
+top of each module, ``a <- b`` reads "b builds on a":
+
+    layer  module      holds
+    8      model       OfflineModel: role -> rule, Completion, token estimate
+    7      verify      verify: claims x evidence sentences -> verdicts, recommendation
+    6      assess      assess: cover / qualifiers / conflicts -> ANSWER, CLARIFY, REFUSE
+    6      generate    generate: scored sentences quoted and cited; direct replies
+    5      evidence    evidence status (current / superseded) and label
+    4      relevance   grade, rerank, exact_adjustment, asked_head
+    3      question    decide, rewrite, is_follow_up, effective_question
+    2      phrases     social phrases, arithmetic, entities
+    1      lexical     tokens, weights, bags, coverage, exact terms, sentences,
+                       quantities, negation, injections
+
+    ModelRequest -> model.OfflineModel.complete -> role rule (layers 3-7)
+                 -> built from phrases and lexical -> Completion(raw JSON)
+
+The heuristics are documented in ``docs/offline_model.md``.
+"""
+
+from __future__ import annotations
+
+from selfrag_nb.llm.offline.model import OfflineModel
+
+__all__ = ["OfflineModel"]

@@ -1,0 +1,316 @@
+"""The generate role: extractive answers quoted and cited, or a direct reply.
+
+    lexical <- phrases <- question <- relevance <- evidence <- assess | generate <- verify <- model
+                                                                        ^^^^^^^^ here: imports
+                                                                        lexical, phrases,
+                                                                        question, evidence.
+
+    GenerateInputs -> direct: greeting / thanks / arithmetic (phrases) / "I don't know"
+                   -> grounded/strict: effective question (question.effective_question)
+                      -> every evidence sentence scored (_candidates): coverage,
+                         heading on topic, word pairs, exact terms, answer type
+                         (number, date, names), negation, language, precision;
+                         injections, lead-ins, table headers and ``avoid`` never quoted,
+                         superseded evidence scored lower
+                      -> 1-3 (strict: 1-2) sentences that add something, in
+                         document order, each cited [n]
+                      -> none: NO_INFO (strict) / NOT_FOUND (grounded)
+
+Heuristics and bonuses: ``docs/offline_model.md`` (generate).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from selfrag_nb.llm.offline.evidence import evidence_status
+from selfrag_nb.llm.offline.lexical import (
+    bag,
+    coverage,
+    exact_terms,
+    has_negation,
+    looks_like_injection,
+    quantities,
+    sentences,
+    stem,
+    strip_citations,
+    term_weight,
+    terms,
+)
+from selfrag_nb.llm.offline.phrases import arithmetic, format_number, social_kind
+from selfrag_nb.llm.offline.question import answer_language, effective_question
+from selfrag_nb.llm.schemas import Evidence, GenerateInputs, GenerateOut
+from selfrag_nb.text import detect_language, is_cjk, tokenize
+
+__all__ = ["NOT_FOUND", "NO_INFO", "generate"]
+
+
+#: The strict mode's answer when nothing qualifies (first article's wording).
+NO_INFO = {"en": "The documents contain no relevant information.", "zh": "文档中没有相关信息"}
+#: The grounded mode's answer when no sentence covers the question.
+NOT_FOUND = {
+    "en": "The documents found do not contain the answer to this question.",
+    "zh": "找到的文档中没有这个问题的答案。",
+}
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    score: float
+    order: int
+    index: int
+    text: str
+    keys: frozenset[str]
+    #: The chunk's heading is about the question (see ``_heading_on_topic``).
+    on_topic: bool = False
+
+
+def _similar(sentence: str, claims: list[str]) -> bool:
+    sb = bag(sentence)
+    for claim in claims:
+        cterms = terms(strip_citations(claim)[0])
+        if cterms and coverage(cterms, sb)[0] >= 0.8:
+            return True
+    return False
+
+
+def _direct(question: str, lang: str) -> str:
+    zh = lang == "zh"
+    kind, rest = social_kind(question)
+    parts: list[str] = []
+    canned = {
+        "greeting": ("Hello! How can I help you today?", "你好！有什么可以帮你的吗？"),
+        "thanks": ("You're welcome!", "不客气！"),
+        "farewell": ("Goodbye, and have a nice day!", "再见，祝你愉快！"),
+        "smalltalk": (
+            "I'm doing well, thanks for asking. How can I help?",
+            "我很好，谢谢关心。有什么可以帮你的吗？",
+        ),
+        "identity": (
+            "I'm an assistant that answers questions from this knowledge base and shows how each answer was checked.",
+            "我是一个基于知识库回答问题的助手，并会展示每个答案的核对过程。",
+        ),
+        "ack": ("Great. Let me know if you have another question.", "好的，如果还有其他问题请告诉我。"),
+    }
+    if kind is not None:
+        parts.append(canned[kind][1 if zh else 0])
+    text = rest if kind is not None else question
+    if text:
+        calc = arithmetic(text)
+        if calc is not None and calc.value is not None:
+            value = format_number(calc.value)
+            parts.append(f"{calc.expression} = {value}。" if zh else f"{calc.expression} = {value}.")
+        elif calc is not None:
+            parts.append(f"无法计算：{calc.problem}。" if zh else f"That cannot be computed: {calc.problem}.")
+        else:
+            parts.append(
+                "不查阅资料的话，我无法可靠地回答这个问题，也不想猜测。"
+                if zh
+                else "I can't answer that reliably without the knowledge base, and I won't guess."
+            )
+    return " ".join(parts) if not zh else "".join(parts)
+
+
+#: The question asks for an amount, a duration or a limit: a sentence that
+#: states a number is more likely the answer than one that only names the topic.
+_QUANTITY_Q_RE = re.compile(
+    r"\bhow (?:many|much|long|often|fast|soon|big|large|quickly)\b|\b(?:maximum|minimum|max|min|limits?|"
+    r"size|prices?|costs?|fees?|rates?|window|period|duration|percentage|number of|uptime|credit)\b|"
+    r"多少|多久|几[个天次]|多大|上限|期限|价格|费用",
+    re.IGNORECASE,
+)
+#: The question asks for a date.
+_DATE_Q_RE = re.compile(r"\bwhen\b|\bdates?\b|\bdeadline\b|什么时候|何时|日期|哪天", re.IGNORECASE)
+_DATE_RE_ANY = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}\b|"
+    r"\d{4}年\d{1,2}月",
+    re.IGNORECASE,
+)
+#: Score bonuses: the sentence has what the question's type asks for; the
+#: question is negative and so is the sentence; share of the sentence that is
+#: about the question (prefers the precise sentence among equal covers).
+ANSWER_TYPE_BONUS = 0.15
+NEGATION_BONUS = 0.1
+PRECISION_BONUS = 0.05
+#: The section's own heading is what the question asks about ("## Refund window").
+HEADING_BONUS = 0.2
+#: Per question word pair found as a pair in the sentence ("below 95%"), at most 3.
+PHRASE_BONUS = 0.05
+
+
+def _pairs(text: str) -> set[tuple[str, str]]:
+    """Adjacent word pairs (stemmed, numbers normalised), not both stopwords."""
+    keys: list[str] = []
+    for tok in tokenize(text):
+        nums = sorted(exact_terms(tok).numbers)
+        keys.append(nums[0] if nums else stem(tok))
+    return {
+        (a, b) for a, b in itertools.pairwise(keys) if a != b and (term_weight(a) > 0 or term_weight(b) > 0)
+    }
+
+
+def _heading_on_topic(ev: Evidence, qbag: Counter[str]) -> float:
+    """Share (0..1) of the chunk's own (last) heading, or its title when it has
+    none, made of question words; 0 below one half. "## Refund window" is
+    entirely about "What is the refund window ...?"."""
+    last = (ev.heading.split(">")[-1] if ev.heading else "") or ev.title
+    words = terms(last)
+    total = sum(words.values())
+    if total < 2.0:
+        return 0.0
+    share = sum(w for k, w in words.items() if k in qbag) / total
+    return share if share >= 0.5 else 0.0
+
+
+#: "Which X ...?" asks for names: a sentence naming several things is likelier the answer.
+_WHICH_RE = re.compile(
+    r"^\s*(?:which|what)\s+(?:[\w\-]+\s+){0,2}?[\w\-]+s\s+(?:are|were|do|can)\b|^\s*哪些", re.IGNORECASE
+)
+_NAMES_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z0-9]+")
+#: Factor for a sentence in another language than the question.
+OTHER_LANGUAGE = 0.8
+_TABLE_SEP_RE = re.compile(r"^\s*\|?\s*:?-{3,}")
+
+
+def _table_headers(text: str) -> set[str]:
+    """Markdown table header rows (the line before a ``|---|`` separator): they
+    name columns and state nothing, so they are never quoted alone."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return {
+        " ".join(lines[i - 1].split())
+        for i, ln in enumerate(lines)
+        if i > 0 and _TABLE_SEP_RE.match(ln) and lines[i - 1].startswith("|")
+    }
+
+
+def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
+    """Every quotable evidence sentence with its score for ``question``, best first."""
+    qterms = terms(question)
+    qexact = exact_terms(question).all
+    qbag = bag(question)
+    qpairs = _pairs(question)
+    wants_number = bool(_QUANTITY_Q_RE.search(question))
+    wants_date = bool(_DATE_Q_RE.search(question))
+    negative_q = has_negation(question)
+    wants_names = bool(_WHICH_RE.match(question))
+    lang = answer_language(question)
+    any_current = any(evidence_status(e) != "superseded" for e in inputs.evidence)
+    out: list[_Candidate] = []
+    order = 0
+    for ev in inputs.evidence:
+        header = bag(f"{ev.title} {ev.heading}")
+        stale = evidence_status(ev) == "superseded" and any_current
+        heads = _table_headers(ev.text)
+        topic = HEADING_BONUS * _heading_on_topic(ev, qbag)
+        for sent in sentences(ev.text):
+            order += 1
+            if looks_like_injection(sent) or (inputs.avoid and _similar(sent, inputs.avoid)):
+                continue
+            # A lead-in ("... you can claim a credit:") or a column header says
+            # nothing by itself; the items that follow are candidates of their own.
+            if sent.rstrip().endswith((":", "：")) or " ".join(sent.split()) in heads:
+                continue
+            sb = bag(sent)
+            # The heading lends its words, but a sentence must carry most of the match itself.
+            alone, _ = coverage(qterms, sb)
+            boosted, _ = coverage(qterms, sb, header)
+            if alone <= 0 and not (qexact & exact_terms(sent).all) and sum(terms(sent).values()) < 2.0:
+                continue  # says nothing by itself and shares nothing with the question ("Yes.")
+            score = 0.5 * alone + 0.5 * boosted + topic
+            score += PHRASE_BONUS * min(3, len(qpairs & _pairs(sent)))
+            sx = exact_terms(sent)
+            score += 0.1 * len(qexact & sx.all)
+            if wants_number and (sx.numbers or quantities(sent)):
+                score += ANSWER_TYPE_BONUS
+            if wants_date and _DATE_RE_ANY.search(sent):
+                score += ANSWER_TYPE_BONUS
+            if negative_q and has_negation(sent):
+                score += NEGATION_BONUS
+            if wants_names and len(_NAMES_RE.findall(sent)) >= 2:
+                score += ANSWER_TYPE_BONUS
+            if (detect_language(sent) == "zh") != (lang == "zh"):
+                score *= OTHER_LANGUAGE  # the user's language first, when both say it
+            sterms = terms(sent)
+            if sterms:
+                score += PRECISION_BONUS * coverage(sterms, qbag + header)[0]
+            if stale:
+                score *= 0.6
+            keys = frozenset(k for k in qterms if k in sb)
+            out.append(_Candidate(score, order, ev.index, sent, keys, topic > 0))
+    out.sort(key=lambda c: (-c.score, c.order))
+    return out
+
+
+def generate(inputs: GenerateInputs) -> GenerateOut:
+    """Grounded/strict: 1-3 quoted evidence sentences, each cited [n]; direct:
+    small talk, arithmetic, or an honest "I don't know"."""
+    lang = answer_language(inputs.question)
+    if inputs.mode == "direct":
+        return GenerateOut(answer=_direct(inputs.question.strip(), lang))
+    strict = inputs.mode == "strict"
+    question = effective_question(inputs.question, inputs.history)
+    qterms = terms(question)
+    qexact = exact_terms(question).all
+    candidates = _candidates(inputs, question)
+    wants_number = bool(_QUANTITY_Q_RE.search(question))
+    wants_names = bool(_WHICH_RE.match(question))
+    names: set[str] = set()
+    threshold, limit = (0.5, 2) if strict else (0.25, 3)
+    chosen: list[_Candidate] = []
+    covered: set[str] = set()
+    numbers: set[str] = set()
+    for cand in candidates:
+        if cand.score < threshold or len(chosen) >= limit:
+            break
+        new = cand.keys - covered
+        gain = sum(qterms[k] for k in new) / (sum(qterms.values()) or 1.0)
+        cx = exact_terms(cand.text)
+        # New facts count as new even without new question words: more about the
+        # identifier asked for, the first number for "how long/how many", new names for "which".
+        novel = (bool(qexact & cx.all) and bool(set(cx.numbers) - numbers)) or (
+            wants_number and not numbers and bool(cx.numbers)
+        )
+        cnames = set(_NAMES_RE.findall(cand.text))
+        novel = novel or (wants_names and len(cnames - names) >= 2)
+        # The section whose heading the question names is quoted at least once.
+        novel = novel or (cand.on_topic and not any(c.on_topic for c in chosen))
+        if chosen and gain < 0.1 and not novel:
+            continue
+        if strict and not (cand.keys or (qexact & cx.all)):
+            continue
+        chosen.append(cand)
+        covered |= cand.keys
+        numbers |= set(cx.numbers)
+        names |= cnames
+    if not chosen:
+        return GenerateOut(answer=(NO_INFO if strict else NOT_FOUND)[lang])
+    # Quote in document order so the answer reads as the documents do.
+    chosen.sort(key=lambda c: c.order)
+    joiner = "" if lang == "zh" else " "
+    parts: list[str] = []
+    previous = ""
+    for c in chosen:
+        quote = _cite(c.text, c.index)
+        # A table row or list item has no closing punctuation: its own line keeps it one claim.
+        unended = not previous.rstrip().endswith(tuple(".!?。！？"))
+        if parts and (c.text.lstrip().startswith("|") or unended):
+            parts.append("\n" + quote)
+        else:
+            parts.append(joiner + quote if parts else quote)
+        previous = c.text
+    return GenerateOut(answer="".join(parts))
+
+
+def _cite(sentence: str, index: int) -> str:
+    """Put "[n]" before the closing punctuation, so a sentence splitter keeps
+    the marker with the sentence it belongs to ("... purchase [1].")."""
+    body = sentence.rstrip()
+    end = ""
+    while body and body[-1] in ".!?。！？；;:：":
+        end = body[-1] + end
+        body = body[:-1]
+    space = "" if body and is_cjk(body[-1]) else " "
+    return f"{body}{space}[{index}]{end}"

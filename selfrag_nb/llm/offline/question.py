@@ -1,0 +1,306 @@
+"""Question understanding: the decide and rewrite roles, follow-ups, the effective question.
+
+    lexical <- phrases <- question <- relevance <- evidence <- assess | generate <- verify <- model
+                          ^^^^^^^^ here: imports lexical and phrases; assess and
+                                   generate read questions through it.
+
+    DecideInputs  -> empty / pure small talk (social_kind) / arithmetic -> NO_RETRIEVE
+                  -> follow-up (is_follow_up), ID or version, how-to, fact word,
+                     question form, anything else                      -> RETRIEVE
+    RewriteInputs -> no history                  -> []
+                  -> a reference ("it", "that plan", "它") -> replaced by the
+                     history's best entity (phrases.entities), + question & entity
+                  -> an ellipsis ("and for Pro?") -> earlier question with its
+                     entity swapped, or with its topic words added
+                  -> protected spans kept verbatim, duplicates dropped
+    question + history --effective_question()--> the question with its reference
+                     resolved, by the rewrite rule (what assess and generate read)
+    question --answer_language()--> "zh" | "en"
+
+Heuristics: ``docs/offline_model.md`` (decide, rewrite).
+"""
+
+from __future__ import annotations
+
+import re
+
+from selfrag_nb.llm.offline.lexical import exact_terms, stem, terms
+from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
+from selfrag_nb.llm.schemas import DecideInputs, DecisionOut, Message, RewriteInputs, RewriteOut
+from selfrag_nb.text import detect_language, normalize_key, tokenize
+
+__all__ = ["answer_language", "decide", "effective_question", "is_follow_up", "rewrite"]
+
+
+# ------------------------------------------------------------------ decide
+
+_FACT_WORDS_EN = re.compile(
+    r"\b(refunds?|polic(?:y|ies)|price|pricing|cost|costs|fees?|plans?|tiers?|limits?|quotas?|rate|"
+    r"api|apis|endpoints?|sdk|versions?|release|errors?|codes?|orders?|invoices?|billing|account|"
+    r"subscriptions?|support(?:s|ed)?|formats?|export|import|configure|settings?|install|setup|"
+    r"enable|disable|process|procedure|steps?|deadline|window|sla|uptime|security|sso|password|"
+    r"data|retention|delete|cancel|upgrade|downgrade|trial|discount|contract|warranty|shipping|"
+    r"return|integrations?|features?|documentation|docs|requirements?|compliance|gdpr)\b",
+    re.IGNORECASE,
+)
+_FACT_WORDS_ZH = re.compile(
+    r"政策|退款|价格|费用|收费|套餐|计划|限制|额度|配额|流程|步骤|如何|怎么|怎样|版本|接口|错误|订单|发票|账单|账户|账号|"
+    r"订阅|支持|格式|导出|导入|配置|设置|安装|开通|启用|关闭|期限|时间|多久|多少|哪些|哪个|规定|条款|合同|保修|"
+    r"退货|发货|集成|功能|文档|要求|合规|安全|密码|数据|删除|取消|升级|降级|试用|折扣"
+)
+_HOW_TO_RE = re.compile(r"\bhow (?:do|can|to|does|should|long|many|much)\b|如何|怎么|怎样", re.IGNORECASE)
+_QUESTION_RE = re.compile(
+    r"\?|？|^(?:what|how|why|when|where|which|who|is|are|can|does|do|should|could|will)\b|吗|什么|为什么|是否|呢",
+    re.IGNORECASE,
+)
+_REF_EN_RE = re.compile(r"\b(it|its|it's|they|them|their|this|that|these|those|the same)\b", re.IGNORECASE)
+_REF_ZH_RE = re.compile(r"它们|它|这个|那个|该|其|此|这些|那些")
+_ELLIPSIS_EN_RE = re.compile(
+    r"^\s*(?:and|what about|how about|and what about|same for|what of|also|and also)\b[\s,]*", re.IGNORECASE
+)
+_ELLIPSIS_ZH_RE = re.compile(r"^\s*(?:那么|那|还有|另外|以及)[\s,，]*")
+
+_SOCIAL_REASONS = {
+    "greeting": ("A greeting needs no documents.", "问候语，不需要查阅文档。"),
+    "thanks": ("Thanks need no documents.", "致谢，不需要查阅文档。"),
+    "farewell": ("A farewell needs no documents.", "告别语，不需要查阅文档。"),
+    "smalltalk": ("Small talk needs no documents.", "闲聊，不需要查阅文档。"),
+    "identity": (
+        "A question about the assistant itself needs no documents.",
+        "关于助手本身的问题，不需要查阅文档。",
+    ),
+    "ack": ("An acknowledgement needs no documents.", "确认性回复，不需要查阅文档。"),
+}
+
+
+def is_follow_up(question: str, history: list[Message]) -> bool:
+    """A question that leans on the history: a reference ("it", "that plan",
+    "它") or an ellipsis ("and for the Pro plan?"), with history present."""
+    if not history:
+        return False
+    if _REF_EN_RE.search(question) or _REF_ZH_RE.search(question):
+        return True
+    return bool(_ELLIPSIS_EN_RE.match(question) or _ELLIPSIS_ZH_RE.match(question))
+
+
+def decide(inputs: DecideInputs) -> DecisionOut:
+    """RETRIEVE or NO_RETRIEVE with a one-sentence reason in the question's language."""
+    question = inputs.question.strip()
+    zh = detect_language(question) == "zh"
+
+    def out(decision: str, en: str, cn: str) -> DecisionOut:
+        return DecisionOut(decision="RETRIEVE" if decision == "R" else "NO_RETRIEVE", reason=cn if zh else en)
+
+    if not question:
+        return out(
+            "N", "The message is empty; there is nothing to look up.", "消息为空，没有需要查找的内容。"
+        )
+    kind, rest = social_kind(question)
+    if kind is not None and not rest:
+        en, cn = _SOCIAL_REASONS[kind]
+        return out("N", en, cn)
+    text = rest or question
+    calc = arithmetic(text)
+    if calc is not None:
+        return out(
+            "N",
+            f"Plain arithmetic ({calc.expression}) is computed, not looked up.",
+            f"简单计算（{calc.expression}），直接计算即可，不需要检索。",
+        )
+    if is_follow_up(text, inputs.history):
+        return out(
+            "R",
+            "A follow-up that refers to an earlier turn; the documents about it are needed.",
+            "这是承接上文的追问，需要检索相关文档。",
+        )
+    exact = exact_terms(text)
+    if exact.ids or exact.versions:
+        named = ", ".join(sorted(exact.ids | exact.versions))
+        return out(
+            "R",
+            f"It names an identifier or version ({named}) that only the documents can confirm.",
+            f"问题包含编号或版本（{named}），需要以文档为准。",
+        )
+    if _HOW_TO_RE.search(text):
+        return out(
+            "R",
+            "A how-to question: the documents describe the process.",
+            "这是询问操作方法的问题，需要查阅文档中的流程说明。",
+        )
+    fact = _FACT_WORDS_EN.search(text) or _FACT_WORDS_ZH.search(text)
+    if fact:
+        word = fact.group(0)
+        return out(
+            "R",
+            f"It asks about {word.lower()}: specific facts that may change over time.",
+            f"问题涉及“{word}”，属于可能随时间变化的具体信息，需要检索。",
+        )
+    if _QUESTION_RE.search(text):
+        return out(
+            "R",
+            "A factual question the knowledge base may answer; retrieving rather than guessing.",
+            "这是一个事实性问题，知识库可能有答案，检索比猜测更稳妥。",
+        )
+    return out(
+        "R",
+        "Not recognisably small talk or arithmetic, so retrieving to be safe.",
+        "无法确定是闲聊或计算，为稳妥起见进行检索。",
+    )
+
+
+# ----------------------------------------------------------------- rewrite
+
+_PRONOUN_EN: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(
+            r"\b(?:this|that|the same)\s+(?:plan|product|feature|api|tier|service|one|edition|version)\b",
+            re.IGNORECASE,
+        ),
+        "{e}",
+    ),
+    # "Does that also apply?", "before that happens": a demonstrative standing for the earlier topic.
+    (
+        re.compile(
+            r"\b(?:that|this)\b(?=\s+(?:also\s+|still\s+)?(?:apply|applies|work|works|include|includes|"
+            r"cover|covers|happen|happens|happened|mean|means|cost|costs|require|requires|change|changes)\b)",
+            re.IGNORECASE,
+        ),
+        "{e}",
+    ),
+    (re.compile(r"\bits\b", re.IGNORECASE), "{e}'s"),
+    (re.compile(r"\bit's\b", re.IGNORECASE), "{e} is"),
+    (re.compile(r"\bit\b", re.IGNORECASE), "{e}"),
+    (re.compile(r"\b(?:they|them)\b", re.IGNORECASE), "{e}"),
+    (re.compile(r"\btheir\b", re.IGNORECASE), "{e}'s"),
+    (re.compile(r"\bthat(?=\s*[?.!]*\s*$)", re.IGNORECASE), "{e}"),
+)
+_PRONOUN_ZH: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^(?:那么|那)?它们"), "{e}"),
+    (re.compile(r"^(?:那么|那)它"), "{e}"),
+    (re.compile(r"(?:这个|那个|该)(?:套餐|产品|功能|接口|版本|服务|计划)?"), "{e}"),
+    (re.compile(r"它们|它"), "{e}"),
+    (re.compile(r"(?<![\u4e00-\u9fff])其"), "{e}"),
+)
+
+
+def _history_entity(history: list[Message], question: str) -> str | None:
+    """The entity a follow-up most likely refers to: the best entity of the
+    latest user turn that has one, else of the latest assistant turn."""
+    q = question.lower()
+    for wanted in ("user", "assistant"):
+        for turn in reversed(history):
+            if turn.role != wanted:
+                continue
+            for ent in entities(turn.content):
+                if ent.text.lower() not in q:
+                    return ent.text
+    return None
+
+
+def _replace_reference(question: str, entity: str) -> str | None:
+    for pat, tpl in (*_PRONOUN_EN, *_PRONOUN_ZH):
+        if pat.search(question):
+            # re.sub reads backslashes in a replacement as escapes: double them.
+            return pat.sub(tpl.format(e=entity).replace("\\", "\\\\"), question)
+    return None
+
+
+def _with_protected(rewrite: str, protected: list[str]) -> str:
+    """Every protected span must stay verbatim: append any the rewrite lost."""
+    lost = [p for p in protected if p and p not in rewrite]
+    return " ".join([rewrite, *lost]) if lost else rewrite
+
+
+_ZH_TAIL_RE = re.compile(
+    r"(?:是多少|是多久|是什么|有哪些|是哪些|多久|多少|什么|哪些|如何|怎么样|吗|呢|吧|[?？。!！,，\s])+$"
+)
+_ZH_EDGE = "的了吗呢吧啊是在和与及那这么"
+
+
+def _topic_words(turn: str, drop: str) -> str:
+    """What an earlier turn was about, minus its entities and what ``drop``
+    already says: content words (English) or the trimmed clause (Chinese)."""
+    ents = entities(turn)
+    if detect_language(turn) == "zh":
+        for e in ents:
+            turn = turn.replace(e.text, " ")
+        topic = _ZH_TAIL_RE.sub("", turn.strip()).strip(_ZH_EDGE + " ")
+        return "" if not topic or topic in drop else topic
+    have = set(terms(drop)) | {stem(t) for e in ents for t in tokenize(e.text)}
+    words: list[str] = []
+    for tok in tokenize(turn):
+        key = stem(tok)
+        if key in terms(tok) and key not in have and tok not in words:
+            words.append(tok)
+    return " ".join(words)
+
+
+def rewrite(inputs: RewriteInputs) -> RewriteOut:
+    """At most ``max_rewrites`` rewrites that resolve a follow-up's reference
+    from the history; [] when no rewrite is useful."""
+    question = inputs.question.strip()
+    if inputs.max_rewrites <= 0 or not question:
+        return RewriteOut(rewrites=[], reason="no rewrites allowed" if question else "empty question")
+    if not inputs.history:
+        return RewriteOut(rewrites=[], reason="no history: the question stands on its own")
+    user_turns = [m.content for m in inputs.history if m.role == "user" and m.content.strip()]
+    candidates: list[str] = []
+    reasons: list[str] = []
+    entity = _history_entity(inputs.history, question)
+
+    replaced = _replace_reference(question, entity) if entity else None
+    appended = ""
+    if replaced is not None and entity is not None:
+        candidates.append(replaced)
+        reasons.append(f"resolved the reference to {entity!r} from the history")
+        appended = entity
+    elif (_ELLIPSIS_EN_RE.match(question) or _ELLIPSIS_ZH_RE.match(question)) and user_turns:
+        # "and for the Pro plan?": the earlier question, with its entity swapped.
+        previous = user_turns[-1]
+        new = entities(question)
+        old = entities(previous)
+        appended = _topic_words(previous, question)
+        if new and old and old[0].text in previous:
+            candidates.append(previous.replace(old[0].text, new[0].text, 1))
+            reasons.append(f"earlier question with {old[0].text!r} -> {new[0].text!r}")
+        elif appended:
+            stripped = _ELLIPSIS_EN_RE.sub("", _ELLIPSIS_ZH_RE.sub("", question)).strip()
+            candidates.append(f"{appended} {stripped}".strip())
+            reasons.append("added the earlier question's topic")
+            appended = ""
+    if candidates and appended:
+        candidates.append(f"{question} {appended}")
+        reasons.append("original question plus context from the history")
+
+    rewrites: list[str] = []
+    seen = {normalize_key(question)}
+    for cand in candidates:
+        kept = _with_protected(" ".join(cand.split()), inputs.protected)
+        key = normalize_key(kept)
+        if key and key not in seen:
+            seen.add(key)
+            rewrites.append(kept)
+    rewrites = rewrites[: inputs.max_rewrites]
+    if not rewrites:
+        return RewriteOut(rewrites=[], reason="no reference to resolve: the question stands on its own")
+    return RewriteOut(rewrites=rewrites, reason="; ".join(reasons[: len(rewrites)]))
+
+
+# -------------------------------------------------- the effective question
+
+
+def answer_language(question: str) -> str:
+    """The language an answer to ``question`` is written in: "zh" or "en"."""
+    return "zh" if detect_language(question) == "zh" else "en"
+
+
+def effective_question(question: str, history: list[Message]) -> str:
+    """The question with a follow-up's reference resolved from the history
+    ("Does it include SSO?" -> "Does Pro plan include SSO?"), by the same rule
+    as the rewrite role; the question itself when it stands on its own."""
+    if not history:
+        return question
+    if not is_follow_up(question, history):
+        return question
+    out = rewrite(RewriteInputs(question=question, history=history, max_rewrites=1))
+    return out.rewrites[0] if out.rewrites else question

@@ -1,0 +1,238 @@
+"""Relevance: the grade and rerank roles (one chunk's score, a candidate set's order).
+
+    lexical <- phrases <- question <- relevance <- evidence <- assess | generate <- verify <- model
+                                      ^^^^^^^^^ here: imports lexical only; assess
+                                                grades evidence through grade().
+
+    GradeInputs  -> injection sentences dropped
+                 -> weighted term coverage (title/heading/metadata boost) + best sentence
+                 -> exact_adjustment: IDs / versions / numbers present -> bonus,
+                    absent -> cap 45, other version -> cap 30
+                 -> only the question's names match, or the asked head
+                    (asked_head: "What is the X for ...") is missing -> cap 45
+                 -> relevanceScore 0-100, isRelevant >= 50, keyInfo, gaps
+    RerankInputs -> BM25 (IDF from the candidate set, term weight per query term)
+                    x coverage + exact bonus, capped -> ranking best first
+
+Heuristics and caps: ``docs/offline_model.md`` (grade, rerank).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from selfrag_nb.llm.offline.lexical import (
+    SYNONYMS,
+    bag,
+    best_sentence,
+    coverage,
+    exact_terms,
+    looks_like_injection,
+    sentences,
+    shorten,
+    stem,
+    terms,
+)
+from selfrag_nb.llm.schemas import GradeInputs, RankedItem, RelevanceOut, RerankInputs, RerankOut
+from selfrag_nb.text import tokenize
+
+__all__ = ["asked_head", "exact_adjustment", "grade", "rerank"]
+
+
+# ------------------------------------------------------------------- grade
+
+#: Score caps when the question's exact terms are missing from / contradicted by the chunk.
+CAP_MISSING_EXACT = 45
+CAP_CONTRADICTED = 30
+
+
+def _meta_text(metadata: dict[str, Any]) -> str:
+    parts: list[str] = []
+    for key in sorted(metadata):
+        value = metadata[key]
+        values = value if isinstance(value, list) else [value]
+        parts.extend(str(v) for v in values if isinstance(v, str | int | float) and not isinstance(v, bool))
+    return " ".join(parts)
+
+
+def _version_match(q: str, d: str) -> bool:
+    return q == d or d.startswith(q + ".") or q.startswith(d + ".")
+
+
+def exact_adjustment(
+    question: str, doc_text: str, doc_versions: set[str] | None = None
+) -> tuple[int, int, list[str]]:
+    """(bonus, cap, notes) from the question's identifiers, versions and numbers
+    against a document: present -> bonus; an ID or version absent -> cap below
+    the relevance cutoff; a different version -> a lower cap; a number absent -> penalty."""
+    q = exact_terms(question)
+    d = exact_terms(doc_text)
+    versions = set(d.versions) | (doc_versions or set())
+    bonus, cap, notes = 0, 100, []
+    for v in sorted(q.versions):
+        if any(_version_match(v, dv) for dv in versions):
+            bonus += 6
+        elif versions:
+            cap = min(cap, CAP_CONTRADICTED)
+            notes.append(f"version {v} asked, document is about {', '.join(sorted(versions))}")
+        else:
+            cap = min(cap, CAP_MISSING_EXACT)
+            notes.append(f"version {v} not mentioned")
+    for i in sorted(q.ids):
+        if i in d.ids:
+            bonus += 8
+        else:
+            cap = min(cap, CAP_MISSING_EXACT)
+            notes.append(f"identifier {i} not mentioned")
+    missing_numbers = 0
+    for n in sorted(q.numbers):
+        if n in d.numbers:
+            bonus += 3
+        else:
+            missing_numbers += 1
+            notes.append(f"number {n} not mentioned")
+    return bonus - min(16, 8 * missing_numbers), cap, notes
+
+
+#: "What is the <modifiers> HEAD for/of/...": the thing asked for.
+_HEAD_RE = re.compile(
+    r"^\s*(?:what|which)\s+(?:is|are|was|were)\s+(?:the\s+|a\s+|an\s+|your\s+|my\s+|our\s+|its\s+)?"
+    r"(?:[\w'’\-]+\s+){0,4}?([a-z][a-z\-]*)\s+(?:for|of|in|on|at|to|with|that|when|per|from)\b",
+    re.IGNORECASE,
+)
+#: Heads whose answer is a number (any number in the chunk names them).
+_NUMERIC_HEADS = frozenset(
+    stem(w)
+    for w in [
+        "price",
+        "cost",
+        "fee",
+        "size",
+        "limit",
+        "rate",
+        "value",
+        "amount",
+        "number",
+        "count",
+        "total",
+        "window",
+        "period",
+        "duration",
+        "time",
+        "percentage",
+        "length",
+        "maximum",
+        "minimum",
+        "quota",
+    ]
+)
+_DATED_HEADS = frozenset(stem(w) for w in ["date", "deadline", "day"])
+_ISO_DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_NAME_RE = re.compile(r"(?<=\s)([A-Z][a-z][\w\-]*)(?:['’]s)?\b")
+#: Score cap when a chunk matches the question only by names, or lacks the thing asked for.
+CAP_OFF_TOPIC = 45
+
+
+def asked_head(question: str) -> str:
+    """The stemmed head noun of a "What is the X for ..." question ("" when none)."""
+    m = _HEAD_RE.match(question)
+    if not m:
+        return ""
+    head = stem(m.group(1).lower())
+    return head if terms(head) else ""
+
+
+def _has_head(head: str, doc: Counter[str], text: str) -> bool:
+    if doc.get(head, 0) or any(doc.get(syn, 0) for syn in SYNONYMS.get(head, ())):
+        return True
+    if head in _NUMERIC_HEADS and exact_terms(text).numbers:
+        return True
+    return head in _DATED_HEADS and bool(_ISO_DATE_RE.search(text))
+
+
+def _name_keys(question: str) -> set[str]:
+    """Capitalised words inside the question (not its first word, not acronyms):
+    product and company names, which many documents share."""
+    return {stem(m.group(1).lower()) for m in _NAME_RE.finditer(" " + question.strip())} - {
+        stem(question.strip().split()[0].lower()) if question.strip() else ""
+    }
+
+
+def grade(inputs: GradeInputs) -> RelevanceOut:
+    """relevanceScore 0-100 (80+ high, 50-79 partial, <50 irrelevant)."""
+    qterms = terms(inputs.question)
+    meta = _meta_text(inputs.metadata)
+    header = f"{inputs.title} {inputs.heading}"
+    boost = bag(f"{header} {meta}")
+    # Instructions planted in a document are not information about the question.
+    text = "\n".join(s for s in sentences(inputs.text) if not looks_like_injection(s))
+    doc = bag(text) + boost
+    cov, missing = coverage(qterms, doc, boost)
+    sentence, sent_cov = best_sentence(qterms, text)
+    lexical = 100.0 * (0.7 * cov + 0.3 * sent_cov) ** 0.8 if qterms else 0.0
+    meta_versions = {
+        v.removeprefix("v")
+        for k, v in inputs.metadata.items()
+        if k.lower() == "version" and isinstance(v, str)
+    } | {str(v) for k, v in inputs.metadata.items() if k.lower() == "version" and isinstance(v, int | float)}
+    bonus, cap, notes = exact_adjustment(inputs.question, f"{header} {text} {inputs.source}", meta_versions)
+    # Sharing only the question's names ("Quillstack") is not being about it.
+    names = _name_keys(inputs.question)
+    topical = {k: w for k, w in qterms.items() if k not in names}
+    if names & set(qterms) and topical and coverage(topical, doc, boost)[0] < 0.35:
+        cap = min(cap, CAP_OFF_TOPIC)
+        notes.append("only the names in the question match")
+    head = asked_head(inputs.question)
+    if head and not _has_head(head, doc, f"{header} {text}"):
+        cap = min(cap, CAP_OFF_TOPIC)
+        notes.append(f"the thing asked for ({head}) is not mentioned")
+    score = round(max(0.0, min(100.0, lexical + bonus if lexical > 0 else 0.0, float(cap))))
+    missing_set = set(missing)
+    gap_words: list[str] = []
+    for tok in tokenize(inputs.question):
+        if stem(tok) in missing_set and tok not in gap_words and qterms.get(stem(tok), 0) >= 1.0:
+            gap_words.append(tok)
+    gaps = "; ".join(p for p in (", ".join(gap_words), *notes) if p)
+    key_info = shorten(sentence or text, 200) if score > 0 else ""
+    return RelevanceOut(relevanceScore=score, isRelevant=score >= 50, keyInfo=key_info, gaps=gaps)
+
+
+# ------------------------------------------------------------------ rerank
+
+#: BM25 document-length normalisation.
+B = 0.75
+
+
+def rerank(inputs: RerankInputs) -> RerankOut:
+    """Every candidate ranked, best first: BM25 with IDF from the candidate set,
+    term specificity as query-term weight, times coverage, plus exact matches."""
+    import math
+
+    qterms = terms(inputs.query)
+    docs = [bag(c) for c in inputs.candidates]
+    n = len(docs)
+    if n == 0:
+        return RerankOut(ranking=[])
+    avgdl = sum(sum(d.values()) for d in docs) / n or 1.0
+    idf = {}
+    for key in qterms:
+        df = sum(1 for d in docs if key in d)
+        idf[key] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    scored: list[tuple[float, int]] = []
+    for i, (text, d) in enumerate(zip(inputs.candidates, docs, strict=True)):
+        dl = sum(d.values()) or 1
+        bm25 = 0.0
+        for key, w in qterms.items():
+            tf = d.get(key, 0)
+            if tf:
+                bm25 += w * idf[key] * tf * (1.2 + 1) / (tf + 1.2 * (1 - B + B * dl / avgdl))
+        cov, _ = coverage(qterms, d)
+        bonus, cap, _ = exact_adjustment(inputs.query, text)
+        score = bm25 * (0.5 + 0.5 * cov) + bonus / 10.0
+        if cap < 100:
+            score *= cap / 100.0
+        scored.append((round(score, 6), i))
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    return RerankOut(ranking=[RankedItem(index=i, score=s) for s, i in scored])
