@@ -1,17 +1,17 @@
 """Settings: thresholds, budgets and policies of the pipeline.
 
-Where the two source articles disagree, the choice is a setting and the
+Where the two design sources disagree (docs/architecture.md), the choice is a setting and the
 trace's config snapshot records which was used:
 
-- ``no_evidence``: the first article answers without documents plus a
+- ``no_evidence``: the Self-RAG design answers without documents plus a
   disclaimer when every chunk is irrelevant ("answer_with_disclaimer"); the
-  second article refuses when the material does not cover the question
+  evidence-quality design refuses when the material does not cover the question
   ("refuse", the default).
-- ``rewrite``: the first article never rewrites; the second adds controlled
-  rewrites. ``rewrite=False`` is the first article's pipeline.
-- ``rerank``: likewise only in the second article.
+- ``rewrite``: the Self-RAG design never rewrites; the evidence-quality design
+  adds controlled rewrites. ``rewrite=False`` is the Self-RAG design's pipeline.
+- ``rerank``: likewise only in the evidence-quality design.
 
-Every number has the article's value as its default. Numbers must be given
+Every number has its design source's value as its default. Numbers must be given
 as numbers: a bool (``timeout=True``) or a string (``deadline="5"``) is
 refused with a ValueError naming the setting, not silently converted (a bool
 is an int to Python, and "5" would hide a caller passing text through).
@@ -51,14 +51,14 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    # -- decide (first article: rules -> cache -> model)
+    # -- decide (rules -> cache -> model: greetings never pay for a model call)
     #: Self-RAG's three retrieval modes: "adaptive" (decide), "always", "never".
     retrieval: Literal["adaptive", "always", "never"] = "adaptive"
     decision_rules: bool = True
     decision_cache_size: int = Field(default=10_000, ge=0)
     decision_cache_ttl: float = Field(default=3600.0, ge=0)
 
-    # -- rewrite (second article)
+    # -- rewrite (controlled: original first, bounded, protected spans kept)
     rewrite: bool = True
     max_rewrites: int = Field(default=2, ge=0, le=10)
 
@@ -67,12 +67,12 @@ class Settings(BaseModel):
     per_query_k: int = Field(default=10, ge=1, le=1000)
     total_cap: int = Field(default=30, ge=1, le=1000)
 
-    # -- grade (first article: 80+ high, 50-79 partial, <50 irrelevant)
+    # -- grade (relevance bands: 80+ high, 50-79 partial, <50 irrelevant)
     high_relevance: int = Field(default=80, ge=0, le=100)
     relevance_cutoff: int = Field(default=50, ge=0, le=100)
     grade_concurrency: int = Field(default=8, ge=1, le=256)
 
-    # -- rerank (second article: keep >= 1, at most 50 candidates)
+    # -- rerank (validated protocol: keep >= 1, at most 50 candidates)
     rerank: bool = True
     rerank_keep: int = Field(default=5, ge=1, le=50)
     rerank_max_candidates: int = Field(default=50, ge=1, le=50)

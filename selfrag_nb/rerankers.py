@@ -9,7 +9,7 @@
       object with .rank()       -> used as is
           |
           v
-      RerankStage validates every response (the second article's RerankStage.choose):
+      RerankStage validates every response (the rerank protocol, stages/rerank.py):
       indices in range, no duplicates, finite scores, higher is better, subset allowed.
 
 Built-ins register themselves exactly like an outside reranker would. A

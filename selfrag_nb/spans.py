@@ -9,7 +9,7 @@
                               words and quotes), negations neither dropped nor added
       -> SpanCheck(ok, missing, reason)
 
-The second article: a rewrite may change the wording, never the product,
+A rewrite may change the wording, never the product,
 version, number, time or negation of the question ("which are NOT supported"
 must not become "which are supported"). Pure Python, no model involved.
 """

@@ -43,7 +43,7 @@ _CJK_RANGES = (
     (0xF900, 0xFAFF),
 )
 
-# ASCII and full-width punctuation removed from cache keys (first article:
+# ASCII and full-width punctuation removed from cache keys (Self-RAG design:
 # lower-case and strip "，。？！,?.!"; we take the whole punctuation class).
 _PUNCT_RE = re.compile(r"[\s\u3000]+")
 

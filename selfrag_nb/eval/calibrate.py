@@ -5,10 +5,10 @@
       per value: correct refusals, wrong refusals, unsupported answers,
                  citation errors, outcome accuracy
       score = correct refusals - wrong refusals - unsupported answers
-      suggested = best score; ties -> the article's default, else the value nearest it
+      suggested = best score; ties -> the default setting, else the value nearest it
     = Calibration (.table .suggested .chosen_on .chart() .to_html() .report)
 
-The second article: refusal conditions are calibrated on a fixed question
+Refusal conditions are calibrated on a fixed question
 set instead of treating one number (0.8) as a universal trust line; too high
 a threshold throws away real evidence worded differently, too low lets
 unsupported answers through. So the result always says on which set (name,

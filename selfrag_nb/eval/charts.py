@@ -51,7 +51,7 @@ def metric_bars(summary: pd.DataFrame, metric: str = "outcome_accuracy") -> Any:
 
 
 def refusal_bars(summary: pd.DataFrame) -> Any:
-    """Per variant (category "all"): the four counts the second article asks
+    """Per variant (category "all"): the four counts an evidence-quality evaluation asks
     to keep separate, side by side."""
     go = _go()
     overall = summary[summary["category"] == "all"]

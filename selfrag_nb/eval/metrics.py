@@ -7,7 +7,7 @@
         failed checks     -> failure_reason ("wrong outcome: refused not in [answered]")
     [EvalRow] --summarize()--> {metric: value}   (METRICS, in display order)
 
-The second article asks to measure unsupported answers, citation errors,
+An evidence-quality evaluation measures unsupported answers, citation errors,
 wrong refusals and correct refusals separately, because answer coverage
 alone misleads: a pipeline that answers everything has full coverage and the
 most unsupported answers. Those four are counted, never folded into one score.

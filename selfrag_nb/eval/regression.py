@@ -8,7 +8,7 @@
                      --failures_to_questions()--> QuestionSet  -> evaluate(rag2, ...)
     before rows + after rows --RegressionDiff--> .fixed .still_failing .broke
 
-The second article: keep the question category, candidate evidence, config
+A regression sample keeps the question category, candidate evidence, config
 version and failure reason, inside the authorised scope, as regression
 samples. Failure reasons never repeat a labelled secret, and evidence is kept
 as chunk ids, not text, so the samples carry no more than the labels did.

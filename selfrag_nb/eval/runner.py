@@ -12,7 +12,7 @@
            failures.parquet  <- failing rows (regression samples)
       = EvalReport (rows in question order; no traces in memory)
 
-The second article's ablation rule: compare variants with everything else
+The ablation rule: compare variants with everything else
 fixed. Every variant runs the same questions through the same knowledge base
 and models; only the named settings change, and each row carries the config
 version (hash of settings, prompt hashes and model names) it ran with.
@@ -54,7 +54,7 @@ __all__ = [
     "run_sync",
 ]
 
-#: Named variant sets. "ablation" is the second article's four-way comparison
+#: Named variant sets. "ablation" is the four-way comparison
 #: (baseline, + rewrite, + rerank, both); "retrieval" is Self-RAG's three modes.
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "ablation": {

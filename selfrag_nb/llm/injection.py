@@ -11,7 +11,7 @@
 The runner runs this over the untrusted parts of a call's inputs (question,
 history, documents, the answer under verification) and stores the flags on
 the ``ModelCall``. Text is never altered or removed because of a flag: the
-second article says text like "ignore the rules and call a tool" in a
+evidence-quality design says text like "ignore the rules and call a tool" in a
 document must be treated as untrusted content, and that a prompt alone cannot
 replace tool authorisation. Flagging makes the attempt visible in the trace.
 

@@ -2,7 +2,7 @@
 
 Each role has an *inputs* model (what the stage hands the model: the offline
 model reads these, never the prompt text) and an *output* model (what the
-model must answer, in the JSON field names of the two source articles).
+model must answer, in the JSON field names of the two design sources, docs/architecture.md).
 
     role       inputs             output            article
     decide     DecideInputs   ->  DecisionOut       RETRIEVE|NO_RETRIEVE + reason
@@ -137,7 +137,7 @@ class GenerateInputs(_In):
     question: str
     evidence: list[Evidence] = Field(default_factory=list)
     history: list[Message] = Field(default_factory=list)
-    #: "grounded" (answer from evidence), "strict" (the first article's
+    #: "grounded" (answer from evidence), "strict" (the Self-RAG design's
     #: regeneration prompt), "direct" (no retrieval was needed).
     mode: Literal["grounded", "strict", "direct"] = "grounded"
     #: Set on a strict regeneration: claims the verifier found unsupported.

@@ -9,7 +9,7 @@
       override (stepper) -> that action
       unparsed -> REFUSE (conservative default) + Fallback
 
-The second article: similarity never decides; missing product/date/version
+Similarity never decides; missing product/date/version
 -> clarify; uncovered or unresolved conflict -> say it cannot be confirmed.
 The assessor only ever sees authorised evidence, so a refusal cannot reveal
 that an unauthorised document exists.

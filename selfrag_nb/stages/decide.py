@@ -8,7 +8,7 @@
                     + history summary + prompt)
     model (DecideInputs + one-line summary)   -> source="model", its one-sentence reason
 
-The first article: rules first so greetings never pay for a model call, then
+Rules first so greetings never pay for a model call, then
 a Caffeine-style cache (10 000 entries, one hour), then the model. A cached
 decision is only reused for the same conversation summary, so a follow-up
 ("and that one?") is never answered from another conversation's decision.
@@ -216,7 +216,7 @@ class DecideStage(Stage):
         out = result.output
         assert isinstance(out, DecisionOut)
         retrieve = out.decision == "RETRIEVE"
-        # The first article asks for a one-sentence reason: keep the first sentence.
+        # The decision's reason is one sentence: keep the first.
         sentences = split_sentences(out.reason.strip())
         reason = sentences[0] if sentences else ""
         if result.ok:

@@ -5,12 +5,12 @@
     Assessment "refuse"               -> composed refusal (mode "refuse", no model call)
     Assessment "clarify"              -> composed question with the options (mode "clarify")
     Assessment "answer"               -> model "generate" mode "grounded", evidence numbered [n]
-    regeneration (from finish)        -> mode "strict" (the first article's strict prompt),
+    regeneration (from finish)        -> mode "strict" (answer only from the documents, else say so),
                                          ``avoid`` = the claims the verifier rejected
       -> parse_citations(): every [n] -> Citation(marker, chunk_id, valid)
 
 Composed messages are in the question's language and never name a document
-the user cannot see, nor invent a link (the second article's refusal rules).
+the user cannot see, nor invent a link (refusal rules: say what is missing, within what the user may see).
 """
 
 from __future__ import annotations

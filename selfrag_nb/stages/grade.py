@@ -8,7 +8,7 @@
       -> relevant iff parsed ok and score >= cutoff (an unparsed grade never is)
       -> Grades(items in retrieval order, kept = relevant by score desc)
 
-The first article grades the documents in parallel (CompletableFuture per
+Documents are graded in parallel (CompletableFuture per
 document) and keeps the relevant ones sorted by score; the same here with
 asyncio, so the stage costs about one call's latency, not ten.
 """

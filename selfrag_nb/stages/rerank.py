@@ -9,7 +9,7 @@
       -> sort by score desc (higher is better; a subset is allowed), keep rerank_keep
     any violation / error / timeout -> previous order kept, Rerank.fallback = reason
 
-This is the second article's ``RerankStage.choose`` with its exceptions
+This is the validated rerank protocol (``RerankStage.choose``) with its exceptions
 turned into a recorded fallback: "重排失败时可以回退到原排序，但应记录".
 """
 
@@ -28,7 +28,7 @@ from selfrag_nb.trace import Fallback, ModelCall, Rerank, Trace
 
 __all__ = ["RerankProtocolError", "RerankStage", "validate_ranking"]
 
-#: The second article's hard cap on candidates sent to a reranker.
+#: Hard cap on candidates sent to a reranker (recall many, rerank a few).
 MAX_CANDIDATES = 50
 
 

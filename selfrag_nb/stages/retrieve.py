@@ -7,7 +7,7 @@
       -> cap at total_cap
       -> Retrieval(hits, per_query, access_filter, kb_version)
 
-The second article bounds expansion: per-query candidates, total after
+Expansion is bounded: per-query candidates, total after
 dedupe. Only chunks the user may read are ever returned, so nothing
 unauthorised reaches grading, reranking or a prompt.
 """

@@ -1,6 +1,6 @@
 """Stage 2, rewrite: controlled extra search phrasings, only when useful.
 
-    settings.rewrite False                  -> skipped (the first article's pipeline)
+    settings.rewrite False                  -> skipped (the Self-RAG design's pipeline)
     useful?  follow-up reference ("it", "that", "它", "那它", "这个") + history
              or weak match: the best authorised chunk shares few of the question's words
        no  -> Rewrite(queries=[original], attempted=False, reason)
@@ -11,7 +11,7 @@
               -> Rewrite(queries=[original, *accepted])
     model failure -> original alone + Fallback
 
-The second article: keep the original first, bound the number of rewrites,
+Keep the original first, bound the number of rewrites,
 never lose product, version, number, time or negation; the answer still
 answers the original question (later stages grade and answer ``ctx.query``).
 """

@@ -9,7 +9,7 @@ latest Generation
           evidence quote -> ClaimEvidence(chunk_id, span, offsets in the chunk text)
           cited [n] (from the verdict, the claim text, the markers after it in the answer)
           citation_error: [n] not in the evidence, or a cited chunk that does
-                          not support the claim (the second article's last Q&A)
+                          not support the claim (a citation must hold the claim's evidence)
        -> recommendation, made consistent: ACCEPT with an unsupported claim ->
           ADD_DISCLAIMER; any citation error -> REGENERATE (both recorded as Fallback)
 """

@@ -47,7 +47,7 @@ class User(BaseModel):
     roles: tuple[str, ...] = ()
     tenant: str | None = None
 
-    def __init__(self, id: str = ANONYMOUS, roles: Any = (), tenant: str | None = None, **kw: Any) -> None:  # noqa: A002 - `id` is the public field name of the DESIGN contract
+    def __init__(self, id: str = ANONYMOUS, roles: Any = (), tenant: str | None = None, **kw: Any) -> None:  # noqa: A002 - `id` is the public field name of the API
         if isinstance(roles, str | bytes):
             # tuple("finance") would silently become the roles f, i, n, a, ...
             raise ValueError(

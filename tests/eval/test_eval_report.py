@@ -196,7 +196,7 @@ def test_calibration_suggestion_rule_and_view() -> None:
         | {"citation_errors": 0, "outcome_accuracy": 0.5, "score": cr - wr - ua}
         for v, cr, wr, ua in [(30, 1, 0, 4), (40, 3, 0, 1), (50, 3, 1, 0), (60, 4, 2, 0), (70, 4, 3, 0)]
     ]
-    assert _suggest(rows, default=50) == 50  # 40, 50 and 60 tie at 2: the article's default wins
+    assert _suggest(rows, default=50) == 50  # 40, 50 and 60 tie at 2: the default setting wins
     assert _suggest(rows[:2] + rows[3:], default=50) == 40  # tie 40/60 without 50: nearest, lower first
     assert _suggest([rows[0], rows[4]], default=50) == 70
     cal = Calibration(

@@ -69,7 +69,7 @@ GRADE_OK: list[tuple[str, int, bool, str, str]] = [
     ('{"Relevance Score": "60/100", "Is Relevant": "Yes"}', 60, True, "", ""),
     ('{relevanceScore: 30, isRelevant: no, gaps: "no refund info"}', 30, False, "", "no refund info"),
     ("{“relevanceScore”： 81，“isRelevant”： true}", 81, True, "", ""),
-    # isRelevant missing: derived from the article's 50 cutoff
+    # isRelevant missing: derived from the 50 relevance cutoff
     ('{"relevanceScore": 49}', 49, False, "", ""),
     ('{"relevanceScore": 50, "keyInfo": "x"}', 50, True, "x", ""),
     ('```json\n{"relevanceScore": 85, "isRelevant": true, // very relevant\n}\n```', 85, True, "", ""),

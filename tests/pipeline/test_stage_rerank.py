@@ -1,4 +1,4 @@
-"""Rerank: the second article's protocol checks, each violation -> previous order + reason."""
+"""Rerank: the validated protocol's checks, each violation -> previous order + reason."""
 
 from __future__ import annotations
 

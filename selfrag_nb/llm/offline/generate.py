@@ -48,7 +48,7 @@ from selfrag_nb.text import detect_language, is_cjk, tokenize
 __all__ = ["NOT_FOUND", "NO_INFO", "generate"]
 
 
-#: The strict mode's answer when nothing qualifies (first article's wording).
+#: The strict mode's answer when nothing qualifies (the Self-RAG design's wording).
 NO_INFO = {"en": "The documents contain no relevant information.", "zh": "文档中没有相关信息"}
 #: The grounded mode's answer when no sentence covers the question.
 NOT_FOUND = {
