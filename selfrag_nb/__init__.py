@@ -15,6 +15,26 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# The error tree is small and import-free: loaded eagerly so that
+# ``except sr.SelfRAGError`` never triggers a heavy import.
+from selfrag_nb.errors import (
+    ConfigurationError,
+    EmbedderError,
+    InputError,
+    InputTypeError,
+    KnowledgeBaseError,
+    MissingDependencyError,
+    ModelError,
+    NotFoundError,
+    ParseError,
+    PathNotFoundError,
+    ProviderError,
+    QuestionSetError,
+    RerankProtocolError,
+    SelfRAGError,
+    TemplateError,
+)
+
 __version__ = "0.1.0"
 
 # name -> module that defines it (imported on first attribute access)
@@ -40,18 +60,33 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "ConfigurationError",
+    "EmbedderError",
     "EvalReport",
     "Hit",
     "Hits",
     "IngestReport",
+    "InputError",
+    "InputTypeError",
     "KnowledgeBase",
+    "KnowledgeBaseError",
     "LiteLLMModel",
+    "MissingDependencyError",
+    "ModelError",
+    "NotFoundError",
     "OfflineModel",
+    "ParseError",
+    "PathNotFoundError",
     "PromptLab",
+    "ProviderError",
+    "QuestionSetError",
+    "RerankProtocolError",
     "ScriptedModel",
     "SelfRAG",
+    "SelfRAGError",
     "Settings",
     "Stepper",
+    "TemplateError",
     "Trace",
     "User",
     "__version__",

@@ -24,6 +24,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from selfrag_nb.errors import InputError
+
 __all__ = ["NUMERIC_SETTINGS", "Settings"]
 
 #: Settings that hold a number (int or float): only real numbers are accepted.
@@ -104,18 +106,18 @@ class Settings(BaseModel):
         # Pydantic's lax mode turns True into 1 and "5" into 5; both are
         # caller mistakes here. numbers.Real keeps numpy scalars working.
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
-            raise ValueError(f"{info.field_name} must be a number, got {type(v).__name__} {v!r}")
+            raise InputError(f"{info.field_name} must be a number, got {type(v).__name__} {v!r}")
         return v
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:
         if self.relevance_cutoff > self.high_relevance:
-            raise ValueError(
+            raise InputError(
                 f"relevance_cutoff ({self.relevance_cutoff}) must not exceed "
                 f"high_relevance ({self.high_relevance})"
             )
         if self.disclaimer_confidence > self.accept_confidence:
-            raise ValueError(
+            raise InputError(
                 f"disclaimer_confidence ({self.disclaimer_confidence}) must not exceed "
                 f"accept_confidence ({self.accept_confidence})"
             )

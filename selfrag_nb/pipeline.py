@@ -36,6 +36,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from selfrag_nb.config import Settings
+from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.flow import RETRIEVAL_STAGES, STAGES
 from selfrag_nb.llm.schemas import Message
 from selfrag_nb.rerankers import RerankerOptions, resolve_reranker
@@ -96,10 +97,10 @@ def _applicable(name: str, trace: Trace) -> bool:
 def validate_question(question: object) -> str:
     """The question, or a clear error when it cannot be asked."""
     if not isinstance(question, str):
-        raise TypeError(f"question must be a string, got {type(question).__name__}")
+        raise InputTypeError(f"question must be a string, got {type(question).__name__}")
     validate_unicode("question", question)
     if not question.strip():
-        raise ValueError("question is blank: ask something (it was empty or whitespace only)")
+        raise InputError("question is blank: ask something (it was empty or whitespace only)")
     return question
 
 
@@ -108,21 +109,21 @@ def validate_history(history: object) -> list[dict[str, str]]:
     if history is None:
         return []
     if isinstance(history, (str, bytes, Mapping)) or not isinstance(history, Sequence):
-        raise ValueError(
+        raise InputError(
             f'history must be a list of {{"role": ..., "content": ...}} dicts, got {type(history).__name__}'
         )
     out: list[dict[str, str]] = []
     for i, item in enumerate(history):
         turn = {"role": item.role, "content": item.content} if isinstance(item, Message) else item
         if not isinstance(turn, Mapping):
-            raise ValueError(
+            raise InputError(
                 f"history[{i}] must be a dict with 'role' and 'content', got {type(turn).__name__}"
             )
         role, content = turn.get("role"), turn.get("content")
         if role not in _HISTORY_ROLES:
-            raise ValueError(f"history[{i}]['role'] must be one of {sorted(_HISTORY_ROLES)}, got {role!r}")
+            raise InputError(f"history[{i}]['role'] must be one of {sorted(_HISTORY_ROLES)}, got {role!r}")
         if not isinstance(content, str):
-            raise ValueError(f"history[{i}]['content'] must be a string, got {type(content).__name__}")
+            raise InputError(f"history[{i}]['content'] must be a string, got {type(content).__name__}")
         validate_unicode(f"history[{i}]['content']", content)
         out.append({"role": str(role), "content": content})
     return out
@@ -132,7 +133,7 @@ def validate_seconds(name: str, value: object) -> float:
     """A budget in seconds given as a number; bool and str are refused (Python
     counts True as 1, and "5" means text was passed through unconverted)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(
+        raise InputTypeError(
             f"{name} must be a number of seconds (int or float), got {type(value).__name__} {value!r}"
         )
     return float(value)
@@ -146,7 +147,9 @@ def validate_user(user: object) -> User:
     if isinstance(user, str):
         user = User(validate_unicode("user id", user))
     if not isinstance(user, User):
-        raise TypeError(f"user must be a selfrag_nb.User (or a user id string), got {type(user).__name__}")
+        raise InputTypeError(
+            f"user must be a selfrag_nb.User (or a user id string), got {type(user).__name__}"
+        )
     validate_unicode("user id", user.id)
     for j, role in enumerate(user.roles):
         validate_unicode(f"user roles[{j}]", role)
@@ -180,7 +183,7 @@ class SelfRAG:
         from selfrag_nb.llm.runner import ModelRunner
 
         if kb is None:
-            raise ValueError(
+            raise InputError(
                 "SelfRAG needs a knowledge base: SelfRAG(KnowledgeBase.open(path)) or KnowledgeBase.sample()"
             )
         timeout = validate_seconds("timeout", timeout)
@@ -190,7 +193,7 @@ class SelfRAG:
                 timeout=timeout, deadline=deadline, prompts=prompts if prompts in ("en", "zh") else "en"
             )
         elif not isinstance(settings, Settings):
-            raise TypeError(f"settings must be a selfrag_nb.Settings, got {type(settings).__name__}")
+            raise InputTypeError(f"settings must be a selfrag_nb.Settings, got {type(settings).__name__}")
         else:
             # Explicit budgets passed next to a Settings object win over its defaults.
             changes: dict[str, Any] = {}
@@ -201,7 +204,7 @@ class SelfRAG:
             if changes:
                 settings = settings.with_(**changes)
         if language is not None and language not in ("en", "zh"):
-            raise ValueError(f'language must be None (detect per question), "en" or "zh"; got {language!r}')
+            raise InputError(f'language must be None (detect per question), "en" or "zh"; got {language!r}')
         runner = ModelRunner(
             model,
             models=dict(models) if models else None,
@@ -409,7 +412,7 @@ class Stepper:
 
     async def _arun(self, name: str) -> Record | None:
         if name not in STAGES:
-            raise ValueError(f"unknown stage {name!r}: one of {list(STAGES)}")
+            raise InputError(f"unknown stage {name!r}: one of {list(STAGES)}")
         if name in self._done:
             self._truncate_from(name)
         t0 = time.perf_counter()
@@ -510,19 +513,19 @@ class Stepper:
         ``override("decide", retrieve=True)``; ``override("assess", action="clarify", options=[...])``."""
         spec = _OVERRIDABLE.get(stage)
         if spec is None:
-            raise ValueError(f"stage {stage!r} cannot be overridden: one of {sorted(_OVERRIDABLE)}")
+            raise InputError(f"stage {stage!r} cannot be overridden: one of {sorted(_OVERRIDABLE)}")
         required, allowed = spec
         unknown = set(fields) - allowed
         if unknown:
-            raise ValueError(
+            raise InputError(
                 f"override of {stage!r} accepts {sorted(allowed)}, got unknown {sorted(unknown)}"
             )
         if not required <= set(fields):
-            raise ValueError(f"override of {stage!r} needs {sorted(required)}")
+            raise InputError(f"override of {stage!r} needs {sorted(required)}")
         if stage == "decide" and not isinstance(fields["retrieve"], bool):
-            raise ValueError("override('decide', retrieve=...) needs True or False")
+            raise InputError("override('decide', retrieve=...) needs True or False")
         if stage == "assess" and fields["action"] not in _ASSESS_ACTIONS:
-            raise ValueError(f"override('assess', action=...) must be one of {sorted(_ASSESS_ACTIONS)}")
+            raise InputError(f"override('assess', action=...) must be one of {sorted(_ASSESS_ACTIONS)}")
         self._ctx.overrides[stage] = dict(fields)
         if stage in self._done:
             self._truncate_from(stage)
@@ -539,7 +542,7 @@ class Stepper:
         (the Retrieval record still shows it was found)."""
         retrieval = self.trace.retrieval
         if retrieval is not None and chunk_id not in {h.chunk_id for h in retrieval.hits}:
-            raise ValueError(f"chunk {chunk_id!r} is not among the retrieved chunks")
+            raise InputError(f"chunk {chunk_id!r} is not among the retrieved chunks")
         self._ctx.dropped.add(chunk_id)
         if "grade" in self._done:
             self._truncate_from("grade")

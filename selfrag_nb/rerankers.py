@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from selfrag_nb.errors import InputError, InputTypeError, MissingDependencyError
 from selfrag_nb.text import tokenize
 from selfrag_nb.trace import ModelCall
 
@@ -88,9 +89,9 @@ def register_reranker(name: str, factory: RerankerFactory, *, replace: bool = Fa
     """Make ``reranker="name"`` (or ``"name:argument"``) resolve to
     ``factory(argument, options)``."""
     if not name or ":" in name or not name.strip():
-        raise ValueError(f"reranker name must be non-blank and contain no ':', got {name!r}")
+        raise InputError(f"reranker name must be non-blank and contain no ':', got {name!r}")
     if name in _REGISTRY and not replace:
-        raise ValueError(f"reranker {name!r} is already registered (pass replace=True to override)")
+        raise InputError(f"reranker {name!r} is already registered (pass replace=True to override)")
     _REGISTRY[name] = factory
 
 
@@ -113,14 +114,14 @@ def resolve_reranker(spec: object, options: RerankerOptions) -> tuple[Reranker, 
         name, _, argument = spec.partition(":")
         factory = _REGISTRY.get(name)
         if factory is None:
-            raise ValueError(
+            raise InputError(
                 f"unknown reranker {spec!r}: registered names are {available_rerankers()} "
                 "(or pass an object with rank(query, texts))"
             )
         return factory(argument, options), spec
     if callable(getattr(spec, "rank", None)) or callable(getattr(spec, "arank", None)):
         return spec, reranker_name(spec)  # type: ignore[return-value]  # duck-typed: rank or arank
-    raise TypeError(
+    raise InputTypeError(
         f"reranker must be None, a registered name or an object with rank(query, texts); got {type(spec).__name__}"
     )
 
@@ -202,7 +203,7 @@ class ProviderReranker:
 
     def __init__(self, model: str, options: RerankerOptions) -> None:
         if not model:
-            raise ValueError('reranker "litellm:<model>" needs a model, e.g. "litellm:cohere/rerank-v3.5"')
+            raise InputError('reranker "litellm:<model>" needs a model, e.g. "litellm:cohere/rerank-v3.5"')
         self.model = model
         self.name = f"litellm:{model}"
         self._options = options
@@ -235,11 +236,11 @@ class CrossEncoderReranker:
 
     def __init__(self, model: str) -> None:
         if not model:
-            raise ValueError('reranker "cross-encoder:<name>" needs a model name or path')
+            raise InputError('reranker "cross-encoder:<name>" needs a model name or path')
         try:
             import sentence_transformers  # noqa: F401 - probe only: fail early with the extra's name
         except ImportError as exc:
-            raise ImportError(
+            raise MissingDependencyError(
                 'the cross-encoder reranker needs sentence-transformers: pip install "selfrag-nb[torch]"'
             ) from exc
         self.model_name = model

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from selfrag_nb.errors import InputError
+
 __all__ = [
     "MARKER",
     "detect_language",
@@ -170,7 +172,7 @@ def validate_unicode(name: str, text: str) -> str:
     possible, and the trace must keep what was asked."""
     i = lone_surrogate(text)
     if i is not None:
-        raise ValueError(
+        raise InputError(
             f"{name} contains a lone surrogate U+{ord(text[i]):04X} at index {i}; text must be valid Unicode"
         )
     return text

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from selfrag_nb.errors import InputError, NotFoundError, QuestionSetError
 from selfrag_nb.store.types import User
 
 if TYPE_CHECKING:  # pandas is heavy
@@ -53,10 +54,6 @@ _KNOWN = frozenset(
 )
 
 
-class QuestionSetError(ValueError):
-    """A question set that cannot be read; the message names the file and line."""
-
-
 def _as_str_list(v: Any, field: str) -> list[str]:
     # A lone string is the common hand-written shortcut for a one-item list.
     if v is None:
@@ -65,7 +62,7 @@ def _as_str_list(v: Any, field: str) -> list[str]:
         return [v]
     if isinstance(v, list) and all(isinstance(x, str) for x in v):
         return list(v)
-    raise ValueError(f"{field} must be a string or a list of strings, got {v!r}")
+    raise InputError(f"{field} must be a string or a list of strings, got {v!r}")
 
 
 class Question(BaseModel):
@@ -106,7 +103,7 @@ class Question(BaseModel):
     @classmethod
     def _not_blank(cls, v: str) -> str:
         if not v.strip():
-            raise ValueError("must not be blank")
+            raise InputError("must not be blank")
         return v
 
     @field_validator(
@@ -121,7 +118,7 @@ class Question(BaseModel):
     def _known_outcomes(cls, v: list[str]) -> list[str]:
         bad = [o for o in v if o not in OUTCOMES]
         if bad:
-            raise ValueError(f"unknown outcome(s) {bad}; allowed: {', '.join(OUTCOMES)}")
+            raise InputError(f"unknown outcome(s) {bad}; allowed: {', '.join(OUTCOMES)}")
         return v
 
     @field_validator("history", mode="before")
@@ -130,12 +127,12 @@ class Question(BaseModel):
         if v is None:
             return []
         if not isinstance(v, list):
-            raise ValueError(f"history must be a list of {{'role', 'content'}} objects, got {v!r}")
+            raise InputError(f"history must be a list of {{'role', 'content'}} objects, got {v!r}")
         for i, turn in enumerate(v):
             if not isinstance(turn, dict) or set(turn) != {"role", "content"}:
-                raise ValueError(f"history[{i}] must be an object with exactly 'role' and 'content'")
+                raise InputError(f"history[{i}] must be an object with exactly 'role' and 'content'")
             if turn["role"] not in ("user", "assistant", "system"):
-                raise ValueError(f"history[{i}].role must be user, assistant or system")
+                raise InputError(f"history[{i}].role must be user, assistant or system")
         return v
 
     @field_validator("user")
@@ -213,7 +210,7 @@ class QuestionSet(Sequence[Question]):
         for q in self._items:
             if q.id == qid:
                 return q
-        raise KeyError(f"no question with id {qid!r} in {self.name}")
+        raise NotFoundError(f"no question with id {qid!r} in {self.name}")
 
     @property
     def categories(self) -> list[str]:
@@ -249,7 +246,7 @@ class QuestionSet(Sequence[Question]):
         cats = {category} if isinstance(category, str) else set(category) if category is not None else None
         wanted = set(ids) if ids is not None else None
         if cats is not None and (unknown := cats - set(self.categories)):
-            raise KeyError(f"unknown categor(y/ies) {sorted(unknown)}; known: {self.categories}")
+            raise NotFoundError(f"unknown categor(y/ies) {sorted(unknown)}; known: {self.categories}")
         kept = [
             q
             for q in self._items
@@ -261,7 +258,7 @@ class QuestionSet(Sequence[Question]):
         """``n`` questions drawn without replacement (``n`` per category when
         ``per_category``), kept in file order so runs are comparable."""
         if n < 0:
-            raise ValueError(f"sample size must be >= 0, got {n}")
+            raise InputError(f"sample size must be >= 0, got {n}")
         rng = random.Random(seed)
         idx = list(range(len(self._items)))
         if per_category:

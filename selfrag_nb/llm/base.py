@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from selfrag_nb.errors import ModelError
 from selfrag_nb.llm.schemas import Message, Role
 
 __all__ = ["Completion", "Model", "ModelError", "ModelRequest"]
@@ -62,12 +63,6 @@ class Completion(BaseModel):
     #: the runner records it and applies the role's conservative default.
     error: str | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
-
-
-class ModelError(RuntimeError):
-    """A model call that cannot be made at all (bad configuration: unknown
-    provider, missing key, replay cassette without this call). Faults of a
-    reachable provider are reported in ``Completion.error`` instead."""
 
 
 @runtime_checkable

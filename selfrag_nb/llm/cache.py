@@ -28,6 +28,7 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
+from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.llm.base import Completion, Model, ModelRequest
 
 __all__ = ["CachedModel", "ResponseCache", "request_key"]
@@ -56,7 +57,7 @@ class ResponseCache:
 
     def __init__(self, max_entries: int = 10_000, path: str | Path | None = None) -> None:
         if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
-            raise ValueError(f"max_entries must be an integer >= 1, got {max_entries!r}")
+            raise InputError(f"max_entries must be an integer >= 1, got {max_entries!r}")
         self.max_entries = max_entries
         self.path = Path(path) if path is not None else None
         self.hits = 0
@@ -70,7 +71,7 @@ class ResponseCache:
     @staticmethod
     def _open(path: Path) -> sqlite3.Connection:
         if path.exists() and path.is_dir():
-            raise ValueError(
+            raise InputError(
                 f"cache path {path} is a directory; give a file path such as {path / 'cache.sqlite'}"
             )
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -84,7 +85,7 @@ class ResponseCache:
             )
             db.execute("CREATE INDEX IF NOT EXISTS completions_used ON completions (used)")
         except sqlite3.DatabaseError as exc:
-            raise ValueError(f"cache file {path} is not a usable sqlite3 database: {exc}") from exc
+            raise InputError(f"cache file {path} is not a usable sqlite3 database: {exc}") from exc
         return db
 
     # ---------------------------------------------------------------- api
@@ -184,7 +185,7 @@ class CachedModel:
 
     def __init__(self, inner: Model, cache: ResponseCache | None = None) -> None:
         if not isinstance(inner, Model):
-            raise TypeError(f"inner must implement the Model protocol, got {type(inner).__name__}")
+            raise InputTypeError(f"inner must implement the Model protocol, got {type(inner).__name__}")
         self.inner = inner
         self.cache = cache if cache is not None else ResponseCache()
         self.name = inner.name

@@ -31,6 +31,7 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
+from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.llm.base import Completion, Model, ModelError, ModelRequest
 from selfrag_nb.llm.cache import request_key
 from selfrag_nb.llm.redact import redact
@@ -86,13 +87,13 @@ class Cassette:
 
     def __init__(self, path: str | Path, mode: CassetteMode = "replay") -> None:
         if mode not in _MODES:
-            raise ValueError(f"cassette mode must be one of {', '.join(_MODES)}, got {mode!r}")
+            raise InputError(f"cassette mode must be one of {', '.join(_MODES)}, got {mode!r}")
         self.path = Path(path)
         self.mode: CassetteMode = mode
         self._lock = threading.Lock()
         self._entries: dict[str, CassetteEntry] = {}
         if self.path.is_dir():
-            raise ValueError(
+            raise InputError(
                 f"cassette path {self.path} is a directory; give a file such as {self.path / 'calls.jsonl'}"
             )
         if self.path.exists():
@@ -119,7 +120,7 @@ class Cassette:
                         messages=list(data.get("messages") or []),
                     )
                 except (ValueError, KeyError, TypeError) as exc:
-                    raise ValueError(
+                    raise InputError(
                         f"cassette {self.path} line {number} is not a recorded call: {exc}"
                     ) from exc
                 self._entries[entry.key] = entry  # later lines win (re-recordings)
@@ -219,9 +220,11 @@ class CassetteModel:
         secrets: list[str] | None = None,
     ) -> None:
         if inner is not None and not isinstance(inner, Model):
-            raise TypeError(f"inner must implement the Model protocol or be None, got {type(inner).__name__}")
+            raise InputTypeError(
+                f"inner must implement the Model protocol or be None, got {type(inner).__name__}"
+            )
         if inner is None and cassette.mode != "replay":
-            raise ValueError(f"cassette mode {cassette.mode!r} needs an inner model to record from")
+            raise InputError(f"cassette mode {cassette.mode!r} needs an inner model to record from")
         self.inner = inner
         self.cassette = cassette
         recorded = cassette.models()

@@ -26,6 +26,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from selfrag_nb.errors import InputTypeError
+
 __all__ = ["INJECTION_FLAGS", "find_injection", "injection_matches"]
 
 _I = re.IGNORECASE | re.MULTILINE
@@ -207,7 +209,7 @@ def injection_matches(text: str) -> list[tuple[str, str]]:
     """(flag, matched snippet) for every marker found, first occurrence of each
     flag only, in the order of the pattern table."""
     if not isinstance(text, str):
-        raise TypeError(f"find_injection expects text (str), got {type(text).__name__}")
+        raise InputTypeError(f"find_injection expects text (str), got {type(text).__name__}")
     if not text:
         return []
     norm = _normalise(text)

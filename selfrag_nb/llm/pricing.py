@@ -21,6 +21,8 @@ import sys
 import threading
 from dataclasses import dataclass
 
+from selfrag_nb.errors import InputError, InputTypeError
+
 __all__ = ["Price", "cost_of", "get_price", "register_price", "sync_litellm", "unregister_price"]
 
 
@@ -38,9 +40,9 @@ _LOCK = threading.Lock()
 
 def _check(name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{name} must be a number of US dollars per token, got {type(value).__name__}")
+        raise InputTypeError(f"{name} must be a number of US dollars per token, got {type(value).__name__}")
     if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0 (US dollars per token), got {value!r}")
+        raise InputError(f"{name} must be a finite number >= 0 (US dollars per token), got {value!r}")
     return float(value)
 
 
@@ -48,7 +50,7 @@ def register_price(model: str, *, input_per_token: float, output_per_token: floa
     """Price ``model`` (the model string as given to LiteLLM, e.g.
     ``"openai/my-finetune"``) at the given US dollars per token."""
     if not isinstance(model, str) or not model.strip():
-        raise ValueError("model must be a non-empty model string, e.g. 'openai/my-model'")
+        raise InputError("model must be a non-empty model string, e.g. 'openai/my-model'")
     price = Price(_check("input_per_token", input_per_token), _check("output_per_token", output_per_token))
     with _LOCK:
         _PRICES[model] = price

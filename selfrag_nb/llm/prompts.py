@@ -33,6 +33,7 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from importlib import resources
 from typing import TYPE_CHECKING
 
+from selfrag_nb.errors import InputError, InputTypeError, NotFoundError
 from selfrag_nb.llm.schemas import (
     INPUTS,
     ROLES,
@@ -151,27 +152,27 @@ def template_key(role: Role, inputs: BaseModel) -> str:
 
 def _check_template(key: str, text: object) -> str:
     if key not in _ALLOWED:
-        raise KeyError(f"unknown prompt template {key!r}; templates are: {', '.join(TEMPLATE_KEYS)}")
+        raise NotFoundError(f"unknown prompt template {key!r}; templates are: {', '.join(TEMPLATE_KEYS)}")
     if not isinstance(text, str):
-        raise TypeError(f"prompt template {key!r} must be a str, got {type(text).__name__}")
+        raise InputTypeError(f"prompt template {key!r} must be a str, got {type(text).__name__}")
     allowed = _ALLOWED[key]
     for m in _BRACES_RE.finditer(text):
         full = m.group(0)
         if not m.group(2):
-            raise ValueError(f"prompt template {key!r}: unclosed placeholder {full[:40]!r}")
+            raise InputError(f"prompt template {key!r}: unclosed placeholder {full[:40]!r}")
         pm = _PLACEHOLDER_RE.fullmatch(full)
         if pm is None:
-            raise ValueError(
+            raise InputError(
                 f"prompt template {key!r}: malformed placeholder {full!r}; only {{{{name}}}} is "
                 f"supported (allowed names: {', '.join(allowed)})"
             )
         if pm.group(1) not in allowed:
-            raise ValueError(
+            raise InputError(
                 f"prompt template {key!r}: unknown placeholder {{{{{pm.group(1)}}}}}; "
                 f"allowed: {', '.join('{{' + a + '}}' for a in allowed)}"
             )
     if key != "repair" and _split(text)[1] is None:
-        raise ValueError(
+        raise InputError(
             f"prompt template {key!r} needs a line {USER_MARKER!r} separating the system "
             "instructions (above) from the user data blocks (below)"
         )
@@ -204,7 +205,7 @@ class Prompts(MutableMapping[str, str]):
 
     def __init__(self, lang: str = "en", overrides: Mapping[str, str] | None = None) -> None:
         if lang not in LANGUAGES:
-            raise ValueError(f"unknown prompt language {lang!r}; available: {', '.join(LANGUAGES)}")
+            raise InputError(f"unknown prompt language {lang!r}; available: {', '.join(LANGUAGES)}")
         self._lang = lang
         self._defaults = {k: _check_template(k, _load_default(lang, k)) for k in TEMPLATE_KEYS}
         self._templates = dict(self._defaults)
@@ -218,7 +219,7 @@ class Prompts(MutableMapping[str, str]):
     # -- mapping ----------------------------------------------------------
     def __getitem__(self, key: str) -> str:
         if key not in self._templates:
-            raise KeyError(f"unknown prompt template {key!r}; templates are: {', '.join(TEMPLATE_KEYS)}")
+            raise NotFoundError(f"unknown prompt template {key!r}; templates are: {', '.join(TEMPLATE_KEYS)}")
         return self._templates[key]
 
     def __setitem__(self, key: str, text: str) -> None:
@@ -243,12 +244,14 @@ class Prompts(MutableMapping[str, str]):
 
     def popitem(self) -> tuple[str, str]:
         # The inherited popitem/clear loop "until empty"; this mapping is never empty.
-        raise TypeError("prompt templates cannot be removed; use reset(key) or clear() to restore defaults")
+        raise InputTypeError(
+            "prompt templates cannot be removed; use reset(key) or clear() to restore defaults"
+        )
 
     def reset(self, key: str) -> None:
         """Restore the packaged template for ``key``."""
         if key not in self._defaults:
-            raise KeyError(f"unknown prompt template {key!r}; templates are: {', '.join(TEMPLATE_KEYS)}")
+            raise NotFoundError(f"unknown prompt template {key!r}; templates are: {', '.join(TEMPLATE_KEYS)}")
         self._templates[key] = self._defaults[key]
 
     def default(self, key: str) -> str:
@@ -265,7 +268,7 @@ class Prompts(MutableMapping[str, str]):
     def placeholders(key: str) -> tuple[str, ...]:
         """The placeholder names template ``key`` may use."""
         if key not in _ALLOWED:
-            raise KeyError(f"unknown prompt template {key!r}; templates are: {', '.join(TEMPLATE_KEYS)}")
+            raise NotFoundError(f"unknown prompt template {key!r}; templates are: {', '.join(TEMPLATE_KEYS)}")
         return _ALLOWED[key]
 
     # -- versions ---------------------------------------------------------
@@ -281,10 +284,10 @@ class Prompts(MutableMapping[str, str]):
         """System message (instructions) and user message (data blocks) for
         one call of ``role`` with the stage's structured ``inputs``."""
         if role not in ROLES:
-            raise ValueError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
+            raise InputError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
         expected = INPUTS[role]
         if not isinstance(inputs, expected):
-            raise TypeError(f"role {role!r} expects {expected.__name__}, got {type(inputs).__name__}")
+            raise InputTypeError(f"role {role!r} expects {expected.__name__}, got {type(inputs).__name__}")
         key = template_key(role, inputs)
         system, user = _split(self[key])
         values = self._variables(role, inputs)
@@ -371,7 +374,7 @@ class Prompts(MutableMapping[str, str]):
                 "documents": _documents(inputs.evidence, none),
                 "answer": escape_block(inputs.answer),
             }
-        raise TypeError(
+        raise InputTypeError(
             f"no prompt variables for {type(inputs).__name__}"
         )  # pragma: no cover - INPUTS checked
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.llm.base import Completion, Model, ModelError, ModelRequest
 from selfrag_nb.llm.injection import find_injection
 from selfrag_nb.llm.parsing import parse
@@ -106,9 +107,9 @@ class ModelRunner:
         record: bool = False,
     ) -> None:
         if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+            raise InputError(f"timeout must be a positive number of seconds, got {timeout!r}")
         if record and cassette is None:
-            raise ValueError("record=True needs a cassette path to record into (cassette='calls.jsonl')")
+            raise InputError("record=True needs a cassette path to record into (cassette='calls.jsonl')")
         self.api_base = api_base
         self._api_key = api_key
         self.timeout = float(timeout)
@@ -117,13 +118,15 @@ class ModelRunner:
         elif prompts is None or isinstance(prompts, str):
             self.prompts = Prompts(prompts or "en")
         else:
-            raise TypeError(f'prompts must be a Prompts instance, "en" or "zh", got {type(prompts).__name__}')
+            raise InputTypeError(
+                f'prompts must be a Prompts instance, "en" or "zh", got {type(prompts).__name__}'
+            )
 
         base = self._resolve(model, "model")
         raw: dict[str, Model] = dict.fromkeys(ROLES, base)
         for role, spec in (models or {}).items():
             if role not in ROLES:
-                raise ValueError(f"models: unknown role {role!r}; roles are: {', '.join(ROLES)}")
+                raise InputError(f"models: unknown role {role!r}; roles are: {', '.join(ROLES)}")
             raw[role] = self._resolve(spec, f"models[{role!r}]")
         self._names = {role: m.name for role, m in raw.items()}
         secrets: list[str] = [api_key] if api_key else []
@@ -147,13 +150,13 @@ class ModelRunner:
             return OfflineModel()
         if isinstance(spec, str):
             if not spec.strip():
-                raise ValueError(f"{what}: empty model name; use None for the offline model")
+                raise InputError(f"{what}: empty model name; use None for the offline model")
             from selfrag_nb.llm.litellm_model import LiteLLMModel
 
             return LiteLLMModel(spec, api_base=self.api_base, api_key=self._api_key, timeout=self.timeout)
         if isinstance(spec, Model):
             return spec
-        raise TypeError(
+        raise InputTypeError(
             f"{what}: expected None, 'offline', a LiteLLM model string or a Model "
             f"(name, offline, complete, acomplete), got {type(spec).__name__}"
         )
@@ -200,7 +203,7 @@ class ModelRunner:
     def model_for(self, role: Role) -> Model:
         """The model (with its cache / cassette wrappers) answering ``role``."""
         if role not in self._models:
-            raise ValueError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
+            raise InputError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
         return self._models[role]
 
     def models_by_role(self) -> dict[str, str]:
@@ -237,12 +240,12 @@ class ModelRunner:
         self, role: Role, inputs: BaseModel, *, timeout: float | None, deadline: float | None, sync: bool
     ) -> CallResult:
         if role not in ROLES:
-            raise ValueError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
+            raise InputError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
         expected = INPUTS[role]
         if not isinstance(inputs, expected):
-            raise TypeError(f"role {role!r} expects {expected.__name__}, got {type(inputs).__name__}")
+            raise InputTypeError(f"role {role!r} expects {expected.__name__}, got {type(inputs).__name__}")
         if timeout is not None and timeout <= 0:
-            raise ValueError(f"timeout must be positive, got {timeout}")
+            raise InputError(f"timeout must be positive, got {timeout}")
         model = self._models[role]
         key = template_key(role, inputs)
         prompt_hash = self.prompts.hash(key)

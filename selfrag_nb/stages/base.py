@@ -22,6 +22,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from selfrag_nb.errors import InputTypeError
 from selfrag_nb.flow import STAGES
 from selfrag_nb.llm.schemas import Evidence, Message
 from selfrag_nb.text import markers_in
@@ -143,9 +144,9 @@ class Stage(ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.name not in STAGES:
-            raise TypeError(f"{cls.__name__}.name {cls.name!r} is not a step of selfrag_nb.flow.FLOW")
+            raise InputTypeError(f"{cls.__name__}.name {cls.name!r} is not a step of selfrag_nb.flow.FLOW")
         if cls.name in STAGE_CLASSES:
-            raise TypeError(
+            raise InputTypeError(
                 f"two stage classes for {cls.name!r}: {STAGE_CLASSES[cls.name].__name__}, {cls.__name__}"
             )
         STAGE_CLASSES[cls.name] = cls

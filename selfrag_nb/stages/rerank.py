@@ -22,6 +22,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from selfrag_nb.errors import RerankProtocolError
 from selfrag_nb.rerankers import RankResponse
 from selfrag_nb.stages.base import Stage, StageContext, resolved_question
 from selfrag_nb.trace import Fallback, ModelCall, Rerank, Trace
@@ -30,10 +31,6 @@ __all__ = ["RerankProtocolError", "RerankStage", "validate_ranking"]
 
 #: Hard cap on candidates sent to a reranker (recall many, rerank a few).
 MAX_CANDIDATES = 50
-
-
-class RerankProtocolError(ValueError):
-    """A reranker response that breaks the contract."""
 
 
 def _item(entry: Any) -> tuple[Any, Any]:

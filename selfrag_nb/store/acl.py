@@ -41,6 +41,7 @@ import unicodedata
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.store.types import ANONYMOUS, PUBLIC_ROLE, User
 from selfrag_nb.text import validate_unicode
 
@@ -144,9 +145,9 @@ def effective_acl(
 def validate_acl_name(name: str, what: str = "ACL name") -> str:
     """``name`` when it is a non-blank string without control characters."""
     if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"{what} must be a non-blank string, got {name!r}")
+        raise InputError(f"{what} must be a non-blank string, got {name!r}")
     if any(ord(c) < 32 or ord(c) == 127 for c in name):
-        raise ValueError(f"{what} must not contain control characters, got {name!r}")
+        raise InputError(f"{what} must not contain control characters, got {name!r}")
     return validate_unicode(what, name)
 
 
@@ -179,7 +180,7 @@ def combine_filters(acl: str, where: str | None) -> str:
     if where is None:
         return acl
     if not isinstance(where, str):
-        raise TypeError(f"where must be a SQL string, got {type(where).__name__}")
+        raise InputTypeError(f"where must be a SQL string, got {type(where).__name__}")
     if not where.strip():
         return acl
     _check_contained(where)
@@ -208,11 +209,11 @@ def _check_contained(where: str) -> None:
         elif c == ")":
             depth -= 1
             if depth < 0:
-                raise ValueError(f"where has an unmatched ')': {where!r}")
+                raise InputError(f"where has an unmatched ')': {where!r}")
         elif where.startswith(("--", "/*"), i) or c == ";":
-            raise ValueError(f"where must be a single condition without comments or ';': {where!r}")
+            raise InputError(f"where must be a single condition without comments or ';': {where!r}")
         i += 1
     if quote is not None:
-        raise ValueError(f"where has an unterminated quoted string: {where!r}")
+        raise InputError(f"where has an unterminated quoted string: {where!r}")
     if depth:
-        raise ValueError(f"where has an unmatched '(': {where!r}")
+        raise InputError(f"where has an unmatched '(': {where!r}")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from selfrag_nb.errors import InputError
 from selfrag_nb.text import is_cjk, split_sentences
 
 __all__ = ["DEFAULT_MAX_CHARS", "Chunk", "chunk_text", "context_header"]
@@ -123,7 +124,7 @@ def chunk_text(text: str, *, headings: bool = False, max_chars: int = DEFAULT_MA
 
     ``headings=True`` reads Markdown headings into each chunk's heading path."""
     if max_chars < 50:
-        raise ValueError(f"max_chars must be at least 50, got {max_chars}")
+        raise InputError(f"max_chars must be at least 50, got {max_chars}")
     chunks: list[Chunk] = []
     for heading, body in _sections(text, headings):
         chunks.extend(Chunk(text=t, heading=heading, ordinal=0) for t in _pack(body, max_chars))

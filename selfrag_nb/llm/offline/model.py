@@ -32,6 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from selfrag_nb.errors import InputTypeError
 from selfrag_nb.llm.base import Completion, ModelRequest
 from selfrag_nb.llm.offline.assess import assess
 from selfrag_nb.llm.offline.generate import generate
@@ -56,7 +57,7 @@ class OfflineModel:
         start = time.perf_counter()
         expected = INPUTS[request.role]
         if not isinstance(request.inputs, expected):
-            raise TypeError(
+            raise InputTypeError(
                 f"offline model: role {request.role!r} needs {expected.__name__} inputs, "
                 f"got {type(request.inputs).__name__}"
             )

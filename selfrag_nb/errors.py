@@ -1,0 +1,140 @@
+"""Every exception selfrag_nb raises, in one tree.
+
+    SelfRAGError                      except sr.SelfRAGError: anything raised on purpose
+    ├── ConfigurationError            the setup cannot work (settings, providers, extras)
+    │   └── MissingDependencyError    + ImportError: names the pip extra to install
+    ├── InputError                    + ValueError: an argument, file or question the caller gave
+    │   ├── InputTypeError            + TypeError: an argument of the wrong type
+    │   ├── NotFoundError             + KeyError: no such source, question id, variant, template
+    │   ├── PathNotFoundError         + FileNotFoundError: a path that does not exist
+    │   ├── QuestionSetError          a question set that cannot be read (names file and line)
+    │   └── TemplateError             a prompt template the Prompt Lab cannot use
+    ├── KnowledgeBaseError            + RuntimeError: the knowledge base cannot be used
+    │   └── EmbedderError             an embedder cannot be built or returned unusable vectors
+    └── ModelError                    + RuntimeError: a model call cannot be made at all
+        ├── ProviderError             a rerank or embedding call the provider failed
+        ├── ParseError                + ValueError: model output that does not fit its schema
+        └── RerankProtocolError       + ValueError: a reranker response that breaks the contract
+
+The second base (ValueError, KeyError, ...) is the built-in a caller would
+have caught before this tree existed, so ``except ValueError`` keeps working.
+
+What is NOT raised: faults a question survives are data on the trace. A
+provider that times out is ``Completion.error`` on the ModelCall; an
+unparseable answer is a call with status "unparsed" and a conservative
+default; a reranker breaking its protocol is a ``Fallback`` on the Rerank
+record. ParseError and RerankProtocolError are raised inside the model layer
+and the rerank stage and turned into those records there; they reach a
+caller only from the functions that validate directly (``parse``'s helpers,
+``validate_ranking``).
+
+Each class is defined here and re-exported where it used to live
+(``selfrag_nb.store.kb.KnowledgeBaseError`` is this KnowledgeBaseError), and
+all of them from ``selfrag_nb`` itself.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "EmbedderError",
+    "InputError",
+    "InputTypeError",
+    "KnowledgeBaseError",
+    "MissingDependencyError",
+    "ModelError",
+    "NotFoundError",
+    "ParseError",
+    "PathNotFoundError",
+    "ProviderError",
+    "QuestionSetError",
+    "RerankProtocolError",
+    "SelfRAGError",
+    "TemplateError",
+]
+
+
+class SelfRAGError(Exception):
+    """The root of every error selfrag_nb raises on purpose."""
+
+
+# ---------------------------------------------------------------- configuration
+
+
+class ConfigurationError(SelfRAGError):
+    """The setup cannot work: settings, a provider, a key, an optional extra."""
+
+
+class MissingDependencyError(ConfigurationError, ImportError):
+    """An optional dependency is missing; the message names the pip extra."""
+
+
+# ---------------------------------------------------------------- input
+
+
+class InputError(SelfRAGError, ValueError):
+    """An argument, file or question the caller gave cannot be used; the
+    message names the argument and what was wrong with it."""
+
+
+class InputTypeError(InputError, TypeError):
+    """An argument of the wrong type (a bool where a number belongs, ...)."""
+
+
+class NotFoundError(InputError, KeyError):
+    """A name that is not there: a source, a question id, a variant, a template."""
+
+    def __str__(self) -> str:
+        # KeyError's str() is the repr of its argument ("'no source ...'"):
+        # this is a message, shown as written.
+        return str(self.args[0]) if self.args else ""
+
+
+class PathNotFoundError(InputError, FileNotFoundError):
+    """A path the caller named does not exist."""
+
+
+class QuestionSetError(InputError):
+    """A question set that cannot be read; the message names the file and line."""
+
+
+class TemplateError(InputError):
+    """A template the Prompt Lab cannot use (unknown placeholder, missing user
+    marker, ...). The message names the problem; the widget shows it."""
+
+
+# ---------------------------------------------------------------- knowledge base
+
+
+class KnowledgeBaseError(SelfRAGError, RuntimeError):
+    """The folder is not a usable knowledge base (foreign, damaged, wrong
+    embedder), or a write could not be completed (the stored version is the
+    one before the call)."""
+
+
+class EmbedderError(KnowledgeBaseError):
+    """An embedder cannot be built or returned unusable vectors."""
+
+
+# ---------------------------------------------------------------- models
+
+
+class ModelError(SelfRAGError, RuntimeError):
+    """A model call that cannot be made at all (bad configuration: unknown
+    provider, missing key, replay cassette without this call). Faults of a
+    reachable provider are reported in ``Completion.error`` instead."""
+
+
+class ProviderError(ModelError):
+    """A rerank or embedding call the provider failed (HTTP error, timeout,
+    bad body). Chat calls report these in ``Completion.error`` instead."""
+
+
+class ParseError(ModelError, ValueError):
+    """Model output that does not fit its role's schema (raised inside the
+    parser; ``parse`` turns it into an error message for the repair call)."""
+
+
+class RerankProtocolError(ModelError, ValueError):
+    """A reranker response that breaks the contract (index out of range,
+    duplicate, non-finite score, ...)."""
