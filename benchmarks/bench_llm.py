@@ -30,9 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
 
+from selfrag_nb._sync import run_sync
 from selfrag_nb.llm.base import ModelRequest
 from selfrag_nb.llm.cache import CachedModel, ResponseCache
-from selfrag_nb.llm.litellm_model import LiteLLMModel, _run_sync, load_litellm
+from selfrag_nb.llm.litellm_model import LiteLLMModel, _background_loop, load_litellm
 from selfrag_nb.llm.schemas import DecideInputs, DecisionOut, Message
 from selfrag_nb.testing import LoopbackServer
 
@@ -90,7 +91,7 @@ def main() -> None:
         def direct() -> object:
             # On the same background loop LiteLLMModel uses: LiteLLM's logging
             # worker is bound to one loop, and a second loop would thrash it.
-            resp = _run_sync(
+            resp = run_sync(
                 litellm.acompletion(
                     model="openai/loopback",
                     messages=MESSAGES,
@@ -100,7 +101,8 @@ def main() -> None:
                     num_retries=0,
                     max_retries=0,
                     timeout=10,
-                )
+                ),
+                loop=_background_loop(),
             )
             return resp.choices[0].message.content
 

@@ -28,13 +28,13 @@ async form. ``stepper`` hands the same stages to a notebook, one cell each.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 import numbers
 import time
-from collections.abc import Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+from selfrag_nb._sync import run_sync  # re-exported: selfrag_nb.pipeline.run_sync
 from selfrag_nb.config import Settings
 from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.flow import RETRIEVAL_STAGES, STAGES
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SelfRAG", "Stepper", "run_sync"]
 
-T = TypeVar("T")
 _log = logging.getLogger(__name__)
 
 #: Grace beyond the deadline for a stage to return after its calls were cut.
@@ -68,19 +67,6 @@ _OVERRIDABLE = {
     "assess": ({"action"}, {"action", "reason", "options"}),
 }
 _ASSESS_ACTIONS = frozenset({"answer", "clarify", "refuse", "answer_without_evidence"})
-
-
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion from synchronous code, also when an event
-    loop is already running in this thread (Jupyter, marimo)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    # A running loop cannot be re-entered: give the coroutine its own loop
-    # on a worker thread and wait for it.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="selfrag") as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 def _make_stage(name: str) -> Stage:

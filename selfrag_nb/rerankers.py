@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from selfrag_nb._sync import run_sync
 from selfrag_nb.errors import InputError, InputTypeError, MissingDependencyError
 from selfrag_nb.text import tokenize
 from selfrag_nb.trace import ModelCall
@@ -139,8 +140,6 @@ class ModelReranker:
         self._runner = runner
 
     def rank(self, query: str, texts: list[str]) -> Sequence[Any] | None:
-        from selfrag_nb.pipeline import run_sync
-
         resp = run_sync(self.arank(query, texts))
         if resp.error:
             raise RuntimeError(resp.error)
@@ -209,8 +208,6 @@ class ProviderReranker:
         self._options = options
 
     def rank(self, query: str, texts: list[str]) -> Sequence[Any] | None:
-        from selfrag_nb.pipeline import run_sync
-
         resp = run_sync(self.arank(query, texts))
         if resp.error:
             raise RuntimeError(resp.error)

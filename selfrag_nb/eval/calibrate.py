@@ -22,8 +22,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from selfrag_nb._sync import run_sync
 from selfrag_nb.eval.metrics import summarize
-from selfrag_nb.eval.runner import as_question_set, run_sync
+from selfrag_nb.eval.runner import as_question_set
 
 if TYPE_CHECKING:
     import pandas as pd

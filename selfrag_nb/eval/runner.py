@@ -26,16 +26,16 @@ a failure row with the exception text; it never aborts the run.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import hashlib
 import json
 import re
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
+from selfrag_nb._sync import run_sync  # re-exported: selfrag_nb.eval.runner.run_sync
 from selfrag_nb.eval.metrics import EvalRow, error_row, score
 from selfrag_nb.eval.questions import Question, QuestionSet
 from selfrag_nb.eval.questions import questions as load_questions
@@ -71,8 +71,6 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 Variants = str | Mapping[str, Mapping[str, Any]] | None
-
-T = TypeVar("T")
 
 
 def resolve_variants(variants: Variants) -> dict[str, dict[str, Any]]:
@@ -295,22 +293,6 @@ async def aevaluate(
     )
     write_failures(report.rows, qs, out_dir / "failures.parquet")
     return report
-
-
-def run_sync(factory: Callable[[], Awaitable[T]]) -> T:
-    """Run a coroutine to completion from sync code. Inside a running event
-    loop (Jupyter, marimo) it runs on a fresh loop in a worker thread, so
-    ``evaluate`` works the same in a notebook cell and a script."""
-
-    async def main() -> T:
-        return await factory()
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(main())
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="selfrag-eval") as pool:
-        return pool.submit(asyncio.run, main()).result()
 
 
 def evaluate(

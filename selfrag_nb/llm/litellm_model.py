@@ -14,8 +14,8 @@
       budget gone -> Completion(raw="", error="deadline exceeded after N attempts: ...")
       retries out -> Completion(raw="", error="failed after N attempts: ...")
 
-    complete(request)  the same, from synchronous code (works inside
-                       Jupyter's running loop)
+    complete(request)  the same, from synchronous code: _sync.run_sync on the
+                       background loop (works inside Jupyter's running loop)
     every LiteLLM call runs on one background event loop, whatever loop the
     caller is on: LiteLLM's clients and logging worker are bound to one loop
 
@@ -42,6 +42,7 @@ import time
 from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
+from selfrag_nb._sync import run_sync
 from selfrag_nb.llm.base import Completion, ModelError, ModelRequest
 from selfrag_nb.llm.pricing import cost_of, sync_litellm
 from selfrag_nb.llm.redact import redact
@@ -117,7 +118,7 @@ def load_litellm() -> Any:
     return _STATE["litellm"]
 
 
-# ------------------------------------------------------------------ sync bridge
+# ------------------------------------------------------------ background loop
 
 _LOOP_LOCK = threading.Lock()
 
@@ -130,12 +131,6 @@ def _background_loop() -> asyncio.AbstractEventLoop:
             threading.Thread(target=loop.run_forever, name="selfrag-nb-litellm", daemon=True).start()
             _STATE["loop"] = loop
         return loop
-
-
-def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion from synchronous code, even when the
-    calling thread already runs an event loop (Jupyter)."""
-    return asyncio.run_coroutine_threadsafe(coro, _background_loop()).result()
 
 
 async def _on_litellm_loop(coro: Coroutine[Any, Any, T]) -> T:
@@ -268,7 +263,7 @@ class LiteLLMModel:
 
     def complete(self, request: ModelRequest) -> Completion:
         """Synchronous ``acomplete`` (runs on a shared background loop)."""
-        return _run_sync(self.acomplete(request))
+        return run_sync(self.acomplete(request), loop=_background_loop())
 
     async def acomplete(self, request: ModelRequest) -> Completion:
         """Call the model; provider faults come back in ``Completion.error``,
@@ -588,10 +583,11 @@ def rerank(
     timeout: float = 30.0,
 ) -> list[tuple[int, float]]:
     """Synchronous ``arerank``."""
-    return _run_sync(
+    return run_sync(
         arerank(
             query, documents, model=model, top_n=top_n, api_base=api_base, api_key=api_key, timeout=timeout
-        )
+        ),
+        loop=_background_loop(),
     )
 
 
@@ -640,7 +636,7 @@ def embed(
     timeout: float = 60.0,
 ) -> list[list[float]]:
     """Synchronous ``aembed``."""
-    return _run_sync(aembed(texts, model, api_base, api_key, timeout=timeout))
+    return run_sync(aembed(texts, model, api_base, api_key, timeout=timeout), loop=_background_loop())
 
 
 def _raise_for(exc: BaseException, what: str, api_key: str | None) -> Any:

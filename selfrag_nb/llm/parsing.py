@@ -2,13 +2,14 @@
 
     parse(role, raw) -> (output | None, error | None)
 
-    raw ──strip BOM / code fences──> sources (fenced blocks first, then whole text)
-        ──for each "{" / "[" start: json.raw_decode, else a lenient parser
-          (single quotes, trailing commas, bare keys, True/None, full-width
-          ：and ，, “smart quotes”)──> JSON candidates
-        ──role coercer (aliases incl. the articles' Chinese labels, "85分",
-          "是", enum spellings, bare index lists, derived fields)──> pydantic
-          validation ──> output
+    raw ──strip BOM, cap at MAX_SCAN (not generate)──> text
+        ──json_extract.extract_json: fenced blocks first, then the whole text;
+          json.raw_decode, else a lenient parser (single quotes, trailing
+          commas, bare keys, True/None, full-width ：and ，, “smart quotes”)
+                                                        ──> JSON candidates
+        ──role coercer (aliases incl. the articles' Chinese labels; values via
+          coerce: "85分", "是", enum spellings; bare index lists, derived
+          fields)──> pydantic validation ──> output (the first candidate that validates)
     decide / assess also accept the line format "RETRIEVE|reason";
     generate accepts plain text (the usual case).
 
@@ -23,14 +24,25 @@ gets ``doc=0`` (unknown); citations are 1-based so 0 never names a document.
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from collections.abc import Callable, Iterator
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from selfrag_nb.llm.coerce import (
+    MAX_TEXT,
+    ParseError,
+    as_bool,
+    as_enum,
+    as_number,
+    as_score,
+    as_str_list,
+    as_text,
+    pick,
+)
+from selfrag_nb.llm.json_extract import extract_json, sources
 from selfrag_nb.llm.schemas import (
     OUTPUTS,
     AssessOut,
@@ -46,15 +58,6 @@ __all__ = ["ParseError", "extract_json", "format_validation_error", "parse"]
 
 #: Longest output we scan for JSON; beyond this models are producing garbage.
 MAX_SCAN = 200_000
-#: How many "{"/"[" start positions we try per source before giving up.
-MAX_STARTS = 24
-_MAX_DEPTH = 64
-_MAX_TEXT = 4000
-_MAX_BARE = 200
-
-
-class ParseError(ValueError):
-    """Raised inside this module only; ``parse`` turns it into an error message."""
 
 
 # ------------------------------------------------------------------ entry
@@ -90,306 +93,7 @@ def format_validation_error(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-# --------------------------------------------------------------- JSON finding
-
-_START_RE = re.compile(r"[\[{]")
-_FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
-
-
-def _sources(text: str) -> list[str]:
-    fenced = [m.group(2) for m in _FENCE_RE.finditer(text) if m.group(2).strip()]
-    return [*fenced, text]
-
-
-def extract_json(text: str) -> Iterator[Any]:
-    """Every JSON object or array found in ``text`` (fenced blocks first), in
-    order of position, outermost first. Lenient about the usual model slips."""
-    decoder = json.JSONDecoder()
-    for src in _sources(text):
-        starts = 0
-        pos = 0
-        while starts < MAX_STARTS:
-            m = _START_RE.search(src, pos)
-            if m is None:
-                break
-            starts += 1
-            i = m.start()
-            value: Any = None
-            end = -1
-            try:
-                value, end = decoder.raw_decode(src, i)
-            except (ValueError, RecursionError):
-                try:
-                    value, end = _Lenient(src, i).parse()
-                except (ParseError, RecursionError, ValueError, OverflowError):
-                    end = -1
-            if end > i and isinstance(value, dict | list):
-                yield value
-                pos = end
-            else:
-                pos = i + 1
-
-
-class _Lenient:
-    """A small recursive-descent parser for almost-JSON. Accepts single and
-    typographic quotes, trailing commas, bare keys and bare word values,
-    Python literals, // and # comments, and full-width ：，."""
-
-    _WS = " \t\r\n\u3000"
-
-    def __init__(self, s: str, i: int) -> None:
-        self.s = s
-        self.i = i
-        self.depth = 0
-
-    def parse(self) -> tuple[Any, int]:
-        value = self.value()
-        return value, self.i
-
-    def _skip(self) -> None:
-        s = self.s
-        while self.i < len(s):
-            c = s[self.i]
-            if c in self._WS:
-                self.i += 1
-            elif s.startswith("//", self.i) or c == "#":
-                nl = s.find("\n", self.i)
-                self.i = len(s) if nl < 0 else nl + 1
-            else:
-                return
-
-    def _peek(self) -> str:
-        self._skip()
-        if self.i >= len(self.s):
-            raise ParseError("unexpected end of JSON")
-        return self.s[self.i]
-
-    def value(self) -> Any:
-        c = self._peek()
-        if c == "{":
-            return self._container("{", "}")
-        if c == "[":
-            return self._container("[", "]")
-        if c in "\"'“‘「":
-            return self._string()
-        return self._bare(in_key=False)
-
-    def _container(self, open_: str, close: str) -> Any:
-        self.depth += 1
-        if self.depth > _MAX_DEPTH:
-            raise ParseError("JSON nested too deeply")
-        self.i += 1
-        is_obj = open_ == "{"
-        out_d: dict[str, Any] = {}
-        out_l: list[Any] = []
-        while True:
-            c = self._peek()
-            if c == close:
-                self.i += 1
-                self.depth -= 1
-                return out_d if is_obj else out_l
-            if c in ",，":
-                self.i += 1
-                continue
-            if is_obj:
-                key = self._string() if c in "\"'“‘「" else self._bare(in_key=True)
-                if self._peek() not in ":：":
-                    raise ParseError("expected ':' after a key")
-                self.i += 1
-                out_d[str(key)] = self.value()
-            else:
-                out_l.append(self.value())
-            nxt = self._peek()
-            if nxt not in ",，" and nxt != close:
-                raise ParseError(f"expected ',' or {close!r}")
-
-    _CLOSERS: ClassVar[dict[str, str]] = {'"': '"', "'": "'", "“": "”", "‘": "’", "「": "」"}
-    _ESCAPES: ClassVar[dict[str, str]] = {
-        "n": "\n",
-        "t": "\t",
-        "r": "\r",
-        "b": "\b",
-        "f": "\f",
-        "/": "/",
-        "\\": "\\",
-        '"': '"',
-        "'": "'",
-    }
-
-    def _string(self) -> str:
-        s = self.s
-        close = self._CLOSERS[s[self.i]]
-        self.i += 1
-        buf: list[str] = []
-        while self.i < len(s):
-            c = s[self.i]
-            if c == "\\" and self.i + 1 < len(s):
-                nxt = s[self.i + 1]
-                if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", s[self.i + 2 : self.i + 6] or ""):
-                    buf.append(chr(int(s[self.i + 2 : self.i + 6], 16)))
-                    self.i += 6
-                    continue
-                buf.append(self._ESCAPES.get(nxt, nxt))
-                self.i += 2
-                continue
-            if c == close:
-                self.i += 1
-                return "".join(buf)
-            buf.append(c)
-            self.i += 1
-        raise ParseError("unterminated string")
-
-    _BARE_END: ClassVar[frozenset[str]] = frozenset(",，}]:：\n")
-
-    def _bare(self, *, in_key: bool) -> Any:
-        s = self.s
-        start = self.i
-        while self.i < len(s) and s[self.i] not in self._BARE_END:
-            if s[self.i] in "{[" or (in_key and s[self.i] in "}]\"'"):
-                break
-            self.i += 1
-            if self.i - start > _MAX_BARE:
-                # Bare words are short (true, 85分, keyInfo); a long run is not JSON.
-                raise ParseError("unquoted text too long")
-        word = s[start : self.i].strip()
-        if not word:
-            raise ParseError(f"unexpected character {s[start : start + 1]!r}")
-        if in_key:
-            return word
-        low = word.lower()
-        if low in ("true", "false"):
-            return low == "true"
-        if low in ("null", "none", "nil"):
-            return None
-        if re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", word):
-            num = float(word)
-            if re.fullmatch(r"[-+]?\d+", word):
-                return int(word)
-            return num
-        if low in ("nan", "infinity", "+infinity", "-infinity", "inf", "-inf"):
-            return float(low.replace("infinity", "inf"))
-        return word
-
-
-# ------------------------------------------------------------ value coercion
-
-
-def _canon(key: object) -> str:
-    return re.sub(r"[\s_\-]", "", str(key)).lower()
-
-
-def _pick(obj: dict[str, Any], aliases: tuple[str, ...]) -> tuple[bool, Any]:
-    """(found, value) of the first key of ``obj`` whose canonical form is an alias."""
-    canon = {_canon(k): k for k in obj}
-    for a in aliases:
-        k = canon.get(_canon(a))
-        if k is not None:
-            return True, obj[k]
-    return False, None
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value.strip()[:_MAX_TEXT]
-    if isinstance(value, list):
-        # Each item is rendered once: rendering it in the filter too doubled the
-        # work per nesting level (2**depth calls on [[[...]]]).
-        return "; ".join(t for t in map(_text, value) if t)[:_MAX_TEXT]
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False, default=str)[:_MAX_TEXT]
-    return str(value)[:_MAX_TEXT]
-
-
-def _number(value: Any, field: str) -> float:
-    if isinstance(value, bool):
-        raise ParseError(f"{field}: expected a number, got a boolean")
-    if isinstance(value, int):
-        return float(value) if abs(value) < 10**300 else math.inf
-    if isinstance(value, float):
-        num = value
-    elif isinstance(value, str):
-        m = re.fullmatch(
-            r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(?:分|%|％|points?|pts?)?\s*(?:/\s*100)?\s*",
-            value,
-        )
-        if m is None:
-            raise ParseError(f"{field}: expected a number, got {value[:40]!r}")
-        num = float(m.group(1))
-    else:
-        raise ParseError(f"{field}: expected a number, got {type(value).__name__}")
-    if not math.isfinite(num):
-        raise ParseError(f"{field}: must be a finite number")
-    return num
-
-
-def _score(value: Any, field: str) -> int:
-    num = _number(value, field)
-    if abs(num) > 10**9:
-        raise ParseError(f"{field}: must be between 0 and 100 (got {num:g})")
-    return round(num)
-
-
-_TRUE = {"true", "yes", "y", "1", "是", "对", "相关", "是的", "relevant", "supported", "真"}
-_FALSE = {"false", "no", "n", "0", "否", "不", "不相关", "无关", "irrelevant", "unsupported", "假", "不是"}
-
-
-def _bool(value: Any, field: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str):
-        low = value.strip().strip("。.!！").lower()
-        if low in _TRUE:
-            return True
-        if low in _FALSE:
-            return False
-    raise ParseError(f"{field}: expected true or false, got {str(value)[:40]!r}")
-
-
-def _str_list(value: Any, field: str) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value.strip()] if value.strip() else []
-    if isinstance(value, list):
-        out = []
-        for item in value[:200]:
-            if isinstance(item, dict):
-                found, v = _pick(item, ("text", "query", "claim", "value", "option", "rewrite", "content"))
-                if not found or v is None:
-                    raise ParseError(f"{field}: items must be strings")
-            else:
-                v = item
-            if v is None:
-                continue
-            s = _text(v)
-            if s:
-                out.append(s)
-        return out
-    raise ParseError(f"{field}: expected a list of strings, got {type(value).__name__}")
-
-
-_NEGATION_RE = re.compile(r"NOT|CANNOT|CANT|DONT|NEVER|[不无没非勿未]")
-
-
-def _enum(value: Any, table: dict[str, str], field: str, allowed: str) -> str:
-    if not isinstance(value, str):
-        raise ParseError(f"{field}: expected one of {allowed}, got {str(value)[:40]!r}")
-    key = re.sub(r"[\s_\-\"'`。.!！]", "", value).upper()
-    if key in table:
-        return table[key]
-    if _NEGATION_RE.search(key):
-        # "CANNOT ANSWER", "NOT ACCEPT": a substring match would invert the meaning.
-        raise ParseError(f"{field}: expected exactly one of {allowed}, got {value[:60]!r}")
-    hits = {v for k, v in table.items() if k and k in key}
-    if len(hits) == 1:
-        return hits.pop()
-    if len(hits) > 1:
-        raise ParseError(f"{field}: choose exactly one of {allowed}, got {value[:60]!r}")
-    raise ParseError(f"{field}: expected one of {allowed}, got {value[:60]!r}")
+# ------------------------------------------------------------ candidates
 
 
 def _first_ok(
@@ -427,7 +131,7 @@ def _parse_decide(text: str) -> tuple[BaseModel | None, str | None]:
     def build(value: Any) -> BaseModel:
         if not isinstance(value, dict):
             raise ParseError("expected a JSON object with a decision")
-        found, dec = _pick(
+        found, dec = pick(
             value, ("decision", "retrieve", "shouldRetrieve", "needRetrieval", "决策", "是否检索", "判断")
         )
         if not found:
@@ -440,8 +144,8 @@ def _parse_decide(text: str) -> tuple[BaseModel | None, str | None]:
             decision = _decision_token(m.group(1))
         else:
             raise ParseError(f"decision: expected RETRIEVE or NO_RETRIEVE, got {str(dec)[:40]!r}")
-        _, reason = _pick(value, ("reason", "理由", "原因", "rationale"))
-        return DecisionOut(decision=decision, reason=_text(reason))
+        _, reason = pick(value, ("reason", "理由", "原因", "rationale"))
+        return DecisionOut(decision=decision, reason=as_text(reason))
 
     tried_json = text.lstrip("`").lstrip().startswith(("{", "json"))
     err: str | None = None
@@ -449,7 +153,7 @@ def _parse_decide(text: str) -> tuple[BaseModel | None, str | None]:
         out, err = _first_ok(text, build)
         if out is not None:
             return out, None
-    body = _sources(text)[0]  # the first fenced block, or the whole text
+    body = sources(text)[0]  # the first fenced block, or the whole text
     for pattern in (_DECIDE_TOKEN_RE, _DECIDE_BRACKET_RE, _DECIDE_START_RE, _DECIDE_ZH_RE):
         m = pattern.search(body)
         if m:
@@ -459,7 +163,7 @@ def _parse_decide(text: str) -> tuple[BaseModel | None, str | None]:
             if not line:
                 before = body[: m.start()].strip(_SEP_STRIP)
                 line = before.split("\n")[-1] if before and len(before) < 300 else ""
-            return DecisionOut(decision=decision, reason=line.strip(_SEP_STRIP)[:_MAX_TEXT]), None
+            return DecisionOut(decision=decision, reason=line.strip(_SEP_STRIP)[:MAX_TEXT]), None
     if not tried_json:
         out, err = _first_ok(text, build)
         if out is not None:
@@ -475,8 +179,8 @@ _LIST_LINE_RE = re.compile(r"^\s*(?:[-*•·]|\d+[.)、:：]|[（(]\d+[)）])\s*
 def _parse_rewrite(text: str) -> tuple[BaseModel | None, str | None]:
     def build(value: Any) -> BaseModel:
         if isinstance(value, list):
-            return RewriteOut(rewrites=_str_list(value, "rewrites"))
-        found, rw = _pick(
+            return RewriteOut(rewrites=as_str_list(value, "rewrites"))
+        found, rw = pick(
             value,
             (
                 "rewrites",
@@ -491,8 +195,8 @@ def _parse_rewrite(text: str) -> tuple[BaseModel | None, str | None]:
         )
         if not found:
             raise ParseError("missing field 'rewrites' (a list of strings)")
-        _, reason = _pick(value, ("reason", "理由", "原因"))
-        return RewriteOut(rewrites=_str_list(rw, "rewrites"), reason=_text(reason))
+        _, reason = pick(value, ("reason", "理由", "原因"))
+        return RewriteOut(rewrites=as_str_list(rw, "rewrites"), reason=as_text(reason))
 
     out, err = _first_ok(text, build)
     if out is not None:
@@ -526,17 +230,17 @@ def _parse_grade(text: str) -> tuple[BaseModel | None, str | None]:
     def build(value: Any) -> BaseModel:
         if not isinstance(value, dict):
             raise ParseError("expected a JSON object with relevanceScore and isRelevant")
-        found, raw_score = _pick(value, _SCORE_KEYS)
+        found, raw_score = pick(value, _SCORE_KEYS)
         if not found:
             raise ParseError("missing field 'relevanceScore' (integer 0-100)")
-        score = _score(raw_score, "relevanceScore")
-        found_rel, raw_rel = _pick(value, _RELEVANT_KEYS)
+        score = as_score(raw_score, "relevanceScore")
+        found_rel, raw_rel = pick(value, _RELEVANT_KEYS)
         # The article's bands: below 50 is irrelevant.
-        relevant = _bool(raw_rel, "isRelevant") if found_rel and raw_rel is not None else score >= 50
-        _, key_info = _pick(value, _KEYINFO_KEYS)
-        _, gaps = _pick(value, _GAPS_KEYS)
+        relevant = as_bool(raw_rel, "isRelevant") if found_rel and raw_rel is not None else score >= 50
+        _, key_info = pick(value, _KEYINFO_KEYS)
+        _, gaps = pick(value, _GAPS_KEYS)
         return RelevanceOut(
-            relevanceScore=score, isRelevant=relevant, keyInfo=_text(key_info), gaps=_text(gaps)
+            relevanceScore=score, isRelevant=relevant, keyInfo=as_text(key_info), gaps=as_text(gaps)
         )
 
     out, err = _first_ok(text, build, accept=lambda v: isinstance(v, dict))
@@ -585,11 +289,11 @@ def _rerank_items(items: list[Any]) -> RerankOut:
     ranking = []
     for pos, item in enumerate(items):
         if isinstance(item, dict):
-            found, idx = _pick(item, _INDEX_KEYS)
+            found, idx = pick(item, _INDEX_KEYS)
             if not found:
                 raise ParseError(f"ranking[{pos}]: missing 'index'")
-            found_s, sc = _pick(item, _RSCORE_KEYS)
-            score = _number(sc, f"ranking[{pos}].score") if found_s and sc is not None else float(n - pos)
+            found_s, sc = pick(item, _RSCORE_KEYS)
+            score = as_number(sc, f"ranking[{pos}].score") if found_s and sc is not None else float(n - pos)
             ranking.append({"index": _index(idx), "score": score})
         elif isinstance(item, list):
             raise ParseError(f"ranking[{pos}]: expected an object or an index, got a list")
@@ -603,14 +307,14 @@ def _parse_rerank(text: str) -> tuple[BaseModel | None, str | None]:
     def build(value: Any) -> BaseModel:
         if isinstance(value, list):
             return _rerank_items(value)
-        found, items = _pick(value, _LIST_KEYS)
+        found, items = pick(value, _LIST_KEYS)
         if found and isinstance(items, list):
             return _rerank_items(items)
         if found and isinstance(items, dict):
             value = items
         if value and all(re.fullmatch(r"\s*\d{1,9}\s*", str(k)) for k in value):
             # {"0": 0.9, "3": 0.4}: index -> score
-            pairs = [(int(k), _number(v, f"score of {k}")) for k, v in value.items()]
+            pairs = [(int(k), as_number(v, f"score of {k}")) for k, v in value.items()]
             return RerankOut.model_validate({"ranking": [{"index": i, "score": s} for i, s in pairs]})
         raise ParseError('expected a list [{"index": n, "score": x}, ...]')
 
@@ -644,27 +348,27 @@ _ACTION_LINE_RE = re.compile(r"^[\W_]*(ANSWER|CLARIFY|REFUSE|回答|澄清|拒�
 def _options(value: Any) -> list[str]:
     if isinstance(value, str):
         return [p.strip() for p in re.split(r"[,;，；、/|]", value) if p.strip()]
-    return _str_list(value, "options")
+    return as_str_list(value, "options")
 
 
 def _parse_assess(text: str) -> tuple[BaseModel | None, str | None]:
     def build(value: Any) -> BaseModel:
         if not isinstance(value, dict):
             raise ParseError("expected a JSON object with an action")
-        found, act = _pick(value, ("action", "decision", "决定", "行动", "动作", "结论", "判断"))
+        found, act = pick(value, ("action", "decision", "决定", "行动", "动作", "结论", "判断"))
         if not found:
             raise ParseError("missing field 'action' (ANSWER, CLARIFY or REFUSE)")
-        action = _enum(act, _ACTIONS, "action", "ANSWER, CLARIFY, REFUSE")
-        _, reason = _pick(value, ("reason", "理由", "原因"))
-        _, opts = _pick(value, ("options", "选项", "choices", "qualifiers", "可选条件"))
-        _, conflict = _pick(value, ("conflict", "冲突", "conflicts"))
-        _, applies = _pick(value, ("applies", "适用", "applicable", "适用规则"))
+        action = as_enum(act, _ACTIONS, "action", "ANSWER, CLARIFY, REFUSE")
+        _, reason = pick(value, ("reason", "理由", "原因"))
+        _, opts = pick(value, ("options", "选项", "choices", "qualifiers", "可选条件"))
+        _, conflict = pick(value, ("conflict", "冲突", "conflicts"))
+        _, applies = pick(value, ("applies", "适用", "applicable", "适用规则"))
         return AssessOut(
             action=action,
-            reason=_text(reason),
+            reason=as_text(reason),
             options=_options(opts),
-            conflict=_text(conflict),
-            applies=_text(applies),
+            conflict=as_text(conflict),
+            applies=as_text(applies),
         )
 
     out, err = _first_ok(text, build, accept=lambda v: isinstance(v, dict))
@@ -674,7 +378,7 @@ def _parse_assess(text: str) -> tuple[BaseModel | None, str | None]:
     if m and err is None:
         action = _ACTIONS[m.group(1).upper()]
         reason = text[m.end() :].strip(_SEP_STRIP).split("\n", 1)[0]
-        return AssessOut(action=action, reason=reason[:_MAX_TEXT]), None
+        return AssessOut(action=action, reason=reason[:MAX_TEXT]), None
     return None, err or 'expected JSON {"action": "ANSWER|CLARIFY|REFUSE", "reason": "..."}'
 
 
@@ -689,7 +393,7 @@ def _parse_generate(text: str) -> tuple[BaseModel | None, str | None]:
     if inner.startswith("{") and inner.endswith("}"):
         for value in extract_json(inner):
             if isinstance(value, dict):
-                found, ans = _pick(value, ("answer", "回答", "答案", "response", "回复"))
+                found, ans = pick(value, ("answer", "回答", "答案", "response", "回复"))
                 if found and isinstance(ans, str):
                     if not ans.strip():
                         return None, "empty answer"
@@ -771,11 +475,9 @@ def _evidence(value: Any, field: str) -> list[dict[str, Any]]:
     out = []
     for j, ev in enumerate(items[:50]):
         if isinstance(ev, dict):
-            _, doc = _pick(
-                ev, ("doc", "document", "docIndex", "index", "source", "chunk", "文档", "文档编号")
-            )
-            _, quote = _pick(ev, ("quote", "span", "text", "evidence", "引用", "原文", "证据"))
-            out.append({"doc": _doc_number(doc), "quote": _text(quote)})
+            _, doc = pick(ev, ("doc", "document", "docIndex", "index", "source", "chunk", "文档", "文档编号"))
+            _, quote = pick(ev, ("quote", "span", "text", "evidence", "引用", "原文", "证据"))
+            out.append({"doc": _doc_number(doc), "quote": as_text(quote)})
         elif isinstance(ev, str):
             m = re.match(
                 r"\s*[\[【(（]?\s*(?:doc(?:ument)?|文档)?\s*(\d{1,9})\s*[\]】)）]?[:：\s-]*(.*)",
@@ -783,9 +485,9 @@ def _evidence(value: Any, field: str) -> list[dict[str, Any]]:
                 re.S | re.I,
             )
             if m and m.group(2):
-                out.append({"doc": int(m.group(1)), "quote": m.group(2).strip()[:_MAX_TEXT]})
+                out.append({"doc": int(m.group(1)), "quote": m.group(2).strip()[:MAX_TEXT]})
             else:
-                out.append({"doc": 0, "quote": ev.strip()[:_MAX_TEXT]})
+                out.append({"doc": 0, "quote": ev.strip()[:MAX_TEXT]})
         elif isinstance(ev, int) and not isinstance(ev, bool):
             out.append({"doc": ev, "quote": ""})
         else:
@@ -817,19 +519,19 @@ def _claims(value: Any) -> list[dict[str, Any]]:
     for i, item in enumerate(value[:200]):
         if not isinstance(item, dict):
             raise ParseError(f"claims[{i}]: expected an object with 'claim' and 'verdict'")
-        found, claim = _pick(item, ("claim", "text", "statement", "声明", "内容"))
-        if not found or not _text(claim):
+        found, claim = pick(item, ("claim", "text", "statement", "声明", "内容"))
+        if not found or not as_text(claim):
             raise ParseError(f"claims[{i}]: missing 'claim'")
-        found_v, verdict = _pick(
+        found_v, verdict = pick(
             item, ("verdict", "status", "support", "supported", "label", "判定", "结论", "支撑情况")
         )
         if not found_v:
             raise ParseError(f"claims[{i}]: missing 'verdict' (supported, partial or unsupported)")
-        _, evidence = _pick(item, ("evidence", "evidences", "quotes", "证据", "依据"))
-        _, cited = _pick(item, ("cited", "citations", "cites", "引用", "引用编号"))
+        _, evidence = pick(item, ("evidence", "evidences", "quotes", "证据", "依据"))
+        _, cited = pick(item, ("cited", "citations", "cites", "引用", "引用编号"))
         out.append(
             {
-                "claim": _text(claim),
+                "claim": as_text(claim),
                 "verdict": _verdict(verdict, f"claims[{i}].verdict"),
                 "evidence": _evidence(evidence, f"claims[{i}].evidence"),
                 "cited": _cited(cited),
@@ -845,7 +547,7 @@ def _parse_verify(text: str) -> tuple[BaseModel | None, str | None]:
                 "expected a JSON object (supportedClaims, unsupportedClaims, claims, recommendation)"
             )
         data: dict[str, Any] = {}
-        f_sup, sup = _pick(
+        f_sup, sup = pick(
             value,
             (
                 "supportedClaims",
@@ -857,7 +559,7 @@ def _parse_verify(text: str) -> tuple[BaseModel | None, str | None]:
                 "支持的声明",
             ),
         )
-        f_uns, uns = _pick(
+        f_uns, uns = pick(
             value,
             (
                 "unsupportedClaims",
@@ -869,16 +571,16 @@ def _parse_verify(text: str) -> tuple[BaseModel | None, str | None]:
                 "不支持的声明",
             ),
         )
-        f_cl, cl = _pick(value, ("claims", "claimVerdicts", "声明", "声明列表"))
-        f_conf, conf = _pick(value, ("overallConfidence", "confidence", "整体置信度", "置信度", "总体置信度"))
-        f_rec, rec = _pick(value, ("recommendation", "推荐", "建议", "推荐行动", "action"))
-        f_full, full = _pick(
+        f_cl, cl = pick(value, ("claims", "claimVerdicts", "声明", "声明列表"))
+        f_conf, conf = pick(value, ("overallConfidence", "confidence", "整体置信度", "置信度", "总体置信度"))
+        f_rec, rec = pick(value, ("recommendation", "推荐", "建议", "推荐行动", "action"))
+        f_full, full = pick(
             value, ("isFullySupported", "fullySupported", "是否完全支撑", "完全支撑", "是否完全支持")
         )
         if not (f_sup or f_uns or f_cl or f_rec):
             raise ParseError("missing fields: supportedClaims / unsupportedClaims / claims / recommendation")
-        supported = _str_list(sup, "supportedClaims") if f_sup else []
-        unsupported = _str_list(uns, "unsupportedClaims") if f_uns else []
+        supported = as_str_list(sup, "supportedClaims") if f_sup else []
+        unsupported = as_str_list(uns, "unsupportedClaims") if f_uns else []
         claims = _claims(cl) if f_cl and cl is not None else []
         if not claims:
             claims = [{"claim": c, "verdict": "supported"} for c in supported]
@@ -892,11 +594,13 @@ def _parse_verify(text: str) -> tuple[BaseModel | None, str | None]:
         data["unsupportedClaims"] = unsupported
         data["claims"] = claims
         if f_conf and conf is not None:
-            data["overallConfidence"] = _score(conf, "overallConfidence")
+            data["overallConfidence"] = as_score(conf, "overallConfidence")
         if f_rec and rec is not None:
-            data["recommendation"] = _enum(rec, _RECS, "recommendation", "ACCEPT, ADD_DISCLAIMER, REGENERATE")
+            data["recommendation"] = as_enum(
+                rec, _RECS, "recommendation", "ACCEPT, ADD_DISCLAIMER, REGENERATE"
+            )
         if f_full and full is not None:
-            data["isFullySupported"] = _bool(full, "isFullySupported")
+            data["isFullySupported"] = as_bool(full, "isFullySupported")
         else:
             data["isFullySupported"] = bool(claims) and all(c["verdict"] == "supported" for c in claims)
         return SupportOut.model_validate(data)

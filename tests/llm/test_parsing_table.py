@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from selfrag_nb.llm.parsing import extract_json, parse
+from selfrag_nb.llm.json_extract import extract_json
+from selfrag_nb.llm.parsing import parse
 
 # (raw, expected fields) -- each must parse.
 DECIDE_OK: list[tuple[str, str, str]] = [

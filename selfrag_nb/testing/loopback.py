@@ -1,213 +1,51 @@
-"""Test doubles designed with the code (DESIGN.md style rule 5).
+"""LoopbackServer: a real OpenAI-compatible HTTP server on 127.0.0.1.
 
-    ScriptedModel    a Model answering from per-role queues (no network)
-      .enqueue(role, *responses)   str | dict/list (JSON) | Exception | callable(request)
-      .default(role, response)     used when the role's queue is empty
-      .requests                    every ModelRequest received, in order
-    LoopbackServer   a real OpenAI-compatible HTTP server on 127.0.0.1
+    test / benchmark / notebook
+       LiteLLMModel("openai/x", api_base=server.url)  --HTTP-->  127.0.0.1:PORT
+                                                                |
+    LoopbackServer (ThreadingHTTPServer, one thread per connection, keep-alive)
+       every request is recorded in .requests with auth headers REDACTED
+       POST with a bad / empty JSON body -> 400;  unknown route -> 404
+       POST any route below       -> next queued failure (fail(); role= : chat of that role only), acted out:
+                                     500/502/503/504 | 429 + Retry-After | 401 | 403 |
+                                     timeout (stall, then answer) | truncated | empty | malformed | wrong_shape
+       POST /v1/chat/completions  -> latency -> responder(body) -> OpenAI JSON (+ usage)
+       POST /v1/embeddings        -> deterministic vectors (sha256 of the text)
+       POST /v1/rerank, /rerank   -> word-overlap relevance scores
+       GET  /v1/models            -> one model
+    stop()  wakes stalled handlers and closes every open connection
 
-Both are public (``selfrag_nb.testing``) so users can test their own
-pipelines, prompts and notebooks the way this package tests itself.
+A real server on a real socket, so the real LiteLLM/httpx client code path
+(connection handling, status mapping, Retry-After, timeouts, body parsing)
+is what the tests exercise. Stdlib only: no new dependency. The answers
+themselves come from ``selfrag_nb.testing.responses``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import http.server
 import json
-import math
-import re
 import socket
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
-from selfrag_nb.llm.base import Completion, ModelError, ModelRequest
 from selfrag_nb.llm.schemas import ROLES
+from selfrag_nb.testing.responses import (
+    count_tokens,
+    default_responder,
+    embedding_vector,
+    infer_role,
+    message_text,
+    rerank_score,
+)
 
-# ============================================================= ScriptedModel
-#
-#     runner --ModelRequest(role, messages, inputs)--> ScriptedModel
-#        queue[role] (FIFO) -> else default[role] -> else ModelError naming the role
-#        str -> raw | dict/list -> JSON | Exception -> Completion.error | callable(request) -> one of those
-#
-# The runner treats it like any backend: prompts are rendered, output parsed,
-# and the one repair call consumes the next scripted response of the same
-# role. Tests assert on ``.requests`` to check what a model was shown (for
-# example that no unauthorised text reached it).
-
-#: What a scripted response may be: raw text, a JSON-able dict or list, an
-#: exception (reported as ``Completion.error``), or a callable computing one of
-#: those from the request.
-ScriptedResponse = Union[str, dict[str, Any], list[Any], BaseException, Callable[[ModelRequest], Any]]  # noqa: UP007 - a runtime alias, evaluated on Python 3.10 too
-
-
-class ScriptedModel:
-    """A model that replays scripted responses per role.
-
-    ``latency`` (seconds) is slept on each call (``asyncio.sleep`` in
-    ``acomplete``); ``tokens_in`` / ``tokens_out`` / ``cost`` are reported on
-    every completion (None: unknown). Like a real backend it honours the
-    request's timeout and deadline: when ``latency`` exceeds the time allowed
-    it waits that long and reports a timeout in ``Completion.error``
-    (``honor_timeout=False`` makes it overrun instead, to test callers' guards)."""
-
-    offline = False
-
-    def __init__(
-        self,
-        name: str = "scripted",
-        *,
-        latency: float = 0.0,
-        tokens_in: int | None = None,
-        tokens_out: int | None = None,
-        cost: float | None = None,
-        honor_timeout: bool = True,
-    ) -> None:
-        if latency < 0:
-            raise ValueError(f"latency must be >= 0 seconds, got {latency}")
-        self.name = name
-        self.latency = latency
-        self.tokens_in = tokens_in
-        self.tokens_out = tokens_out
-        self.cost = cost
-        self.honor_timeout = honor_timeout
-        self.requests: list[ModelRequest] = []
-        self._queues: dict[str, deque[ScriptedResponse]] = {r: deque() for r in ROLES}
-        self._defaults: dict[str, ScriptedResponse] = {}
-        # The runner's sync path may call from a worker thread.
-        self._lock = threading.Lock()
-
-    def __repr__(self) -> str:
-        pending = {r: len(q) for r, q in self._queues.items() if q}
-        return f"ScriptedModel(name={self.name!r}, pending={pending}, defaults={sorted(self._defaults)})"
-
-    # -- scripting --------------------------------------------------------
-    @staticmethod
-    def _check_role(role: str) -> None:
-        if role not in ROLES:
-            raise ValueError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
-
-    def enqueue(self, role: str, *responses: ScriptedResponse) -> ScriptedModel:
-        """Append responses to ``role``'s queue (consumed first in, first out)."""
-        self._check_role(role)
-        if not responses:
-            raise ValueError("enqueue needs at least one response")
-        with self._lock:
-            self._queues[role].extend(responses)
-        return self
-
-    def default(self, role: str, response: ScriptedResponse) -> ScriptedModel:
-        """The response for ``role`` whenever its queue is empty."""
-        self._check_role(role)
-        with self._lock:
-            self._defaults[role] = response
-        return self
-
-    def pending(self, role: str | None = None) -> int:
-        """Scripted responses not consumed yet (for one role or all)."""
-        with self._lock:
-            if role is None:
-                return sum(len(q) for q in self._queues.values())
-            self._check_role(role)
-            return len(self._queues[role])
-
-    def requests_for(self, role: str) -> list[ModelRequest]:
-        return [r for r in self.requests if r.role == role]
-
-    # -- the Model protocol ----------------------------------------------
-    def _next(self, request: ModelRequest) -> ScriptedResponse:
-        with self._lock:
-            self.requests.append(request)
-            queue = self._queues[request.role]
-            if queue:
-                return queue.popleft()
-            if request.role in self._defaults:
-                return self._defaults[request.role]
-        raise ModelError(
-            f"ScriptedModel {self.name!r}: no scripted response left for role {request.role!r} "
-            f"(call .enqueue({request.role!r}, ...) or .default({request.role!r}, ...))"
-        )
-
-    def _completion(self, response: ScriptedResponse, request: ModelRequest, started: float) -> Completion:
-        if callable(response) and not isinstance(response, BaseException):
-            response = response(request)
-        latency_ms = (time.perf_counter() - started) * 1000
-        common: dict[str, Any] = {"model": self.name, "latency_ms": latency_ms}
-        if isinstance(response, BaseException):
-            return Completion(raw="", error=f"{type(response).__name__}: {response}", **common)
-        if isinstance(response, dict | list):
-            raw = json.dumps(response, ensure_ascii=False)
-        elif isinstance(response, str):
-            raw = response
-        else:
-            raise TypeError(
-                f"ScriptedModel {self.name!r}: a response for role {request.role!r} must be str, dict, "
-                f"list, an exception or a callable returning one, got {type(response).__name__}"
-            )
-        return Completion(
-            raw=raw, tokens_in=self.tokens_in, tokens_out=self.tokens_out, cost=self.cost, **common
-        )
-
-    def _allowed(self, request: ModelRequest) -> float | None:
-        """Seconds this call may take (None: unbounded)."""
-        limits = [request.timeout] if request.timeout is not None else []
-        if request.deadline is not None:
-            limits.append(max(0.0, request.deadline - time.monotonic()))
-        return min(limits) if limits and self.honor_timeout else None
-
-    def _timed_out(self, allowed: float, started: float) -> Completion:
-        return Completion(
-            raw="",
-            model=self.name,
-            error=f"Timeout: no answer within {allowed:.2f} s",
-            latency_ms=(time.perf_counter() - started) * 1000,
-        )
-
-    def complete(self, request: ModelRequest) -> Completion:
-        started = time.perf_counter()
-        response = self._next(request)
-        allowed = self._allowed(request)
-        if allowed is not None and self.latency > allowed:
-            time.sleep(allowed)
-            return self._timed_out(allowed, started)
-        if self.latency:
-            time.sleep(self.latency)
-        return self._completion(response, request, started)
-
-    async def acomplete(self, request: ModelRequest) -> Completion:
-        started = time.perf_counter()
-        response = self._next(request)
-        allowed = self._allowed(request)
-        if allowed is not None and self.latency > allowed:
-            await asyncio.sleep(allowed)
-            return self._timed_out(allowed, started)
-        if self.latency:
-            await asyncio.sleep(self.latency)
-        return self._completion(response, request, started)
-
-
-# ============================================================ LoopbackServer
-#
-#     test / benchmark / notebook
-#        LiteLLMModel("openai/x", api_base=server.url)  --HTTP-->  127.0.0.1:PORT
-#                                                                 |
-#     LoopbackServer (ThreadingHTTPServer, one thread per connection)
-#        POST any route below       -> next queued failure (fail(); role= : chat of that role only), acted out
-#        POST /v1/chat/completions  -> latency -> responder(body) -> OpenAI JSON
-#        POST /v1/embeddings        -> deterministic vectors (sha256 of the text)
-#        POST /v1/rerank, /rerank   -> word-overlap relevance scores
-#        GET  /v1/models            -> one model
-#        every request is recorded in .requests with auth headers REDACTED
-#
-# A real server on a real socket, so the real LiteLLM/httpx client code path
-# (connection handling, status mapping, Retry-After, timeouts, body parsing)
-# is what the tests exercise. Stdlib only: no new dependency.
+__all__ = ["FAILURE_MODES", "LoopbackServer", "ReceivedRequest"]
 
 #: Failure modes understood by ``LoopbackServer.fail``.
 FAILURE_MODES = (
@@ -227,115 +65,6 @@ FAILURE_MODES = (
 
 #: Header names whose values never leave the server thread (credentials).
 _SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "proxy-authorization", "cookie"})
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
-
-
-def _count_tokens(text: str) -> int:
-    # A word count, not a tokenizer: deterministic and good enough to check
-    # that usage flows through from the HTTP body to the trace.
-    return len(_words(text))
-
-
-def _message_text(body: dict[str, Any]) -> str:
-    parts: list[str] = []
-    for message in body.get("messages") or []:
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):  # OpenAI content parts
-            parts.extend(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return "\n".join(parts)
-
-
-# JSON schema names sent as response_format -> role (LiteLLMModel names the
-# schema after the output class); prompt keywords are the fallback.
-_SCHEMA_ROLES = {
-    "DecisionOut": "decide",
-    "RewriteOut": "rewrite",
-    "RelevanceOut": "grade",
-    "RerankOut": "rerank",
-    "AssessOut": "assess",
-    "GenerateOut": "generate",
-    "SupportOut": "verify",
-}
-# Checked in order: the most specific field names first.
-_KEYWORD_ROLES = (
-    ("supportedclaims", "verify"),
-    ("relevancescore", "grade"),
-    ("no_retrieve", "decide"),
-    ("rewrites", "rewrite"),
-    ('"ranking"', "rerank"),
-    ("clarify", "assess"),
-)
-
-
-def infer_role(body: dict[str, Any]) -> str:
-    """Which Self-RAG role a chat request plays: from the ``response_format``
-    schema name when sent, else from the field names its prompt asks for;
-    "generate" when nothing matches (free text)."""
-    fmt = body.get("response_format")
-    if isinstance(fmt, dict):
-        schema = fmt.get("json_schema")
-        if isinstance(schema, dict) and schema.get("name") in _SCHEMA_ROLES:
-            return _SCHEMA_ROLES[str(schema["name"])]
-    text = _message_text(body).lower()
-    for keyword, role in _KEYWORD_ROLES:
-        if keyword in text:
-            return role
-    return "generate"
-
-
-def default_responder(body: dict[str, Any]) -> str:
-    """A deterministic assistant: valid JSON for the structured roles, a short
-    cited sentence for "generate". Retrieves, finds documents relevant,
-    answers, and accepts: the happy path, so a pipeline runs end to end over
-    HTTP. Use ``LoopbackServer.reply`` for anything else."""
-    role = infer_role(body)
-    if role == "decide":
-        out: dict[str, Any] = {"decision": "RETRIEVE", "reason": "loopback: factual question, retrieve"}
-    elif role == "rewrite":
-        out = {"rewrites": [], "reason": "loopback: the question is already specific"}
-    elif role == "grade":
-        out = {"relevanceScore": 85, "isRelevant": True, "keyInfo": "loopback: relevant", "gaps": ""}
-    elif role == "rerank":
-        out = {"ranking": []}
-    elif role == "assess":
-        out = {"action": "ANSWER", "reason": "loopback: the documents cover the question"}
-    elif role == "verify":
-        out = {
-            "isFullySupported": True,
-            "supportedClaims": ["loopback answer"],
-            "unsupportedClaims": [],
-            "claims": [],
-            "overallConfidence": 90,
-            "recommendation": "ACCEPT",
-        }
-    else:
-        cite = " [1]" if "[1]" in _message_text(body) else ""
-        return f"This is the loopback server's answer{cite}."
-    return json.dumps(out)
-
-
-def embedding_vector(text: str, dimensions: int = 16) -> list[float]:
-    """The loopback server's embedding of ``text``: unit-length, derived from
-    sha256 of the text, so equal texts embed equally in every run."""
-    digest = hashlib.sha256(text.encode("utf-8")).digest()
-    raw = [(digest[i % len(digest)] - 127.5) / 127.5 for i in range(dimensions)]
-    norm = math.sqrt(sum(v * v for v in raw)) or 1.0
-    return [v / norm for v in raw]
-
-
-def rerank_score(query: str, document: str) -> float:
-    """Share of the query's words found in the document (0..1)."""
-    q = set(_words(query))
-    if not q:
-        return 0.0
-    return round(len(q & set(_words(document))) / len(q), 6)
 
 
 @dataclass(frozen=True)
@@ -513,8 +242,8 @@ class LoopbackServer:
 
     def _chat_answer(self, body: dict[str, Any]) -> dict[str, Any]:
         content = self._responder(body)
-        prompt_tokens = _count_tokens(_message_text(body))
-        completion_tokens = _count_tokens(content)
+        prompt_tokens = count_tokens(message_text(body))
+        completion_tokens = count_tokens(content)
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:24]
         return {
             "id": f"chatcmpl-{digest}",
@@ -701,7 +430,7 @@ def _make_handler(server: LoopbackServer) -> type[http.server.BaseHTTPRequestHan
                 {"object": "embedding", "index": i, "embedding": embedding_vector(t, size)}
                 for i, t in enumerate(texts)
             ]
-            tokens = sum(_count_tokens(t) for t in texts)
+            tokens = sum(count_tokens(t) for t in texts)
             self._json(
                 200,
                 {
