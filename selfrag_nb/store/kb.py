@@ -630,12 +630,21 @@ class KnowledgeBase:
 
     def remove(self, source: str) -> int:
         """Delete every chunk of ``source`` (for a .jsonl file: all its records).
-        Returns the number of chunks removed; an unknown source is a KeyError."""
+        Returns the number of chunks removed; an unknown source is a KeyError.
+
+        A stored source removes exactly itself: a record ``recs.jsonl#a`` leaves
+        ``recs.jsonl#a#b`` alone (record ids may contain "#"). Only a whole file,
+        whose name has no "#", stands for its records ``file#<id>``."""
         if not isinstance(source, str) or not source.strip():
             raise ValueError(f"source must be a non-blank string, got {source!r}")
         with self._write_lock():
             stored = self._stored_hashes()
-            targets = sorted(s for s in stored if s == source or s.startswith(source + "#"))
+            if source in stored:
+                targets = [source]
+            elif "#" in source.rsplit("/", 1)[-1]:
+                targets = []  # a record source that is gone: never a prefix of other records
+            else:
+                targets = sorted(s for s in stored if s.startswith(source + "#"))
             if not targets:
                 known = ", ".join(sorted(stored)[:5]) or "none"
                 raise KeyError(f"no source {source!r} in {self._uri} (e.g. {known})")
