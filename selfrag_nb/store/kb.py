@@ -16,9 +16,12 @@
     search(query, k, mode, user, where)
       ACL where-clause (acl.py) AND caller's where -> LanceDB prefilter
       vector  cosine kNN over the embedder's vectors
-      fts     LanceDB full-text index (ICU tokenizer: English words + Chinese words)
+      fts     LanceDB full-text index (ICU tokenizer: English words + Chinese words),
+              queried with a MatchQuery: the question is words, never query syntax
       hybrid  both, fused by LanceDB's RRFReranker
       -> Hits (Hit.text = original chunk text; Hit.context = title > heading path)
+      failure -> named by trying each suspect alone: the where (ValueError), the
+                 rows (damaged data: restore / rebuild), else an index (kb.reindex())
 
 Why one merge_insert per ingest: the embeddings are computed before the table is
 touched, and the single transaction either lands (a new table version) or does
@@ -108,10 +111,19 @@ def _cause(exc: BaseException) -> str:
 
 
 def _damaged(uri: str, doing: str, exc: BaseException) -> KnowledgeBaseError:
+    """Damage in the chunk data itself: only another version or a rebuild has the rows."""
     return KnowledgeBaseError(
-        f"knowledge base {uri} is damaged: {doing} failed, a file is missing or truncated ({_cause(exc)}). "
-        "Restore an earlier version (kb.versions(), kb.restore(n)) if its files are intact, "
-        "or rebuild it in a new folder."
+        f"knowledge base {uri} is damaged: {doing} failed, a data file is missing or truncated "
+        f"({_cause(exc)}). Restore an earlier version (kb.versions(), kb.restore(n)) if its files "
+        "are intact, or rebuild it in a new folder."
+    )
+
+
+def _index_damaged(uri: str, doing: str, exc: BaseException) -> KnowledgeBaseError:
+    """Damage in an index while the rows read fine: the index can be rebuilt from them."""
+    return KnowledgeBaseError(
+        f"knowledge base {uri}: {doing} failed because an index is damaged ({_cause(exc)}); "
+        "the chunk data is intact. Rebuild the indexes with kb.reindex()."
     )
 
 
@@ -742,22 +754,24 @@ class KnowledgeBase:
         t = self._tbl()
         hits: list[Hit] = []
         if t is not None:
-            hits = self._query(t, query, k, mode, flt)
+            hits = self._query(t, query, k, mode, flt, where=where)
         return Hits(hits=hits, query=query, mode=mode, k=k, access_filter=flt, user=user)
 
-    def _query(self, t: Any, query: str, k: int, mode: str, flt: str) -> list[Hit]:
+    def _query(self, t: Any, query: str, k: int, mode: str, flt: str, *, where: str | None) -> list[Hit]:
         """Run one mode. Hybrid runs the two legs itself (each with its score column
         named, which keeps Lance's projection warnings away) and fuses them with
         LanceDB's RRFReranker, then puts each leg's own score back on every hit."""
         vec = self._embedder.embed([query])[0] if mode != "fts" else None
+        vec_rows = fts_rows = None
         try:
-            with self._reading(f"a {mode} search"):
-                vec_rows = self._leg_vector(t, vec, k, flt) if vec is not None else None
-                fts_rows = self._leg_fts(t, query, k, flt) if mode != "vector" else None
+            if vec is not None:
+                vec_rows = self._leg_vector(t, vec, k, flt)
+            if mode != "vector":
+                fts_rows = self._leg_fts(t, query, k, flt)
         except KnowledgeBaseError:
             raise
         except Exception as exc:
-            raise ValueError(f"search failed for filter {flt!r}: {exc}") from exc
+            raise self._search_failure(t, f"a {mode} search", flt, where, exc) from exc
         if mode == "vector":
             assert vec_rows is not None
             fused = vec_rows
@@ -799,9 +813,46 @@ class KnowledgeBase:
             .to_arrow()
         )
 
+    def _search_failure(self, t: Any, doing: str, flt: str, where: str | None, exc: Exception) -> Exception:
+        """Name what made a search fail. LanceDB raises the same ValueError or
+        RuntimeError for a bad filter, a damaged data file and a damaged index,
+        so each suspect is tried on its own: the filter is planned without
+        reading data, then every row is read without an index."""
+        try:
+            t.search().where(flt, prefilter=True).select(["chunk_id"]).limit(1).explain_plan()
+        except Exception as bad:  # noqa: BLE001 - planning fails with ValueError, RuntimeError or a Rust panic
+            if where is not None:
+                return ValueError(
+                    f"search failed: where {where!r} is not a valid condition on the chunk columns ({_cause(bad)})"
+                )
+            return ValueError(f"search failed for filter {flt!r}: {_cause(bad)}")
+        try:
+            for _ in t.search().limit(None).to_batches():
+                pass
+        except Exception as bad:  # noqa: BLE001 - any failure to read the rows is damage in the data
+            return _damaged(self._uri, doing, bad)
+        return _index_damaged(self._uri, doing, exc)
+
     @staticmethod
     def _leg_fts(t: Any, query: str, k: int, flt: str) -> pa.Table:
-        q = t.search(query, query_type="fts", fts_columns="search_text")
+        from lancedb.query import FullTextOperator, MatchQuery
+
+        # A MatchQuery is never parsed: quotes, AND/OR/NOT, field:value, ~, ^ and
+        # parentheses in a question are words to the ICU tokenizer, not syntax
+        # (a plain string goes through tantivy's query parser, where '"' starts a
+        # phrase query that this index, built without positions, cannot answer).
+        # exact words (no fuzziness), any of them: the ranking a plain question had
+        match = MatchQuery(
+            query,
+            "search_text",
+            boost=1.0,
+            fuzziness=0,
+            max_expansions=50,
+            operator=FullTextOperator.OR,
+            prefix_length=0,
+            document_granularity=None,
+        )
+        q = t.search(match, query_type="fts")
         return (
             q.where(flt, prefilter=True)
             .select([*_RESULT_COLUMNS, "_score"])
