@@ -30,10 +30,17 @@ replaced. Why a file lock as well: concurrent merge_inserts on the same keys
 can both insert (lance#4585), so writers take turns and re-read the stored
 hashes inside the lock.
 
+    reindex()
+      read every row -> drop + recreate each index (FTS on search_text, ICU)
+      -> an unreadable ingest_log is recreated with a note (chunks untouched)
+
 Damage (a deleted or truncated data, index or manifest file, a table folder
 that is not a table, unreadable metadata) surfaces as a KnowledgeBaseError
 naming the knowledge base, at open or at the first read that touches it:
-open() does not read every data file, which would cost a full scan.
+open() does not read every data file, which would cost a full scan. Damage in
+an index or the ingest log names kb.reindex(); damage in the chunk data names
+kb.restore(n) or a rebuild. restore() rebuilds the full-text index when the
+restored version's index no longer answers.
 
 Why the ICU tokenizer for full-text search: measured offline on mixed text,
 "simple" finds no Chinese at all, "ngram" finds Chinese but matches English
@@ -460,14 +467,9 @@ class KnowledgeBase:
         return dict(zip(data["source"].to_pylist(), data["content_hash"].to_pylist(), strict=True))
 
     def _ensure_fts(self, t: Any) -> None:
-        from lancedb.index import FTS
-
         fts = [i for i in t.list_indices() if i.index_type == "FTS"]
         if not fts:
-            t.create_index(
-                "search_text",
-                config=FTS(base_tokenizer="icu", stem=False, remove_stop_words=False, ascii_folding=True),
-            )
+            _create_fts(t)
             return
         stats = t.index_stats(fts[0].name)
         if stats is not None and stats.num_unindexed_rows > UNINDEXED_LIMIT:
@@ -490,6 +492,63 @@ class KnowledgeBase:
             self._db.open_table(LOG_TABLE).add(table)
         else:
             self._db.create_table(LOG_TABLE, table)
+
+    def reindex(self) -> list[str]:
+        """Rebuild every index from the rows and repair a damaged ingest log.
+
+        Drops and recreates the full-text index on ``search_text`` (same ICU
+        settings) and any other index the table has; an ``ingest_log`` that
+        cannot be read is recreated with one entry saying so (the chunks are
+        untouched, only the per-version notes of :meth:`versions` are lost).
+        Damaged chunk data cannot be rebuilt from itself: that is a
+        KnowledgeBaseError naming restore. Returns what was done."""
+        done: list[str] = []
+        with self._write_lock():
+            t = self._tbl()
+            if t is not None:
+                t.checkout_latest()
+                with self._reading("reading every chunk before reindexing", value_errors=True):
+                    for _ in t.search().limit(None).to_batches():
+                        pass
+                done.extend(self._rebuild_indexes(t))
+            done.extend(self._repair_log())
+        return done
+
+    def _rebuild_indexes(self, t: Any) -> list[str]:
+        done = []
+        with self._reading("listing the indexes", value_errors=True):
+            existing = [(i.name, i.index_type, list(i.columns)) for i in t.list_indices()]
+        for name, _, _ in existing:
+            t.drop_index(name)
+        for _, kind, columns in existing:
+            if kind == "FTS":
+                continue  # recreated below with our settings, whatever the old ones were
+            t.create_index(columns[0], config=_index_config(kind), replace=True)
+            done.append(f"rebuilt {kind}({', '.join(columns)})")
+        _create_fts(t)
+        done.append("rebuilt FTS(search_text)")
+        return done
+
+    def _repair_log(self) -> list[str]:
+        if LOG_TABLE not in set(self._db.list_tables().tables):
+            return []
+        try:
+            self._db.open_table(LOG_TABLE).to_arrow()
+            return []
+        except Exception as exc:  # noqa: BLE001 - any failure to read it means the log is damaged
+            cause = _cause(exc)
+        try:
+            self._db.drop_table(LOG_TABLE)
+        except Exception:  # noqa: BLE001 - a table without manifests cannot be dropped by LanceDB
+            if self._local_dir is None:
+                raise KnowledgeBaseError(
+                    f"knowledge base {self._uri}: the damaged '{LOG_TABLE}' table cannot be dropped; "
+                    f"delete {self._uri}/{LOG_TABLE}.lance by hand and run kb.reindex() again"
+                ) from None
+        if self._local_dir is not None:
+            shutil.rmtree(self._local_dir / f"{LOG_TABLE}.lance", ignore_errors=True)
+        self._log("reindex", self.version, note=f"the ingest log was damaged ({cause}) and recreated empty")
+        return [f"recreated the damaged '{LOG_TABLE}' table (its earlier entries were unreadable)"]
 
     # ------------------------------------------------------------------ ingest
 
@@ -673,10 +732,16 @@ class KnowledgeBase:
         if t is None:
             return []
         log: dict[int, dict[str, Any]] = {}
-        with self._reading(f"reading the '{LOG_TABLE}' table", value_errors=True):
-            if LOG_TABLE in set(self._db.list_tables().tables):
-                for r in self._db.open_table(LOG_TABLE).to_arrow().to_pylist():
-                    log[int(r["version"])] = {"op": r["op"], **json.loads(r["details"])}
+        if LOG_TABLE in set(self._db.list_tables().tables):
+            try:
+                rows = self._db.open_table(LOG_TABLE).to_arrow().to_pylist()
+            except Exception as exc:
+                raise KnowledgeBaseError(
+                    f"knowledge base {self._uri}: the '{LOG_TABLE}' table is damaged ({_cause(exc)}); "
+                    "the chunks are not affected. Run kb.reindex() to recreate the log."
+                ) from exc
+            for r in rows:
+                log[int(r["version"])] = {"op": r["op"], **json.loads(r["details"])}
         with self._reading("listing versions", value_errors=True):
             listed = t.list_versions()
         out = []
@@ -707,6 +772,9 @@ class KnowledgeBase:
             t.restore(version)
             new = int(t.version)
             self._log("restore", new, restored=version)
+            if not _fts_works(t):
+                # that version's index files are gone or damaged: the rows are what count
+                self._rebuild_indexes(t)
             self._ensure_fts(t)
         return self.version
 
@@ -860,6 +928,52 @@ class KnowledgeBase:
             .limit(k)
             .to_arrow()
         )
+
+
+def _create_fts(t: Any) -> None:
+    from lancedb.index import FTS
+
+    t.create_index(
+        "search_text",
+        config=FTS(base_tokenizer="icu", stem=False, remove_stop_words=False, ascii_folding=True),
+        replace=True,
+    )
+
+
+def _index_config(kind: str) -> Any:
+    """A fresh config for an index LanceDB lists as ``kind`` (its default
+    parameters; vector indexes with the cosine distance this class searches by)."""
+    from lancedb import index
+
+    scalar = {"BTree": index.BTree, "Bitmap": index.Bitmap, "LabelList": index.LabelList}
+    vector = {
+        "IvfPq": index.IvfPq,
+        "IvfFlat": index.IvfFlat,
+        "IvfSq": index.IvfSq,
+        "IvfRq": index.IvfRq,
+        "IvfHnswPq": index.HnswPq,
+        "IvfHnswSq": index.HnswSq,
+        "IvfHnswFlat": index.HnswFlat,
+    }
+    if kind in scalar:
+        return scalar[kind]()
+    if kind in vector:
+        return vector[kind](distance_type="cosine")
+    raise KnowledgeBaseError(
+        f"kb.reindex() does not know how to rebuild a {kind!r} index; drop it (table.drop_index) "
+        "and create it again by hand"
+    )
+
+
+def _fts_works(t: Any) -> bool:
+    """Whether the full-text index answers a query (False: missing or damaged)."""
+    if not any(i.index_type == "FTS" for i in t.list_indices()):
+        return False
+    try:
+        KnowledgeBase._leg_fts(t, "index probe", 1, "true")
+    except Exception:  # noqa: BLE001 - any failure here is the index's (the caller just wrote the rows)
+        return False
+    return True
 
 
 def _by_rowid(table: pa.Table | None, column: str) -> dict[int, float]:
