@@ -30,6 +30,10 @@ replaced. Why a file lock as well: concurrent merge_inserts on the same keys
 can both insert (lance#4585), so writers take turns and re-read the stored
 hashes inside the lock.
 
+    ingest / remove / restore: all or nothing. Write -> log -> index refresh; when
+      any step fails the chunk table is restored to its version before the call
+      and the KnowledgeBaseError names the step and the fix, so a retry applies once.
+
     reindex()
       read every row -> drop + recreate each index (FTS on search_text, ICU)
       -> an unreadable ingest_log is recreated with a note (chunks untouched)
@@ -493,6 +497,56 @@ class KnowledgeBase:
         else:
             self._db.create_table(LOG_TABLE, table)
 
+    @contextlib.contextmanager
+    def _all_or_nothing(self, doing: str) -> Iterator[Callable[[str], None]]:
+        """Run the table change, log entry and index refresh of one call as a
+        unit: when any step fails the chunk table goes back to the version it
+        had before the call (``restore`` writes a new version holding the old
+        rows), so a retry applies the change once. Yields ``step(name)`` for
+        the caller to say what it is doing, which the error then names.
+        Callers hold the write lock."""
+        t = self._tbl()
+        if t is not None:
+            t.checkout_latest()  # the handle may lag another process's write by up to a second
+        before = None if t is None else int(t.version)
+        current = ["starting"]
+
+        def step(name: str) -> None:
+            current[0] = name
+
+        try:
+            yield step
+        except BaseException as exc:
+            undone = self._undo(before)
+            if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: undone, then re-raised
+                raise
+            raise KnowledgeBaseError(
+                f"knowledge base {self._uri}: {doing} was undone ({undone}) because {current[0]} failed: "
+                f"{_cause(exc)}. {_fix_for(current[0])}"
+            ) from exc
+
+    def _undo(self, before: int | None) -> str:
+        """Put the chunk table back to version ``before`` (None: no table)."""
+        t = self._tbl()
+        try:
+            if t is None:
+                return "nothing had been written"
+            if before is None:
+                # the first write of this call created the table: the state before was no table
+                self._table = None
+                self._db.drop_table(TABLE)
+                return "the table it created was dropped"
+            t.checkout_latest()
+            if int(t.version) == before:
+                return f"the chunks are still at version {before}"
+            t.restore(before)
+            return f"the chunks are back as in version {before}, now version {int(t.version)}"
+        except Exception as undo_exc:
+            raise KnowledgeBaseError(
+                f"knowledge base {self._uri}: a failed write could not be undone ({_cause(undo_exc)}); "
+                f"bring the chunks back by hand with kb.restore({before}) (kb.versions() lists them)"
+            ) from undo_exc
+
     def reindex(self) -> list[str]:
         """Rebuild every index from the rows and repair a damaged ingest log.
 
@@ -604,20 +658,24 @@ class KnowledgeBase:
                     new_rows.extend(rows[p.source])
                 loaded = {p.source for p in prepared}
                 removed = sorted(s for s in fresh if s not in loaded) if prune else []
-                version, n_add, n_del = self._write(new_rows, updated + removed)
-                t = self._tbl()
-                if t is not None and (new_rows or removed):
-                    self._log(
-                        "ingest",
-                        version,
-                        root=str(path),
-                        added=added,
-                        updated=updated,
-                        removed=removed,
-                        chunks_added=n_add,
-                        chunks_removed=n_del,
-                    )
-                    self._ensure_fts(t)
+                with self._all_or_nothing("the ingest") as step:
+                    step("writing the chunks")
+                    version, n_add, n_del = self._write(new_rows, updated + removed)
+                    t = self._tbl()
+                    if t is not None and (new_rows or removed):
+                        step(f"recording the write in the '{LOG_TABLE}' table")
+                        self._log(
+                            "ingest",
+                            version,
+                            root=str(path),
+                            added=added,
+                            updated=updated,
+                            removed=removed,
+                            chunks_added=n_add,
+                            chunks_removed=n_del,
+                        )
+                        step("refreshing the full-text index")
+                        self._ensure_fts(t)
                 report(1, 1, "done")
         return IngestReport(
             added=added,
@@ -719,8 +777,11 @@ class KnowledgeBase:
             if not targets:
                 known = ", ".join(sorted(stored)[:5]) or "none"
                 raise KeyError(f"no source {source!r} in {self._uri} (e.g. {known})")
-            version, _, removed = self._write([], targets)
-            self._log("remove", version, removed=targets, chunks_removed=removed)
+            with self._all_or_nothing(f"removing {source!r}") as step:
+                step("deleting the chunks")
+                version, _, removed = self._write([], targets)
+                step(f"recording the removal in the '{LOG_TABLE}' table")
+                self._log("remove", version, removed=targets, chunks_removed=removed)
         return removed
 
     # ------------------------------------------------------------------ versions
@@ -767,13 +828,17 @@ class KnowledgeBase:
         known = [int(v["version"]) for v in t.list_versions()]
         if version not in known:
             raise ValueError(f"no version {version} in {self._uri}; versions are {known[0]}..{known[-1]}")
-        with self._write_lock():
+        with self._write_lock(), self._all_or_nothing(f"restoring version {version}") as step:
             t.checkout_latest()
+            step(f"restoring version {version}")
             t.restore(version)
             new = int(t.version)
+            step(f"recording the restore in the '{LOG_TABLE}' table")
             self._log("restore", new, restored=version)
+            step("checking the full-text index")
             if not _fts_works(t):
                 # that version's index files are gone or damaged: the rows are what count
+                step("rebuilding the full-text index")
                 self._rebuild_indexes(t)
             self._ensure_fts(t)
         return self.version
@@ -974,6 +1039,16 @@ def _fts_works(t: Any) -> bool:
     except Exception:  # noqa: BLE001 - any failure here is the index's (the caller just wrote the rows)
         return False
     return True
+
+
+def _fix_for(step: str) -> str:
+    """What to do after a write that failed at ``step`` was undone."""
+    if LOG_TABLE in step or "index" in step:
+        return "Run kb.reindex() to rebuild the indexes and repair the ingest log, then retry."
+    return (
+        "If the chunk data is damaged, restore an earlier version (kb.versions(), kb.restore(n)) "
+        "or rebuild the knowledge base in a new folder; then retry."
+    )
 
 
 def _by_rowid(table: pa.Table | None, column: str) -> dict[int, float]:

@@ -1,9 +1,10 @@
-"""Damage in what can be rebuilt (the indexes, the ingest log) is named and
-repaired by kb.reindex(). Damage is real: files of a real LanceDB table
-deleted or truncated."""
+"""Every write is all or nothing, and damage in what can be rebuilt (the
+indexes, the ingest log) is repaired by kb.reindex(). Damage is real: files of
+a real LanceDB table deleted or truncated."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,6 +38,62 @@ def _delete_log_manifests(kb_dir: Path) -> None:
 def _damage_fts_index(kb_dir: Path) -> None:
     for p in _files(kb_dir / "chunks.lance" / "_indices"):
         p.write_bytes(b"x")
+
+
+@pytest.fixture
+def new_doc(tmp_path: Path) -> Path:
+    d = tmp_path / "more"
+    d.mkdir()
+    (d / "warranty.md").write_text("# Warranty\n\nThe warranty lasts two years from delivery.\n")
+    return d
+
+
+def _ops(new_doc: Path) -> dict[str, Callable[[KnowledgeBase], object]]:
+    return {
+        "ingest": lambda kb: kb.ingest(new_doc),
+        "remove": lambda kb: kb.remove("faq.jsonl"),
+        "restore": lambda kb: kb.restore(1),
+    }
+
+
+@pytest.mark.parametrize("damage", [_truncate_log_manifests, _delete_log_manifests])
+@pytest.mark.parametrize("op", ["ingest", "remove", "restore"])
+def test_a_write_whose_log_fails_is_undone_and_the_retry_applies_once(  # noqa: PLR0917 - pytest fixtures and parameters
+    kb: KnowledgeBase, docs_dir: Path, tmp_path: Path, new_doc: Path, op: str, damage: Callable[[Path], None]
+) -> None:
+    (docs_dir / "shipping.txt").write_text("Shipping now takes two weeks by boat.\n")
+    kb.ingest(docs_dir)  # a second version, so restore(1) changes something
+    kb.close()
+    pristine, broken = tmp_path / "pristine", tmp_path / "broken"
+    shutil.copytree(tmp_path / "kb", pristine)
+    shutil.copytree(tmp_path / "kb", broken)
+    run = _ops(new_doc)[op]
+
+    reference = KnowledgeBase.open(pristine, embedder="hashing")
+    run(reference)
+    expected = _state(reference)
+
+    damage(broken)
+    kb2 = KnowledgeBase.open(broken, embedder="hashing")
+    before = _state(kb2)
+    assert before != expected
+    with pytest.raises(KnowledgeBaseError) as info:
+        run(kb2)
+    msg = str(info.value)
+    assert "ingest_log" in msg
+    assert "undone" in msg
+    assert "kb.reindex()" in msg
+    assert _state(kb2) == before  # nothing of the failed call is visible
+    assert _state(KnowledgeBase.open(broken, embedder="hashing")) == before  # nor on disk
+
+    done = kb2.reindex()
+    assert any("ingest_log" in d for d in done)
+    run(kb2)
+    assert _state(kb2) == expected  # applied exactly once
+    ops = [v.get("op") for v in kb2.versions()]
+    assert ops.count(op) == 1  # the repaired log records the retry once
+    assert "reindex" in ops
+    assert kb2.search("refund", mode="hybrid").hits
 
 
 @pytest.mark.parametrize("damage", [_truncate_log_manifests, _delete_log_manifests])
