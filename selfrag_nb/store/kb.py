@@ -23,13 +23,6 @@
       failure -> named by trying each suspect alone: the where (ValueError), the
                  rows (damaged data: restore / rebuild), else an index (kb.reindex())
 
-Why one merge_insert per ingest: the embeddings are computed before the table is
-touched, and the single transaction either lands (a new table version) or does
-not, so a failed ingest (embedder error, crash) never leaves a source half
-replaced. Why a file lock as well: concurrent merge_inserts on the same keys
-can both insert (lance#4585), so writers take turns and re-read the stored
-hashes inside the lock.
-
     ingest / remove / restore: all or nothing. Write -> log -> index refresh; when
       any step fails the chunk table is restored to its version before the call
       and the KnowledgeBaseError names the step and the fix, so a retry applies once.
@@ -37,6 +30,13 @@ hashes inside the lock.
     reindex()
       read every row -> drop + recreate each index (FTS on search_text, ICU)
       -> an unreadable ingest_log is recreated with a note (chunks untouched)
+
+Why one merge_insert per ingest: the embeddings are computed before the table is
+touched, and the single transaction either lands (a new table version) or does
+not, so a failed ingest (embedder error, crash) never leaves a source half
+replaced. Why a file lock as well: concurrent merge_inserts on the same keys
+can both insert (lance#4585), so writers take turns and re-read the stored
+hashes inside the lock.
 
 Damage (a deleted or truncated data, index or manifest file, a table folder
 that is not a table, unreadable metadata) surfaces as a KnowledgeBaseError
