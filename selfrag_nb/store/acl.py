@@ -27,7 +27,8 @@ The rule (docs/access-control.md says the same in prose)::
       -> access_filter(user)   ONE where-clause, applied by KnowledgeBase.search
                                as a LanceDB prefilter (never a post-filter)
       -> combine_filters(acl, where)  the caller's where ANDed, never replacing the
-                               ACL; a where that could close the parenthesis is refused
+                               ACL; a where that could close the parenthesis is refused,
+                               and so is quoting the check does not model ($$, E'')
 
 Every name enters the SQL as a single-quoted literal with quotes doubled, so a
 role such as ``x' OR 1=1 --`` is just a role nobody has. Names with control
@@ -190,7 +191,15 @@ def combine_filters(acl: str, where: str | None) -> str:
 def _check_contained(where: str) -> None:
     """Refuse a ``where`` that could close our parenthesis ("1=1) OR (1=1") or
     comment out the rest: parentheses must balance outside quoted strings and
-    there must be no SQL comment or statement separator."""
+    there must be no SQL comment or statement separator.
+
+    The guard models only plain quoting: '...', "..." and `...` with the quote
+    doubled inside, and a backslash as an ordinary character (which is how
+    LanceDB 0.40's parser reads plain strings). Quoting it does not model fails
+    closed, because the parser might end such a string elsewhere than the guard
+    thinks: dollar quotes ($$ ... $$, $tag$ ... $tag$, which LanceDB 0.40 panics
+    on) and prefixed strings (E'...' with backslash escapes, N'', X'', B'', R'',
+    U&'')."""
     depth = 0
     quote: str | None = None
     i = 0
@@ -202,7 +211,17 @@ def _check_contained(where: str) -> None:
                     i += 1
                 else:
                     quote = None
+        elif c == "$":
+            raise ValueError(
+                f"where must not contain '$' outside a '...' string (dollar-quoted strings and "
+                f"placeholders are not supported; write a single-quoted literal): {where!r}"
+            )
         elif c in "'\"`":
+            if i and (where[i - 1].isalnum() or where[i - 1] in "_&"):
+                raise ValueError(
+                    f"where must not use a prefixed string such as E'...' or N'...' (escapes the "
+                    f"check cannot follow; write a plain '...' literal, quotes doubled): {where!r}"
+                )
             quote = c
         elif c == "(":
             depth += 1

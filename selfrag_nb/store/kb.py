@@ -16,9 +16,20 @@
     search(query, k, mode, user, where)
       ACL where-clause (acl.py) AND caller's where -> LanceDB prefilter
       vector  cosine kNN over the embedder's vectors
-      fts     LanceDB full-text index (ICU tokenizer: English words + Chinese words)
+      fts     LanceDB full-text index (ICU tokenizer: English words + Chinese words),
+              queried with a MatchQuery: the question is words, never query syntax
       hybrid  both, fused by LanceDB's RRFReranker
       -> Hits (Hit.text = original chunk text; Hit.context = title > heading path)
+      failure -> named by trying each suspect alone: the where (ValueError), the
+                 rows (damaged data: restore / rebuild), else an index (kb.reindex())
+
+    ingest / remove / restore: all or nothing. Write -> log -> index refresh; when
+      any step fails the chunk table is restored to its version before the call
+      and the KnowledgeBaseError names the step and the fix, so a retry applies once.
+
+    reindex()
+      read every row -> drop + recreate each index (FTS on search_text, ICU)
+      -> an unreadable ingest_log is recreated with a note (chunks untouched)
 
 Why one merge_insert per ingest: the embeddings are computed before the table is
 touched, and the single transaction either lands (a new table version) or does
@@ -30,7 +41,10 @@ hashes inside the lock.
 Damage (a deleted or truncated data, index or manifest file, a table folder
 that is not a table, unreadable metadata) surfaces as a KnowledgeBaseError
 naming the knowledge base, at open or at the first read that touches it:
-open() does not read every data file, which would cost a full scan.
+open() does not read every data file, which would cost a full scan. Damage in
+an index or the ingest log names kb.reindex(); damage in the chunk data names
+kb.restore(n) or a rebuild. restore() rebuilds the full-text index when the
+restored version's index no longer answers.
 
 Why the ICU tokenizer for full-text search: measured offline on mixed text,
 "simple" finds no Chinese at all, "ngram" finds Chinese but matches English
@@ -107,10 +121,19 @@ def _cause(exc: BaseException) -> str:
 
 
 def _damaged(uri: str, doing: str, exc: BaseException) -> KnowledgeBaseError:
+    """Damage in the chunk data itself: only another version or a rebuild has the rows."""
     return KnowledgeBaseError(
-        f"knowledge base {uri} is damaged: {doing} failed, a file is missing or truncated ({_cause(exc)}). "
-        "Restore an earlier version (kb.versions(), kb.restore(n)) if its files are intact, "
-        "or rebuild it in a new folder."
+        f"knowledge base {uri} is damaged: {doing} failed, a data file is missing or truncated "
+        f"({_cause(exc)}). Restore an earlier version (kb.versions(), kb.restore(n)) if its files "
+        "are intact, or rebuild it in a new folder."
+    )
+
+
+def _index_damaged(uri: str, doing: str, exc: BaseException) -> KnowledgeBaseError:
+    """Damage in an index while the rows read fine: the index can be rebuilt from them."""
+    return KnowledgeBaseError(
+        f"knowledge base {uri}: {doing} failed because an index is damaged ({_cause(exc)}); "
+        "the chunk data is intact. Rebuild the indexes with kb.reindex()."
     )
 
 
@@ -451,14 +474,9 @@ class KnowledgeBase:
         }
 
     def _ensure_fts(self, t: Any) -> None:
-        from lancedb.index import FTS
-
         fts = [i for i in t.list_indices() if i.index_type == "FTS"]
         if not fts:
-            t.create_index(
-                "search_text",
-                config=FTS(base_tokenizer="icu", stem=False, remove_stop_words=False, ascii_folding=True),
-            )
+            _create_fts(t)
             return
         stats = t.index_stats(fts[0].name)
         if stats is not None and stats.num_unindexed_rows > UNINDEXED_LIMIT:
@@ -481,6 +499,113 @@ class KnowledgeBase:
             self._db.open_table(LOG_TABLE).add(table)
         else:
             self._db.create_table(LOG_TABLE, table)
+
+    @contextlib.contextmanager
+    def _all_or_nothing(self, doing: str) -> Iterator[Callable[[str], None]]:
+        """Run the table change, log entry and index refresh of one call as a
+        unit: when any step fails the chunk table goes back to the version it
+        had before the call (``restore`` writes a new version holding the old
+        rows), so a retry applies the change once. Yields ``step(name)`` for
+        the caller to say what it is doing, which the error then names.
+        Callers hold the write lock."""
+        t = self._tbl()
+        if t is not None:
+            t.checkout_latest()  # the handle may lag another process's write by up to a second
+        before = None if t is None else int(t.version)
+        current = ["starting"]
+
+        def step(name: str) -> None:
+            current[0] = name
+
+        try:
+            yield step
+        except BaseException as exc:
+            undone = self._undo(before)
+            if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: undone, then re-raised
+                raise
+            raise KnowledgeBaseError(
+                f"knowledge base {self._uri}: {doing} was undone ({undone}) because {current[0]} failed: "
+                f"{_cause(exc)}. {_fix_for(current[0])}"
+            ) from exc
+
+    def _undo(self, before: int | None) -> str:
+        """Put the chunk table back to version ``before`` (None: no table)."""
+        t = self._tbl()
+        try:
+            if t is None:
+                return "nothing had been written"
+            if before is None:
+                # the first write of this call created the table: the state before was no table
+                self._table = None
+                self._db.drop_table(TABLE)
+                return "the table it created was dropped"
+            t.checkout_latest()
+            if int(t.version) == before:
+                return f"the chunks are still at version {before}"
+            t.restore(before)
+            return f"the chunks are back as in version {before}, now version {int(t.version)}"
+        except Exception as undo_exc:
+            raise KnowledgeBaseError(
+                f"knowledge base {self._uri}: a failed write could not be undone ({_cause(undo_exc)}); "
+                f"bring the chunks back by hand with kb.restore({before}) (kb.versions() lists them)"
+            ) from undo_exc
+
+    def reindex(self) -> list[str]:
+        """Rebuild every index from the rows and repair a damaged ingest log.
+
+        Drops and recreates the full-text index on ``search_text`` (same ICU
+        settings) and any other index the table has; an ``ingest_log`` that
+        cannot be read is recreated with one entry saying so (the chunks are
+        untouched, only the per-version notes of :meth:`versions` are lost).
+        Damaged chunk data cannot be rebuilt from itself: that is a
+        KnowledgeBaseError naming restore. Returns what was done."""
+        done: list[str] = []
+        with self._write_lock():
+            t = self._tbl()
+            if t is not None:
+                t.checkout_latest()
+                with self._reading("reading every chunk before reindexing", value_errors=True):
+                    for _ in t.search().limit(None).to_batches():
+                        pass
+                done.extend(self._rebuild_indexes(t))
+            done.extend(self._repair_log())
+        return done
+
+    def _rebuild_indexes(self, t: Any) -> list[str]:
+        done = []
+        with self._reading("listing the indexes", value_errors=True):
+            existing = [(i.name, i.index_type, list(i.columns)) for i in t.list_indices()]
+        for name, _, _ in existing:
+            t.drop_index(name)
+        for _, kind, columns in existing:
+            if kind == "FTS":
+                continue  # recreated below with our settings, whatever the old ones were
+            t.create_index(columns[0], config=_index_config(kind), replace=True)
+            done.append(f"rebuilt {kind}({', '.join(columns)})")
+        _create_fts(t)
+        done.append("rebuilt FTS(search_text)")
+        return done
+
+    def _repair_log(self) -> list[str]:
+        if LOG_TABLE not in set(self._db.list_tables().tables):
+            return []
+        try:
+            self._db.open_table(LOG_TABLE).to_arrow()
+            return []
+        except Exception as exc:  # noqa: BLE001 - any failure to read it means the log is damaged
+            cause = _cause(exc)
+        try:
+            self._db.drop_table(LOG_TABLE)
+        except Exception:  # noqa: BLE001 - a table without manifests cannot be dropped by LanceDB
+            if self._local_dir is None:
+                raise KnowledgeBaseError(
+                    f"knowledge base {self._uri}: the damaged '{LOG_TABLE}' table cannot be dropped; "
+                    f"delete {self._uri}/{LOG_TABLE}.lance by hand and run kb.reindex() again"
+                ) from None
+        if self._local_dir is not None:
+            shutil.rmtree(self._local_dir / f"{LOG_TABLE}.lance", ignore_errors=True)
+        self._log("reindex", self.version, note=f"the ingest log was damaged ({cause}) and recreated empty")
+        return [f"recreated the damaged '{LOG_TABLE}' table (its earlier entries were unreadable)"]
 
     # ------------------------------------------------------------------ ingest
 
@@ -575,20 +700,24 @@ class KnowledgeBase:
                     if prune
                     else []
                 )
-                version, n_add, n_del = self._write(new_rows, updated + removed)
-                t = self._tbl()
-                if t is not None and (new_rows or removed):
-                    self._log(
-                        "ingest",
-                        version,
-                        root=str(path),
-                        added=added,
-                        updated=updated,
-                        removed=removed,
-                        chunks_added=n_add,
-                        chunks_removed=n_del,
-                    )
-                    self._ensure_fts(t)
+                with self._all_or_nothing("the ingest") as step:
+                    step("writing the chunks")
+                    version, n_add, n_del = self._write(new_rows, updated + removed)
+                    t = self._tbl()
+                    if t is not None and (new_rows or removed):
+                        step(f"recording the write in the '{LOG_TABLE}' table")
+                        self._log(
+                            "ingest",
+                            version,
+                            root=str(path),
+                            added=added,
+                            updated=updated,
+                            removed=removed,
+                            chunks_added=n_add,
+                            chunks_removed=n_del,
+                        )
+                        step("refreshing the full-text index")
+                        self._ensure_fts(t)
                 report(1, 1, "done")
         return IngestReport(
             added=added,
@@ -676,17 +805,29 @@ class KnowledgeBase:
 
     def remove(self, source: str) -> int:
         """Delete every chunk of ``source`` (for a .jsonl file: all its records).
-        Returns the number of chunks removed; an unknown source is a KeyError."""
+        Returns the number of chunks removed; an unknown source is a KeyError.
+
+        A stored source removes exactly itself: a record ``recs.jsonl#a`` leaves
+        ``recs.jsonl#a#b`` alone (record ids may contain "#"). Only a whole file,
+        whose name has no "#", stands for its records ``file#<id>``."""
         if not isinstance(source, str) or not source.strip():
             raise ValueError(f"source must be a non-blank string, got {source!r}")
         with self._write_lock():
             stored = self._stored_hashes()
-            targets = sorted(s for s in stored if s == source or s.startswith(source + "#"))
+            if source in stored:
+                targets = [source]
+            elif "#" in source.rsplit("/", 1)[-1]:
+                targets = []  # a record source that is gone: never a prefix of other records
+            else:
+                targets = sorted(s for s in stored if s.startswith(source + "#"))
             if not targets:
                 known = ", ".join(sorted(stored)[:5]) or "none"
                 raise KeyError(f"no source {source!r} in {self._uri} (e.g. {known})")
-            version, _, removed = self._write([], targets)
-            self._log("remove", version, removed=targets, chunks_removed=removed)
+            with self._all_or_nothing(f"removing {source!r}") as step:
+                step("deleting the chunks")
+                version, _, removed = self._write([], targets)
+                step(f"recording the removal in the '{LOG_TABLE}' table")
+                self._log("remove", version, removed=targets, chunks_removed=removed)
         return removed
 
     # ------------------------------------------------------------------ versions
@@ -698,10 +839,16 @@ class KnowledgeBase:
         if t is None:
             return []
         log: dict[int, dict[str, Any]] = {}
-        with self._reading(f"reading the '{LOG_TABLE}' table", value_errors=True):
-            if LOG_TABLE in set(self._db.list_tables().tables):
-                for r in self._db.open_table(LOG_TABLE).to_arrow().to_pylist():
-                    log[int(r["version"])] = {"op": r["op"], **json.loads(r["details"])}
+        if LOG_TABLE in set(self._db.list_tables().tables):
+            try:
+                rows = self._db.open_table(LOG_TABLE).to_arrow().to_pylist()
+            except Exception as exc:
+                raise KnowledgeBaseError(
+                    f"knowledge base {self._uri}: the '{LOG_TABLE}' table is damaged ({_cause(exc)}); "
+                    "the chunks are not affected. Run kb.reindex() to recreate the log."
+                ) from exc
+            for r in rows:
+                log[int(r["version"])] = {"op": r["op"], **json.loads(r["details"])}
         with self._reading("listing versions", value_errors=True):
             listed = t.list_versions()
         out = []
@@ -727,11 +874,18 @@ class KnowledgeBase:
         known = [int(v["version"]) for v in t.list_versions()]
         if version not in known:
             raise ValueError(f"no version {version} in {self._uri}; versions are {known[0]}..{known[-1]}")
-        with self._write_lock():
+        with self._write_lock(), self._all_or_nothing(f"restoring version {version}") as step:
             t.checkout_latest()
+            step(f"restoring version {version}")
             t.restore(version)
             new = int(t.version)
+            step(f"recording the restore in the '{LOG_TABLE}' table")
             self._log("restore", new, restored=version)
+            step("checking the full-text index")
+            if not _fts_works(t):
+                # that version's index files are gone or damaged: the rows are what count
+                step("rebuilding the full-text index")
+                self._rebuild_indexes(t)
             self._ensure_fts(t)
         return self.version
 
@@ -779,22 +933,24 @@ class KnowledgeBase:
         t = self._tbl()
         hits: list[Hit] = []
         if t is not None:
-            hits = self._query(t, query, k, mode, flt)
+            hits = self._query(t, query, k, mode, flt, where=where)
         return Hits(hits=hits, query=query, mode=mode, k=k, access_filter=flt, user=user)
 
-    def _query(self, t: Any, query: str, k: int, mode: str, flt: str) -> list[Hit]:
+    def _query(self, t: Any, query: str, k: int, mode: str, flt: str, *, where: str | None) -> list[Hit]:
         """Run one mode. Hybrid runs the two legs itself (each with its score column
         named, which keeps Lance's projection warnings away) and fuses them with
         LanceDB's RRFReranker, then puts each leg's own score back on every hit."""
         vec = self._embedder.embed([query])[0] if mode != "fts" else None
+        vec_rows = fts_rows = None
         try:
-            with self._reading(f"a {mode} search"):
-                vec_rows = self._leg_vector(t, vec, k, flt) if vec is not None else None
-                fts_rows = self._leg_fts(t, query, k, flt) if mode != "vector" else None
+            if vec is not None:
+                vec_rows = self._leg_vector(t, vec, k, flt)
+            if mode != "vector":
+                fts_rows = self._leg_fts(t, query, k, flt)
         except KnowledgeBaseError:
             raise
         except Exception as exc:
-            raise ValueError(f"search failed for filter {flt!r}: {exc}") from exc
+            raise self._search_failure(t, f"a {mode} search", flt, where, exc) from exc
         if mode == "vector":
             assert vec_rows is not None
             fused = vec_rows
@@ -836,9 +992,46 @@ class KnowledgeBase:
             .to_arrow()
         )
 
+    def _search_failure(self, t: Any, doing: str, flt: str, where: str | None, exc: Exception) -> Exception:
+        """Name what made a search fail. LanceDB raises the same ValueError or
+        RuntimeError for a bad filter, a damaged data file and a damaged index,
+        so each suspect is tried on its own: the filter is planned without
+        reading data, then every row is read without an index."""
+        try:
+            t.search().where(flt, prefilter=True).select(["chunk_id"]).limit(1).explain_plan()
+        except Exception as bad:  # noqa: BLE001 - planning fails with ValueError, RuntimeError or a Rust panic
+            if where is not None:
+                return ValueError(
+                    f"search failed: where {where!r} is not a valid condition on the chunk columns ({_cause(bad)})"
+                )
+            return ValueError(f"search failed for filter {flt!r}: {_cause(bad)}")
+        try:
+            for _ in t.search().limit(None).to_batches():
+                pass
+        except Exception as bad:  # noqa: BLE001 - any failure to read the rows is damage in the data
+            return _damaged(self._uri, doing, bad)
+        return _index_damaged(self._uri, doing, exc)
+
     @staticmethod
     def _leg_fts(t: Any, query: str, k: int, flt: str) -> pa.Table:
-        q = t.search(query, query_type="fts", fts_columns="search_text")
+        from lancedb.query import FullTextOperator, MatchQuery
+
+        # A MatchQuery is never parsed: quotes, AND/OR/NOT, field:value, ~, ^ and
+        # parentheses in a question are words to the ICU tokenizer, not syntax
+        # (a plain string goes through tantivy's query parser, where '"' starts a
+        # phrase query that this index, built without positions, cannot answer).
+        # exact words (no fuzziness), any of them: the ranking a plain question had
+        match = MatchQuery(
+            query,
+            "search_text",
+            boost=1.0,
+            fuzziness=0,
+            max_expansions=50,
+            operator=FullTextOperator.OR,
+            prefix_length=0,
+            document_granularity=None,
+        )
+        q = t.search(match, query_type="fts")
         return (
             q.where(flt, prefilter=True)
             .select([*_RESULT_COLUMNS, "_score"])
@@ -846,6 +1039,62 @@ class KnowledgeBase:
             .limit(k)
             .to_arrow()
         )
+
+
+def _create_fts(t: Any) -> None:
+    from lancedb.index import FTS
+
+    t.create_index(
+        "search_text",
+        config=FTS(base_tokenizer="icu", stem=False, remove_stop_words=False, ascii_folding=True),
+        replace=True,
+    )
+
+
+def _index_config(kind: str) -> Any:
+    """A fresh config for an index LanceDB lists as ``kind`` (its default
+    parameters; vector indexes with the cosine distance this class searches by)."""
+    from lancedb import index
+
+    scalar = {"BTree": index.BTree, "Bitmap": index.Bitmap, "LabelList": index.LabelList}
+    vector = {
+        "IvfPq": index.IvfPq,
+        "IvfFlat": index.IvfFlat,
+        "IvfSq": index.IvfSq,
+        "IvfRq": index.IvfRq,
+        "IvfHnswPq": index.HnswPq,
+        "IvfHnswSq": index.HnswSq,
+        "IvfHnswFlat": index.HnswFlat,
+    }
+    if kind in scalar:
+        return scalar[kind]()
+    if kind in vector:
+        return vector[kind](distance_type="cosine")
+    raise KnowledgeBaseError(
+        f"kb.reindex() does not know how to rebuild a {kind!r} index; drop it (table.drop_index) "
+        "and create it again by hand"
+    )
+
+
+def _fts_works(t: Any) -> bool:
+    """Whether the full-text index answers a query (False: missing or damaged)."""
+    if not any(i.index_type == "FTS" for i in t.list_indices()):
+        return False
+    try:
+        KnowledgeBase._leg_fts(t, "index probe", 1, "true")
+    except Exception:  # noqa: BLE001 - any failure here is the index's (the caller just wrote the rows)
+        return False
+    return True
+
+
+def _fix_for(step: str) -> str:
+    """What to do after a write that failed at ``step`` was undone."""
+    if LOG_TABLE in step or "index" in step:
+        return "Run kb.reindex() to rebuild the indexes and repair the ingest log, then retry."
+    return (
+        "If the chunk data is damaged, restore an earlier version (kb.versions(), kb.restore(n)) "
+        "or rebuild the knowledge base in a new folder; then retry."
+    )
 
 
 def _by_rowid(table: pa.Table | None, column: str) -> dict[int, float]:

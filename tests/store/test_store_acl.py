@@ -79,3 +79,76 @@ def test_where_is_anded_never_replaces_the_acl(kb: KnowledgeBase) -> None:
         "salary", user=sr.User("h", roles=["hr"], tenant="acme"), where="source = 'hr/salary.md'"
     )
     assert {h.source for h in hits} == {"hr/salary.md"}
+
+
+#: Attempts to widen access through ``where``, each either refused or harmless.
+WHERE_ATTACKS = [
+    "$$ ) OR (1=1 $$ = 'x'",
+    "source = $$a$$ ) OR ( $$b$$ = $$b$$",
+    "source = $$hr/salary.md$$",
+    "source = $tag$ ) OR (true $tag$",
+    "$1 = 1",
+    "source = E'\\'' ) OR (1=1 OR source = '",
+    "source = e'\\\\' OR true",
+    "source = N'hr/salary.md'",
+    "source = X'61' OR true",
+    "source = U&'x' OR true",
+    "source = '\\' ) OR (true OR source = '",
+    "source = 'a\\' OR true",
+    "source = \u2018x\u2019 ) OR (true",
+    "source = \u2018x\u2019 OR true",
+    "((((true)))) OR ((((true))))",
+    "(true OR (true OR (true)))",
+    "((source = 'a') OR (1 = 1))",
+    "tenant = 'acme' OR array_has_any(acl_roles, ['hr'])",
+    "\"source\" = 'x' OR true",
+    "`source` = 'x' OR true",
+    "source = 'x'')) OR ((''=''",
+    "true\n) OR (true",
+]
+
+
+def _public_ids(kb: KnowledgeBase) -> set[str]:
+    """Chunk ids an anonymous user may read, from the rule itself: the public
+    role and no tenant (read from the raw rows, not through access_filter)."""
+    rows = kb._tbl().search().select(["chunk_id", "acl_roles", "tenant"]).limit(None).to_arrow().to_pylist()
+    return {r["chunk_id"] for r in rows if "public" in r["acl_roles"] and r["tenant"] == ""}
+
+
+@pytest.mark.parametrize("where", WHERE_ATTACKS)
+def test_where_never_returns_an_unreadable_chunk(kb: KnowledgeBase, where: str) -> None:
+    public = _public_ids(kb)
+    assert len(public) < len(kb)  # the fixture holds chunks anonymous may not read
+    for q in ("salary band level 3", SECRET, "shipping"):
+        for mode in MODES:
+            try:
+                hits = kb.search(q, k=50, mode=mode, where=where)
+            except ValueError:
+                continue  # refused by the guard or by LanceDB: nothing returned
+            assert {h.chunk_id for h in hits} <= public, (where, mode)
+
+
+@pytest.mark.parametrize(
+    ("where", "names"),
+    [
+        ("source = $$a.md$$", "'\\$'"),
+        ("$tag$x$tag$ = source", "'\\$'"),
+        ("source = E'a\\'b'", "prefixed string"),
+        ("source = N'a'", "prefixed string"),
+        ("source = U&'a'", "prefixed string"),
+    ],
+)
+def test_where_quoting_the_guard_does_not_model_is_refused(where: str, names: str) -> None:
+    with pytest.raises(ValueError, match=names):
+        combine_filters("A", where)
+
+
+def test_where_plain_strings_keep_working(kb: KnowledgeBase) -> None:
+    assert combine_filters("A", "source = 'costs $5'") == "(A) AND (source = 'costs $5')"
+    assert combine_filters("A", "source = 'a\\b'") == "(A) AND (source = 'a\\b')"
+    # the guard reads a backslash in a plain string as a character, as LanceDB does:
+    # if a LanceDB upgrade made it an escape, this string would not end at its quote
+    assert kb.search("refund", mode="fts", where="source = 'x\\'").hits == []
+    assert [h.source for h in kb.search("refund", mode="fts", where="source = 'refund.md'")][:1] == [
+        "refund.md"
+    ]

@@ -278,3 +278,24 @@ def test_secret_fixture_is_really_there(kb: KnowledgeBase) -> None:
     # guards the ACL tests: the secret exists in the store, so "not found" means "filtered"
     assert any(SECRET in h.text for h in kb.chunks())
     assert set(DOCS) - {"faq.jsonl"} <= set(kb.sources())
+
+
+def test_remove_a_record_removes_exactly_that_record(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "recs.jsonl").write_text(
+        '{"id": "a", "text": "alpha record"}\n{"id": "a#b", "text": "beta record"}\n'
+        '{"id": "c", "text": "gamma record"}\n'
+    )
+    (docs / "C#").mkdir()
+    (docs / "C#" / "more.jsonl").write_text('{"id": "x", "text": "delta record"}\n')
+    kb = KnowledgeBase.open(tmp_path / "kb", embedder="hashing")
+    kb.ingest(docs)
+    assert kb.sources() == ["C#/more.jsonl#x", "recs.jsonl#a", "recs.jsonl#a#b", "recs.jsonl#c"]
+    assert kb.remove("recs.jsonl#a") == 1
+    assert kb.sources() == ["C#/more.jsonl#x", "recs.jsonl#a#b", "recs.jsonl#c"]
+    with pytest.raises(KeyError, match=r"no source .recs\.jsonl#a."):
+        kb.remove("recs.jsonl#a")  # gone: not a prefix of recs.jsonl#a#b
+    assert kb.remove("C#/more.jsonl") == 1  # a "#" in a folder name is still a whole file
+    assert kb.remove("recs.jsonl") == 2
+    assert kb.sources() == []
