@@ -22,9 +22,17 @@ from __future__ import annotations
 import numbers
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
-from selfrag_nb.errors import InputError
+from selfrag_nb.errors import InputError, input_error
 
 __all__ = ["NUMERIC_SETTINGS", "Settings"]
 
@@ -123,6 +131,14 @@ class Settings(BaseModel):
             )
         return self
 
+    def __init__(self, **data: Any) -> None:
+        # Bad settings are the caller's input: an InputError (a ValueError)
+        # naming each field, not pydantic's ValidationError.
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise input_error(exc, what="Settings") from None
+
     def with_(self, **changes: Any) -> Settings:
         """A copy with ``changes`` applied and validated (unknown names raise)."""
-        return Settings.model_validate({**self.model_dump(), **changes})
+        return Settings(**{**self.model_dump(), **changes})

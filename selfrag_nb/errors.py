@@ -35,6 +35,8 @@ all of them from ``selfrag_nb`` itself.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "ConfigurationError",
     "EmbedderError",
@@ -51,6 +53,7 @@ __all__ = [
     "RerankProtocolError",
     "SelfRAGError",
     "TemplateError",
+    "input_error",
 ]
 
 
@@ -138,3 +141,17 @@ class ParseError(ModelError, ValueError):
 class RerankProtocolError(ModelError, ValueError):
     """A reranker response that breaks the contract (index out of range,
     duplicate, non-finite score, ...)."""
+
+
+def input_error(exc: Any, *, what: str = "") -> InputError:
+    """A pydantic ValidationError as an InputError whose message lists each
+    field and what is wrong with it (our validators' own messages as written,
+    without pydantic's "Value error, " prefix). Duck-typed on ``errors()`` so
+    this module imports nothing."""
+    parts = []
+    for err in exc.errors()[:8]:
+        loc = ".".join(str(x) for x in err.get("loc", ()))
+        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        parts.append(msg if not loc or loc in msg else f"{loc}: {msg}")
+    prefix = f"{what}: " if what else ""
+    return InputError(prefix + "; ".join(parts or [str(exc)]))

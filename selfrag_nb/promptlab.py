@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from selfrag_nb.errors import TemplateError
 from selfrag_nb.eval.metrics import grading_precision_recall, source_matches
 from selfrag_nb.eval.questions import Question, QuestionSet
 from selfrag_nb.eval.questions import questions as load_questions
@@ -81,11 +82,6 @@ ROLE_LABELS = {
 # The stage a role's verdict needs: running further would spend tokens on
 # stages the template cannot influence before its own verdict.
 _STOP_AT = {"decide": "decide", "grade": "grade", "verify": "finish"}
-
-
-class TemplateError(ValueError):
-    """A template the lab cannot use (unknown placeholder, missing user
-    marker, ...). The message names the problem; the widget shows it."""
 
 
 # ------------------------------------------------------------------ records

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from selfrag_nb._sync import run_sync  # re-exported: selfrag_nb.eval.runner.run_sync
+from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.eval.metrics import EvalRow, error_row, score
 from selfrag_nb.eval.questions import Question, QuestionSet
 from selfrag_nb.eval.questions import questions as load_questions
@@ -82,27 +83,29 @@ def resolve_variants(variants: Variants) -> dict[str, dict[str, Any]]:
         return {"default": {}}
     if isinstance(variants, str):
         if variants not in PRESETS:
-            raise ValueError(f"unknown variant preset {variants!r}; presets: {', '.join(PRESETS)}")
+            raise InputError(f"unknown variant preset {variants!r}; presets: {', '.join(PRESETS)}")
         plan = PRESETS[variants]
     elif isinstance(variants, Mapping):
         plan = {}
         for name, overrides in variants.items():
             if not isinstance(name, str) or not name.strip():
-                raise ValueError(f"variant names must be non-blank strings, got {name!r}")
+                raise InputError(f"variant names must be non-blank strings, got {name!r}")
             if not isinstance(overrides, Mapping):
-                raise TypeError(
+                raise InputTypeError(
                     f"variant {name!r}: overrides must be a mapping of settings, got {overrides!r}"
                 )
             plan[name] = dict(overrides)
     else:
-        raise TypeError(f"variants must be None, a preset name or a mapping, got {type(variants).__name__}")
+        raise InputTypeError(
+            f"variants must be None, a preset name or a mapping, got {type(variants).__name__}"
+        )
     if not plan:
-        raise ValueError("variants: at least one variant is needed")
+        raise InputError("variants: at least one variant is needed")
     known = set(Settings.model_fields)
     for name, overrides in plan.items():
         unknown = sorted(set(overrides) - known)
         if unknown:
-            raise ValueError(f"variant {name!r}: unknown setting(s) {unknown}")
+            raise InputError(f"variant {name!r}: unknown setting(s) {unknown}")
     return {name: dict(ov) for name, ov in plan.items()}
 
 
@@ -210,9 +213,9 @@ async def aevaluate(
     from selfrag_nb.eval.report import EvalReport
 
     if concurrency < 1:
-        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        raise InputError(f"concurrency must be >= 1, got {concurrency}")
     if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+        raise InputError(f"k must be >= 1, got {k}")
     qs = as_question_set(questions)
     plan = resolve_variants(variants)
     rags = {name: rag.with_settings(**ov) if ov else rag for name, ov in plan.items()}

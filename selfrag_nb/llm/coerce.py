@@ -24,6 +24,8 @@ import math
 import re
 from typing import Any
 
+from selfrag_nb.errors import ParseError
+
 __all__ = [
     "MAX_TEXT",
     "ParseError",
@@ -39,11 +41,6 @@ __all__ = [
 
 #: Longest text kept from one field; longer model output is cut, not rejected.
 MAX_TEXT = 4000
-
-
-class ParseError(ValueError):
-    """A value a schema field cannot take. Raised by the coercers and the role
-    parsers; ``parsing.parse`` turns it into an error message, never raises it."""
 
 
 def canon_key(key: object) -> str:

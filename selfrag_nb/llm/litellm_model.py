@@ -43,6 +43,7 @@ from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
 from selfrag_nb._sync import run_sync
+from selfrag_nb.errors import InputError, InputTypeError, ProviderError
 from selfrag_nb.llm.base import Completion, ModelError, ModelRequest
 from selfrag_nb.llm.pricing import cost_of, sync_litellm
 from selfrag_nb.llm.redact import redact
@@ -88,11 +89,6 @@ _LOAD_LOCK = threading.Lock()
 # Process-wide singletons, filled on first use: the litellm module and the
 # background event loop of the sync bridge.
 _STATE: dict[str, Any] = {}
-
-
-class ProviderError(RuntimeError):
-    """A rerank or embedding call the provider failed (HTTP error, timeout,
-    bad body). Chat calls report these in ``Completion.error`` instead."""
 
 
 def load_litellm() -> Any:
@@ -227,13 +223,13 @@ class LiteLLMModel:
         extra: dict[str, Any] | None = None,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
-            raise ValueError("model must be a LiteLLM model string such as 'openai/gpt-4o-mini'")
+            raise InputError("model must be a LiteLLM model string such as 'openai/gpt-4o-mini'")
         if timeout <= 0:
-            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+            raise InputError(f"timeout must be > 0 seconds, got {timeout}")
         if max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+            raise InputError(f"max_retries must be >= 0, got {max_retries}")
         if backoff < 0 or max_backoff < 0:
-            raise ValueError(f"backoff and max_backoff must be >= 0, got {backoff} and {max_backoff}")
+            raise InputError(f"backoff and max_backoff must be >= 0, got {backoff} and {max_backoff}")
         self.name = model
         self.api_base = api_base
         self._api_key = api_key
@@ -541,10 +537,10 @@ async def arerank(
     Raises ``ModelError`` for configuration problems, ``ProviderError`` for
     provider faults."""
     if not isinstance(query, str):
-        raise TypeError(f"query must be a string, got {type(query).__name__}")
+        raise InputTypeError(f"query must be a string, got {type(query).__name__}")
     docs = list(documents)
     if not all(isinstance(d, str) for d in docs):
-        raise TypeError("documents must be strings")
+        raise InputTypeError("documents must be strings")
     if not docs:
         return []
     litellm = load_litellm()
@@ -603,7 +599,7 @@ async def aembed(
     in order. Raises ``ModelError`` / ``ProviderError`` like ``arerank``."""
     items = list(texts)
     if not all(isinstance(t, str) for t in items):
-        raise TypeError("texts must be strings")
+        raise InputTypeError("texts must be strings")
     if not items:
         return []
     litellm = load_litellm()

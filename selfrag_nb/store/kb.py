@@ -69,6 +69,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlparse
 
+from selfrag_nb.errors import InputError, InputTypeError, KnowledgeBaseError, NotFoundError, PathNotFoundError
 from selfrag_nb.store.acl import access_filter, combine_filters, validate_acl_name
 from selfrag_nb.store.chunking import DEFAULT_MAX_CHARS
 from selfrag_nb.store.prepare import FORMAT, Prepared
@@ -111,10 +112,6 @@ _RESULT_COLUMNS = [
 ]
 
 
-class KnowledgeBaseError(RuntimeError):
-    """The folder is not a usable knowledge base (foreign, damaged, wrong embedder)."""
-
-
 def _cause(exc: BaseException) -> str:
     """LanceDB's message without the Rust source location it appends."""
     return re.sub(r",\s*/\S+\.rs:\d+:\d+", "", str(exc)).strip()
@@ -146,12 +143,12 @@ def _resolve_uri(path: str | os.PathLike[str]) -> tuple[str, Path | None]:
     """(uri for lancedb, local folder or None for object stores)."""
     text = os.fspath(path)
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"knowledge base path must be a non-blank path or URI, got {path!r}")
+        raise InputError(f"knowledge base path must be a non-blank path or URI, got {path!r}")
     if "://" in text:
         parsed = urlparse(text)
         if parsed.scheme == "file":
             if parsed.netloc not in ("", "localhost"):
-                raise ValueError(f"file:// URI must name a local path, got host {parsed.netloc!r}")
+                raise InputError(f"file:// URI must name a local path, got host {parsed.netloc!r}")
             local = Path(unquote(parsed.path))
             return str(local), local
         return text, None
@@ -214,7 +211,7 @@ class KnowledgeBase:
                 raise KnowledgeBaseError(f"{local} is a file, not a knowledge base folder")
             if not local.exists():
                 if not create:
-                    raise FileNotFoundError(f"no knowledge base at {local} (pass create=True to make one)")
+                    raise PathNotFoundError(f"no knowledge base at {local} (pass create=True to make one)")
                 local.mkdir(parents=True)
         db = lancedb.connect(uri, read_consistency_interval=timedelta(seconds=1))
         try:
@@ -264,7 +261,7 @@ class KnowledgeBase:
                     "(point --kb / open() at an empty or new folder)"
                 )
         if local is not None and not names and not create:
-            raise FileNotFoundError(f"no knowledge base at {local} (pass create=True to make one)")
+            raise PathNotFoundError(f"no knowledge base at {local} (pass create=True to make one)")
 
         if stored is not None:
             want = stored["embedder"]
@@ -280,7 +277,7 @@ class KnowledgeBase:
         else:
             emb = get_embedder("minilm" if embedder is None else embedder, **embedder_options)
         if max_chars < 50:
-            raise ValueError(f"max_chars must be at least 50, got {max_chars}")
+            raise InputError(f"max_chars must be at least 50, got {max_chars}")
         return cls(uri=uri, local_dir=local, db=db, table=table, embedder=emb, max_chars=max_chars)
 
     @classmethod
@@ -298,7 +295,7 @@ class KnowledgeBase:
             Path(docs) if docs is not None else Path(selfrag_nb.__file__).parents[1] / "sample_data" / "docs"
         )
         if not folder.is_dir():
-            raise FileNotFoundError(f"sample documents not found at {folder}")
+            raise PathNotFoundError(f"sample documents not found at {folder}")
         h = hashlib.sha256(f"{embedder}\x1f{FORMAT}".encode())
         for p in sorted(folder.rglob("*")):
             if p.is_file():
@@ -811,7 +808,7 @@ class KnowledgeBase:
         ``recs.jsonl#a#b`` alone (record ids may contain "#"). Only a whole file,
         whose name has no "#", stands for its records ``file#<id>``."""
         if not isinstance(source, str) or not source.strip():
-            raise ValueError(f"source must be a non-blank string, got {source!r}")
+            raise InputError(f"source must be a non-blank string, got {source!r}")
         with self._write_lock():
             stored = self._stored_hashes()
             if source in stored:
@@ -822,7 +819,7 @@ class KnowledgeBase:
                 targets = sorted(s for s in stored if s.startswith(source + "#"))
             if not targets:
                 known = ", ".join(sorted(stored)[:5]) or "none"
-                raise KeyError(f"no source {source!r} in {self._uri} (e.g. {known})")
+                raise NotFoundError(f"no source {source!r} in {self._uri} (e.g. {known})")
             with self._all_or_nothing(f"removing {source!r}") as step:
                 step("deleting the chunks")
                 version, _, removed = self._write([], targets)
@@ -870,10 +867,10 @@ class KnowledgeBase:
         if t is None:
             raise KnowledgeBaseError(f"{self._uri} has no versions yet (nothing ingested)")
         if isinstance(version, bool) or not isinstance(version, int):
-            raise TypeError(f"version must be an int, got {version!r}")
+            raise InputTypeError(f"version must be an int, got {version!r}")
         known = [int(v["version"]) for v in t.list_versions()]
         if version not in known:
-            raise ValueError(f"no version {version} in {self._uri}; versions are {known[0]}..{known[-1]}")
+            raise InputError(f"no version {version} in {self._uri}; versions are {known[0]}..{known[-1]}")
         with self._write_lock(), self._all_or_nothing(f"restoring version {version}") as step:
             t.checkout_latest()
             step(f"restoring version {version}")
@@ -922,13 +919,13 @@ class KnowledgeBase:
         store; ``where`` (SQL over the chunk columns, e.g. ``"source = 'a.md'"``)
         is ANDed with it."""
         if not isinstance(query, str) or not query.strip():
-            raise ValueError("search query must be a non-blank string")
+            raise InputError("search query must be a non-blank string")
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-            raise ValueError(f"k must be an int between 1 and {MAX_K}, got {k!r}")
+            raise InputError(f"k must be an int between 1 and {MAX_K}, got {k!r}")
         if mode not in MODES:
-            raise ValueError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
+            raise InputError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
         if user is not None and not isinstance(user, User):
-            raise TypeError(f"user must be a selfrag_nb.User or None, got {type(user).__name__}")
+            raise InputTypeError(f"user must be a selfrag_nb.User or None, got {type(user).__name__}")
         flt = combine_filters(access_filter(user), where)
         t = self._tbl()
         hits: list[Hit] = []

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, overload
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from selfrag_nb.errors import InputError
+from selfrag_nb.errors import InputError, input_error
 from selfrag_nb.text import validate_unicode
 
 if TYPE_CHECKING:  # pandas is heavy; imported inside to_pandas()
@@ -54,7 +54,10 @@ class User(BaseModel):
             raise InputError(
                 f"User roles must be a list of role names, got the string {roles!r}: use roles=[{roles!r}]"
             )
-        super().__init__(id=id, roles=tuple(roles) if roles is not None else (), tenant=tenant, **kw)
+        try:
+            super().__init__(id=id, roles=tuple(roles) if roles is not None else (), tenant=tenant, **kw)
+        except ValidationError as exc:
+            raise input_error(exc, what="User") from None
 
     @field_validator("id")
     @classmethod

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from selfrag_nb.errors import InputError
 from selfrag_nb.llm.schemas import ROLES
 from selfrag_nb.testing.responses import (
     count_tokens,
@@ -109,7 +110,7 @@ class LoopbackServer:
         timeout_sleep: float = 30.0,
     ) -> None:
         if latency < 0:
-            raise ValueError(f"latency must be >= 0 seconds, got {latency}")
+            raise InputError(f"latency must be >= 0 seconds, got {latency}")
         self.latency = latency
         self.model = model
         self.timeout_sleep = timeout_sleep
@@ -194,11 +195,11 @@ class LoopbackServer:
         that Self-RAG role take them (``infer_role``), so one stage can fail
         while the others answer, even when calls run in parallel."""
         if mode not in FAILURE_MODES:
-            raise ValueError(f"unknown failure mode {mode!r}; expected one of {', '.join(FAILURE_MODES)}")
+            raise InputError(f"unknown failure mode {mode!r}; expected one of {', '.join(FAILURE_MODES)}")
         if times < 1:
-            raise ValueError(f"times must be >= 1, got {times}")
+            raise InputError(f"times must be >= 1, got {times}")
         if role is not None and role not in ROLES:
-            raise ValueError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
+            raise InputError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
         with self._lock:
             self._failures.extend(_Failure(mode, retry_after, role) for _ in range(times))
 

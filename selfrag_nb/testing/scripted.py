@@ -29,6 +29,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Union
 
+from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.llm.base import Completion, ModelError, ModelRequest
 from selfrag_nb.llm.schemas import ROLES
 
@@ -62,7 +63,7 @@ class ScriptedModel:
         honor_timeout: bool = True,
     ) -> None:
         if latency < 0:
-            raise ValueError(f"latency must be >= 0 seconds, got {latency}")
+            raise InputError(f"latency must be >= 0 seconds, got {latency}")
         self.name = name
         self.latency = latency
         self.tokens_in = tokens_in
@@ -83,13 +84,13 @@ class ScriptedModel:
     @staticmethod
     def _check_role(role: str) -> None:
         if role not in ROLES:
-            raise ValueError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
+            raise InputError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
 
     def enqueue(self, role: str, *responses: ScriptedResponse) -> ScriptedModel:
         """Append responses to ``role``'s queue (consumed first in, first out)."""
         self._check_role(role)
         if not responses:
-            raise ValueError("enqueue needs at least one response")
+            raise InputError("enqueue needs at least one response")
         with self._lock:
             self._queues[role].extend(responses)
         return self
@@ -138,7 +139,7 @@ class ScriptedModel:
         elif isinstance(response, str):
             raw = response
         else:
-            raise TypeError(
+            raise InputTypeError(
                 f"ScriptedModel {self.name!r}: a response for role {request.role!r} must be str, dict, "
                 f"list, an exception or a callable returning one, got {type(response).__name__}"
             )
