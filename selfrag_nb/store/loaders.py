@@ -11,7 +11,9 @@
 
 A file that cannot be read (unsupported extension, binary, empty, not UTF-8,
 broken PDF) is reported in ``skipped`` and the rest still load. Hidden files
-and folders (".git", ".DS_Store") are ignored without a report.
+and folders (".git", ".DS_Store") are ignored without a report. Symbolic
+links are read only when they resolve inside the ingested folder, and links
+to folders are never walked.
 
 Front matter keys with meaning: ``title``, ``roles``, ``users``, ``tenant``;
 every other key is chunk metadata. JSONL records carry the same keys.
@@ -372,13 +374,30 @@ def load_file(path: Path, source: str) -> tuple[list[Document], list[tuple[str, 
         return [], [(source, f"cannot read: {exc.strerror or exc}")]
 
 
+def _outside(path: Path, real_root: Path) -> str | None:
+    """Why ``path`` must not be read when a symbolic link (the path itself, or
+    a link further down its chain) resolves outside the ingested folder: a
+    link to /etc/passwd in a shared folder would otherwise store that file
+    for everyone who may read the folder. None when it stays inside."""
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError) as exc:  # a link loop: RuntimeError before Python 3.13
+        return f"symbolic link cannot be resolved ({exc})"
+    if target == real_root or real_root in target.parents:
+        return None
+    return f"symbolic link leaves the ingested folder (-> {target})"
+
+
 def load_tree(root: str | os.PathLike[str]) -> tuple[list[Document], list[tuple[str, str]]]:
     """Load a file, or every file under a folder (sorted, recursive).
 
     Sources are posix paths relative to the folder (a single file: its name).
     What is neither a file nor a folder (FIFO, socket, device, broken link)
     and links to folders (not followed) are reported in ``skipped``: a FIFO
-    is never opened, since reading one blocks until a writer comes."""
+    is never opened, since reading one blocks until a writer comes. A link
+    whose target resolves outside the folder is skipped too; a link to a
+    file inside it is read under the link's own name (the content is then
+    stored under both names: harmless, and what the folder says)."""
     if isinstance(root, str) and not root.strip():
         # Path("") is the current directory: a blank path must not ingest it.
         raise ValueError("nothing to ingest: the path is blank")
@@ -391,9 +410,14 @@ def load_tree(root: str | os.PathLike[str]) -> tuple[list[Document], list[tuple[
         return [], [(root.name, "not a regular file or folder (FIFO, socket or device)")]
     docs: list[Document] = []
     skipped: list[tuple[str, str]] = []
+    real_root = root.resolve()
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
         if any(part.startswith(".") for part in rel.parts):
+            continue
+        outside = _outside(path, real_root)
+        if outside is not None and path.exists():
+            skipped.append((rel.as_posix(), outside))
             continue
         if not path.is_file():
             if path.is_symlink() and path.is_dir():
