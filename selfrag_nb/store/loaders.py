@@ -10,10 +10,14 @@
       -> (documents, skipped[(path, reason)])
 
 A file that cannot be read (unsupported extension, binary, empty, not UTF-8,
-broken PDF) is reported in ``skipped`` and the rest still load. Hidden files
-and folders (".git", ".DS_Store") are ignored without a report. Symbolic
-links are read only when they resolve inside the ingested folder, and links
-to folders are never walked.
+a name that is not UTF-8, broken PDF) is reported in ``skipped`` and the
+rest still load. Hidden files and folders (".git", ".DS_Store") are ignored
+without a report. Symbolic links are read only when they resolve inside the
+ingested folder, and links to folders are never walked.
+
+A document or JSONL record holding a lone surrogate (a JSON "\\ud800" escape,
+a PDF text layer) is skipped with the field named: UTF-8 cannot encode it, so
+it could be neither hashed nor stored.
 
 Front matter keys with meaning: ``title``, ``roles``, ``users``, ``tenant``;
 every other key is chunk metadata. JSONL records carry the same keys.
@@ -39,6 +43,7 @@ __all__ = [
     "load_file",
     "load_tree",
     "parse_front_matter",
+    "printable",
 ]
 
 #: Keys of front matter / JSONL records that are not metadata.
@@ -93,6 +98,48 @@ def _read_text(path: Path) -> tuple[str, bytes]:
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+# A lone surrogate (from a JSON "\ud800" escape, a PDF's text layer, or a file
+# name that is not UTF-8, which os.fsdecode turns into U+DC80..U+DCFF) is a str
+# that UTF-8 cannot encode: hashing, LanceDB and printing all raise on it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` with lone surrogates as ``\\udcff`` escapes: safe to encode and print."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _surrogate_in(value: Any, where: str) -> str | None:
+    """'<where> contains a lone surrogate (U+D800)' for the first one in a
+    string, or in the keys and values of nested lists and dicts; else None."""
+    if isinstance(value, str):
+        m = _SURROGATE.search(value)
+        return None if m is None else f"{where} contains a lone surrogate (U+{ord(m.group()):04X})"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = printable(str(key))
+            found = _surrogate_in(key, f"a key of {where or 'the record'}")
+            found = found or _surrogate_in(item, f"{where}.{name}" if where else name)
+            if found:
+                return found
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = _surrogate_in(item, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def _document_surrogate(doc: Document) -> str | None:
+    fields = {"text": doc.text, "title": doc.title, "metadata": doc.metadata}
+    fields.update({"roles": doc.roles or (), "users": doc.users or (), "tenant": doc.tenant or ""})
+    for name, value in fields.items():
+        found = _surrogate_in(value, name)
+        if found:
+            return found
+    return None
 
 
 def _as_names(value: Any, key: str, where: str) -> tuple[str, ...]:
@@ -276,6 +323,11 @@ def load_jsonl(path: Path, source: str) -> tuple[list[Document], list[tuple[str,
         if not isinstance(rec, dict):
             skipped.append((where, f"line {lineno} is not a JSON object"))
             continue
+        bad = _surrogate_in(rec, "")
+        if bad:
+            # checked before the id, title or hash use the record: each would raise
+            skipped.append((where, f"line {lineno}: {bad}"))
+            continue
         body = rec.get("text")
         if not isinstance(body, str) or not body.strip():
             skipped.append((where, f"line {lineno} has no 'text' string"))
@@ -359,12 +411,21 @@ LOADERS: dict[str, Callable[[Path, str], Loaded]] = {
 
 def load_file(path: Path, source: str) -> tuple[list[Document], list[tuple[str, str]]]:
     """Documents of one file plus what was skipped in it (never raises SkipFile)."""
+    if _SURROGATE.search(source):
+        return [], [(printable(source), f"file name is not valid UTF-8: {source!r}")]
     suffix = path.suffix.lower()
     loader = LOADERS.get(suffix)
     if loader is None:
         return [], [(source, f"unsupported file type {suffix or '(no extension)'!r}")]
     try:
-        docs, skipped = loader(path, source)
+        loaded, skipped = loader(path, source)
+        docs = []
+        for doc in loaded:
+            bad = _document_surrogate(doc)
+            if bad:
+                skipped.append((doc.source, bad))
+            else:
+                docs.append(doc)
         if not docs and not skipped:
             skipped = [(source, "no documents in file")]
         return docs, skipped
@@ -385,7 +446,7 @@ def _outside(path: Path, real_root: Path) -> str | None:
         return f"symbolic link cannot be resolved ({exc})"
     if target == real_root or real_root in target.parents:
         return None
-    return f"symbolic link leaves the ingested folder (-> {target})"
+    return f"symbolic link leaves the ingested folder (-> {printable(str(target))})"
 
 
 def load_tree(root: str | os.PathLike[str]) -> tuple[list[Document], list[tuple[str, str]]]:
@@ -414,6 +475,9 @@ def load_tree(root: str | os.PathLike[str]) -> tuple[list[Document], list[tuple[
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
         if any(part.startswith(".") for part in rel.parts):
+            continue
+        if _SURROGATE.search(rel.as_posix()):
+            skipped.append((printable(rel.as_posix()), f"file name is not valid UTF-8: {rel.as_posix()!r}"))
             continue
         outside = _outside(path, real_root)
         if outside is not None and path.exists():
