@@ -10,9 +10,9 @@
       -> (documents, skipped[(path, reason)])
 
 A file that cannot be read (unsupported extension, binary, empty, not UTF-8,
-a name that is not UTF-8, broken PDF) is reported in ``skipped`` and the
-rest still load. Hidden files and folders (".git", ".DS_Store") are ignored
-without a report. Symbolic links are read only when they resolve inside the
+a name that is not UTF-8, broken PDF, headings with no text under them) is
+reported in ``skipped`` and the rest still load. Hidden files and folders
+(".git", ".DS_Store") are ignored without a report. Symbolic links are read only when they resolve inside the
 ingested folder, and links to folders are never walked.
 
 A document or JSONL record holding a lone surrogate (a JSON "\\ud800" escape,
@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
+
+from selfrag_nb.store.chunking import has_body_text
 
 __all__ = [
     "LOADERS",
@@ -224,6 +226,10 @@ def load_markdown(path: Path, source: str) -> list[Document]:
         raise SkipFile(f"bad front matter: {exc}") from exc
     if not body.strip():
         raise SkipFile("empty file (front matter only)")
+    if not has_body_text(body, headings=True):
+        # headings live in chunk context, not text: such a file would store no
+        # chunk, and with nothing stored it would count as added on every ingest
+        raise SkipFile("no text under the headings")
     parts = _split_meta(meta, "front matter")
     if "title" not in parts:
         m = _MD_H1.search(body)
@@ -301,6 +307,8 @@ def load_html(path: Path, source: str) -> list[Document]:
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
     if not text:
         raise SkipFile("no text in HTML")
+    if not has_body_text(text, headings=True):
+        raise SkipFile("no text under the headings")
     title = " ".join(parser.title.split()) or parser.h1 or path.stem
     return [Document(source=source, text=text, title=title, kind="html", raw_hash=_sha(data))]
 

@@ -154,3 +154,25 @@ def test_a_document_with_a_surrogate_from_any_loader_is_skipped(
 
     monkeypatch.setitem(LOADERS, ".surr", surrogate_loader)  # the registry for new formats
     assert load_file(path, "x.surr") == ([], [("x.surr", "text contains a lone surrogate (U+DC81)")])
+
+
+def test_headings_without_text_are_skipped_on_every_ingest(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "good.md").write_text("# Refunds\n\nRefunds within 30 days.\n", encoding="utf-8")
+    (docs / "heads.md").write_text("# Title\n\n## Section\n", encoding="utf-8")
+    (docs / "fm.md").write_text("---\ntitle: T\n---\n# Only\n\n### a heading\n", encoding="utf-8")
+    (docs / "heads.html").write_text("<html><body><h1>Title</h1><h2>Sub</h2></body></html>", encoding="utf-8")
+    # a fenced "# comment" is text, not a heading
+    (docs / "fence.md").write_text("# Shell\n\n```\n# comment\n```\n", encoding="utf-8")
+    kb = KnowledgeBase.open(tmp_path / "kb", embedder="hashing")
+    for _ in range(2):
+        report = kb.ingest(docs)
+        assert sorted(dict(report.skipped).items()) == [
+            ("fm.md", "no text under the headings"),
+            ("heads.html", "no text under the headings"),
+            ("heads.md", "no text under the headings"),
+        ]
+        assert sorted(report.added + report.unchanged) == ["fence.md", "good.md"]
+    assert report.added == []
+    assert kb.sources() == ["fence.md", "good.md"]
