@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from selfrag_nb.errors import InputError
 from selfrag_nb.text import is_cjk, split_sentences
 
-__all__ = ["DEFAULT_MAX_CHARS", "Chunk", "chunk_text", "context_header"]
+__all__ = ["DEFAULT_MAX_CHARS", "Chunk", "chunk_text", "context_header", "has_body_text"]
 
 DEFAULT_MAX_CHARS = 800
 
@@ -129,6 +129,11 @@ def chunk_text(text: str, *, headings: bool = False, max_chars: int = DEFAULT_MA
     for heading, body in _sections(text, headings):
         chunks.extend(Chunk(text=t, heading=heading, ordinal=0) for t in _pack(body, max_chars))
     return [Chunk(text=c.text, heading=c.heading, ordinal=i) for i, c in enumerate(chunks)]
+
+
+def has_body_text(text: str, *, headings: bool = False) -> bool:
+    """Whether ``chunk_text`` yields any chunk: some text outside heading lines."""
+    return bool(_sections(text, headings))
 
 
 def context_header(title: str, heading: str) -> str:

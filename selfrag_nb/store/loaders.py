@@ -10,8 +10,14 @@
       -> (documents, skipped[(path, reason)])
 
 A file that cannot be read (unsupported extension, binary, empty, not UTF-8,
-broken PDF) is reported in ``skipped`` and the rest still load. Hidden files
-and folders (".git", ".DS_Store") are ignored without a report.
+a name that is not UTF-8, broken PDF, headings with no text under them) is
+reported in ``skipped`` and the rest still load. Hidden files and folders
+(".git", ".DS_Store") are ignored without a report. Symbolic links are read only when they resolve inside the
+ingested folder, and links to folders are never walked.
+
+A document or JSONL record holding a lone surrogate (a JSON "\\ud800" escape,
+a PDF text layer) is skipped with the field named: UTF-8 cannot encode it, so
+it could be neither hashed nor stored.
 
 Front matter keys with meaning: ``title``, ``roles``, ``users``, ``tenant``;
 every other key is chunk metadata. JSONL records carry the same keys. A key
@@ -34,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from selfrag_nb.store.acl import acl_key_error
+from selfrag_nb.store.chunking import has_body_text
 
 __all__ = [
     "LOADERS",
@@ -43,6 +50,7 @@ __all__ = [
     "load_file",
     "load_tree",
     "parse_front_matter",
+    "printable",
 ]
 
 
@@ -94,6 +102,48 @@ def _read_text(path: Path) -> tuple[str, bytes]:
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+# A lone surrogate (from a JSON "\ud800" escape, a PDF's text layer, or a file
+# name that is not UTF-8, which os.fsdecode turns into U+DC80..U+DCFF) is a str
+# that UTF-8 cannot encode: hashing, LanceDB and printing all raise on it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` with lone surrogates as ``\\udcff`` escapes: safe to encode and print."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _surrogate_in(value: Any, where: str) -> str | None:
+    """'<where> contains a lone surrogate (U+D800)' for the first one in a
+    string, or in the keys and values of nested lists and dicts; else None."""
+    if isinstance(value, str):
+        m = _SURROGATE.search(value)
+        return None if m is None else f"{where} contains a lone surrogate (U+{ord(m.group()):04X})"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = printable(str(key))
+            found = _surrogate_in(key, f"a key of {where or 'the record'}")
+            found = found or _surrogate_in(item, f"{where}.{name}" if where else name)
+            if found:
+                return found
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = _surrogate_in(item, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def _document_surrogate(doc: Document) -> str | None:
+    fields = {"text": doc.text, "title": doc.title, "metadata": doc.metadata}
+    fields.update({"roles": doc.roles or (), "users": doc.users or (), "tenant": doc.tenant or ""})
+    for name, value in fields.items():
+        found = _surrogate_in(value, name)
+        if found:
+            return found
+    return None
 
 
 def _as_names(value: Any, key: str, where: str) -> tuple[str, ...]:
@@ -183,6 +233,10 @@ def load_markdown(path: Path, source: str) -> list[Document]:
         raise SkipFile(f"bad front matter: {exc}") from exc
     if not body.strip():
         raise SkipFile("empty file (front matter only)")
+    if not has_body_text(body, headings=True):
+        # headings live in chunk context, not text: such a file would store no
+        # chunk, and with nothing stored it would count as added on every ingest
+        raise SkipFile("no text under the headings")
     parts = _split_meta(meta, "front matter")
     if "title" not in parts:
         m = _MD_H1.search(body)
@@ -260,6 +314,8 @@ def load_html(path: Path, source: str) -> list[Document]:
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
     if not text:
         raise SkipFile("no text in HTML")
+    if not has_body_text(text, headings=True):
+        raise SkipFile("no text under the headings")
     title = " ".join(parser.title.split()) or parser.h1 or path.stem
     return [Document(source=source, text=text, title=title, kind="html", raw_hash=_sha(data))]
 
@@ -281,6 +337,11 @@ def load_jsonl(path: Path, source: str) -> tuple[list[Document], list[tuple[str,
             continue
         if not isinstance(rec, dict):
             skipped.append((where, f"line {lineno} is not a JSON object"))
+            continue
+        bad = _surrogate_in(rec, "")
+        if bad:
+            # checked before the id, title or hash use the record: each would raise
+            skipped.append((where, f"line {lineno}: {bad}"))
             continue
         body = rec.get("text")
         if not isinstance(body, str) or not body.strip():
@@ -365,12 +426,21 @@ LOADERS: dict[str, Callable[[Path, str], Loaded]] = {
 
 def load_file(path: Path, source: str) -> tuple[list[Document], list[tuple[str, str]]]:
     """Documents of one file plus what was skipped in it (never raises SkipFile)."""
+    if _SURROGATE.search(source):
+        return [], [(printable(source), f"file name is not valid UTF-8: {source!r}")]
     suffix = path.suffix.lower()
     loader = LOADERS.get(suffix)
     if loader is None:
         return [], [(source, f"unsupported file type {suffix or '(no extension)'!r}")]
     try:
-        docs, skipped = loader(path, source)
+        loaded, skipped = loader(path, source)
+        docs = []
+        for doc in loaded:
+            bad = _document_surrogate(doc)
+            if bad:
+                skipped.append((doc.source, bad))
+            else:
+                docs.append(doc)
         if not docs and not skipped:
             skipped = [(source, "no documents in file")]
         return docs, skipped
@@ -380,13 +450,30 @@ def load_file(path: Path, source: str) -> tuple[list[Document], list[tuple[str, 
         return [], [(source, f"cannot read: {exc.strerror or exc}")]
 
 
+def _outside(path: Path, real_root: Path) -> str | None:
+    """Why ``path`` must not be read when a symbolic link (the path itself, or
+    a link further down its chain) resolves outside the ingested folder: a
+    link to /etc/passwd in a shared folder would otherwise store that file
+    for everyone who may read the folder. None when it stays inside."""
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError) as exc:  # a link loop: RuntimeError before Python 3.13
+        return f"symbolic link cannot be resolved ({exc})"
+    if target == real_root or real_root in target.parents:
+        return None
+    return f"symbolic link leaves the ingested folder (-> {printable(str(target))})"
+
+
 def load_tree(root: str | os.PathLike[str]) -> tuple[list[Document], list[tuple[str, str]]]:
     """Load a file, or every file under a folder (sorted, recursive).
 
     Sources are posix paths relative to the folder (a single file: its name).
     What is neither a file nor a folder (FIFO, socket, device, broken link)
     and links to folders (not followed) are reported in ``skipped``: a FIFO
-    is never opened, since reading one blocks until a writer comes."""
+    is never opened, since reading one blocks until a writer comes. A link
+    whose target resolves outside the folder is skipped too; a link to a
+    file inside it is read under the link's own name (the content is then
+    stored under both names: harmless, and what the folder says)."""
     if isinstance(root, str) and not root.strip():
         # Path("") is the current directory: a blank path must not ingest it.
         raise ValueError("nothing to ingest: the path is blank")
@@ -399,9 +486,17 @@ def load_tree(root: str | os.PathLike[str]) -> tuple[list[Document], list[tuple[
         return [], [(root.name, "not a regular file or folder (FIFO, socket or device)")]
     docs: list[Document] = []
     skipped: list[tuple[str, str]] = []
+    real_root = root.resolve()
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
         if any(part.startswith(".") for part in rel.parts):
+            continue
+        if _SURROGATE.search(rel.as_posix()):
+            skipped.append((printable(rel.as_posix()), f"file name is not valid UTF-8: {rel.as_posix()!r}"))
+            continue
+        outside = _outside(path, real_root)
+        if outside is not None and path.exists():
+            skipped.append((rel.as_posix(), outside))
             continue
         if not path.is_file():
             if path.is_symlink() and path.is_dir():
