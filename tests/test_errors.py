@@ -85,6 +85,8 @@ def bad_calls(tmp_path: Path) -> list[tuple[str, Any]]:
         ("search where", lambda: kb.search("x", where="1=1) OR (1=1")),
         ("remove unknown", lambda: kb.remove("nope.md")),
         ("open a file", lambda: sr.KnowledgeBase.open(tmp_path / "bad.jsonl")),
+        ("ingest missing", lambda: kb.ingest(tmp_path / "missing")),
+        ("ingest None", lambda: kb.ingest(None)),
         ("question set line", lambda: sr.questions(tmp_path / "bad.jsonl")),
         ("question id", lambda: sr.questions("sample").get("no-such-id")),
         ("ingest acl", lambda: kb.ingest(tmp_path, acl={"Roles": ["x"]})),

@@ -39,6 +39,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+from selfrag_nb.errors import InputError, InputTypeError, PathNotFoundError
 from selfrag_nb.store.acl import acl_key_error
 from selfrag_nb.store.chunking import has_body_text
 
@@ -215,9 +216,9 @@ def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
             continue
         m = _FM_LINE.match(line)
         if m is None:
-            raise ValueError(f"front matter line {i + 1} is not 'key: value': {line!r}")
+            raise InputError(f"front matter line {i + 1} is not 'key: value': {line!r}")
         meta[m.group(1)] = _fm_value(m.group(2))
-    raise ValueError("front matter starts with '---' but has no closing '---'")
+    raise InputError("front matter starts with '---' but has no closing '---'")
 
 
 # --------------------------------------------------------------------------- loaders
@@ -474,12 +475,14 @@ def load_tree(root: str | os.PathLike[str]) -> tuple[list[Document], list[tuple[
     whose target resolves outside the folder is skipped too; a link to a
     file inside it is read under the link's own name (the content is then
     stored under both names: harmless, and what the folder says)."""
+    if not isinstance(root, str | os.PathLike):
+        raise InputTypeError(f"path to ingest must be a str or os.PathLike, got {type(root).__name__}")
     if isinstance(root, str) and not root.strip():
         # Path("") is the current directory: a blank path must not ingest it.
-        raise ValueError("nothing to ingest: the path is blank")
+        raise InputError("nothing to ingest: the path is blank")
     root = Path(root)
     if not root.exists():
-        raise FileNotFoundError(f"nothing to ingest: {root} does not exist")
+        raise PathNotFoundError(f"nothing to ingest: {root} does not exist")
     if root.is_file():
         return load_file(root, root.name)
     if not root.is_dir():
