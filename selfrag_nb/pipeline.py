@@ -32,7 +32,7 @@ import logging
 import numbers
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from selfrag_nb._sync import run_sync  # re-exported: selfrag_nb.pipeline.run_sync
 from selfrag_nb.config import Settings
@@ -48,9 +48,27 @@ from selfrag_nb.stages.decide import DecisionCache
 from selfrag_nb.stages.finish import deadline_outcome
 from selfrag_nb.store.types import User
 from selfrag_nb.text import detect_language, validate_unicode
-from selfrag_nb.trace import ConfigSnapshot, Record, Trace
+from selfrag_nb.trace import (
+    Assessment,
+    ConfigSnapshot,
+    Decision,
+    Generation,
+    Grades,
+    Outcome,
+    Record,
+    Rerank,
+    Retrieval,
+    Rewrite,
+    Support,
+    Trace,
+)
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from selfrag_nb.display.widget import TraceWidget
+    from selfrag_nb.llm.base import Model
+    from selfrag_nb.llm.prompts import Prompts
     from selfrag_nb.llm.runner import ModelRunner
     from selfrag_nb.rerankers import Reranker
     from selfrag_nb.store.kb import KnowledgeBase
@@ -58,6 +76,8 @@ if TYPE_CHECKING:
 __all__ = ["SelfRAG", "Stepper", "run_sync"]
 
 _log = logging.getLogger(__name__)
+#: A stage record type (Decision, Rewrite, ...) a Stepper step returns.
+R = TypeVar("R")
 
 #: Grace beyond the deadline for a stage to return after its calls were cut.
 _GRACE_S = 0.5
@@ -151,18 +171,18 @@ class SelfRAG:
     def __init__(
         self,
         kb: KnowledgeBase,
-        model: Any = None,
+        model: Model | str | None = None,
         *,
-        models: Mapping[str, Any] | None = None,
+        models: Mapping[str, Model | str] | None = None,
         api_base: str | None = None,
         api_key: str | None = None,
-        timeout: float = 30,
-        deadline: float = 120,
-        reranker: Any = None,
+        timeout: float | None = None,
+        deadline: float | None = None,
+        reranker: Reranker | str | None = None,
         settings: Settings | None = None,
-        prompts: Any = "en",
-        cache: Any = False,
-        cassette: Any = None,
+        prompts: Prompts | str = "en",
+        cache: bool | str | Path = False,
+        cassette: str | Path | None = None,
         record: bool = False,
         language: str | None = None,
     ) -> None:
@@ -172,23 +192,19 @@ class SelfRAG:
             raise InputError(
                 "SelfRAG needs a knowledge base: SelfRAG(KnowledgeBase.open(path)) or KnowledgeBase.sample()"
             )
-        timeout = validate_seconds("timeout", timeout)
-        deadline = validate_seconds("deadline", deadline)
+        # None: the Settings' own value (30 s per call, 120 s per question);
+        # a number given here wins over a Settings object's.
+        budgets = {
+            name: validate_seconds(name, value)
+            for name, value in (("timeout", timeout), ("deadline", deadline))
+            if value is not None
+        }
         if settings is None:
-            settings = Settings(
-                timeout=timeout, deadline=deadline, prompts=prompts if prompts in ("en", "zh") else "en"
-            )
+            settings = Settings(prompts=prompts if prompts in ("en", "zh") else "en", **budgets)
         elif not isinstance(settings, Settings):
             raise InputTypeError(f"settings must be a selfrag_nb.Settings, got {type(settings).__name__}")
-        else:
-            # Explicit budgets passed next to a Settings object win over its defaults.
-            changes: dict[str, Any] = {}
-            if timeout != 30:
-                changes["timeout"] = timeout
-            if deadline != 120:
-                changes["deadline"] = deadline
-            if changes:
-                settings = settings.with_(**changes)
+        elif budgets:
+            settings = settings.with_(**budgets)
         if language is not None and language not in ("en", "zh"):
             raise InputError(f'language must be None (detect per question), "en" or "zh"; got {language!r}')
         runner = ModelRunner(
@@ -232,7 +248,7 @@ class SelfRAG:
         return self._settings
 
     @property
-    def prompts(self) -> Any:
+    def prompts(self) -> Prompts:
         """The editable prompt templates (role -> template, versioned by hash)."""
         return self.runner.prompts
 
@@ -424,13 +440,13 @@ class Stepper:
         self.trace.wall_ms += (time.perf_counter() - t0) * 1000
         return result
 
-    def _step(self, name: str) -> Any:
+    def _step(self, name: str) -> Record | None:
         try:
             return run_sync(self._arun(name))
         finally:
             self._refresh()
 
-    def view(self) -> Any:
+    def view(self) -> TraceWidget:
         """A live view of the trace so far. Display it once (its own cell);
         every stage run, re-run, override or dropped chunk then updates it in
         place, so the view always shows what the stepper holds."""
@@ -447,43 +463,51 @@ class Stepper:
             except Exception:  # noqa: BLE001 - a view that cannot redraw must not break the stage that ran
                 _log.warning("could not refresh a live trace view", exc_info=True)
 
-    def decide(self) -> Any:
+    def decide(self) -> Decision:
         """Decision."""
-        return self._step("decide")
+        return self._typed("decide", Decision)
 
-    def rewrite(self) -> Any:
+    def rewrite(self) -> Rewrite | None:
         """Rewrite, or None (no retrieval, or rewriting disabled)."""
-        return self._step("rewrite")
+        return self._typed("rewrite", Rewrite)
 
-    def retrieve(self) -> Any:
+    def retrieve(self) -> Retrieval | None:
         """Retrieval, or None when no retrieval was decided."""
-        return self._step("retrieve")
+        return self._typed("retrieve", Retrieval)
 
-    def grade(self) -> Any:
+    def grade(self) -> Grades | None:
         """Grades, or None when no retrieval was decided."""
-        return self._step("grade")
+        return self._typed("grade", Grades)
 
-    def rerank(self) -> Any:
+    def rerank(self) -> Rerank | None:
         """Rerank, or None (no retrieval, or reranking disabled)."""
-        return self._step("rerank")
+        return self._typed("rerank", Rerank)
 
-    def assess(self) -> Any:
+    def assess(self) -> Assessment | None:
         """Assessment, or None when no retrieval was decided."""
-        return self._step("assess")
+        return self._typed("assess", Assessment)
 
-    def generate(self) -> Any:
+    def generate(self) -> Generation:
         """Generation."""
-        return self._step("generate")
+        return self._typed("generate", Generation)
 
-    def verify(self) -> Any:
+    def verify(self) -> Support | None:
         """Support, or None for direct / clarify / refusal messages."""
-        return self._step("verify")
+        return self._typed("verify", Support)
 
-    def finish(self) -> Any:
+    def finish(self) -> Outcome:
         """Outcome (after a bounded regeneration when the verifier asks for one)."""
-        return self._step("finish")
+        return self._typed("finish", Outcome)
 
-    def next(self) -> Any:
+    def _typed(self, name: str, kind: type[R]) -> R:
+        """Run stage ``name``; its record, checked to be a ``kind`` (None when
+        the stage did not apply: the caller's annotation says when that can be)."""
+        rec = self._step(name)
+        assert rec is None or isinstance(rec, kind), (name, type(rec))
+        # None only for stages that may not apply; their annotations say "| None".
+        return cast("R", rec)
+
+    def next(self) -> Record | None:
         """Run the next stage; None when everything ran."""
         name = self._next_name()
         return None if name is None else self._step(name)

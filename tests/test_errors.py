@@ -109,3 +109,14 @@ def test_bad_input_raises_inside_the_tree(tmp_path: Path) -> None:
         else:
             escaped.append(f"{what}: no error")
     assert escaped == []
+
+
+def test_budgets_given_next_to_settings_win_and_none_keeps_them(tmp_path: Path) -> None:
+    """timeout/deadline default to None (the Settings' values); a number given
+    wins, also when it equals the old defaults (30 / 120)."""
+    kb = sr.KnowledgeBase.open(tmp_path / "kb", embedder="hashing")
+    base = sr.Settings(timeout=5, deadline=50)
+    assert sr.SelfRAG(kb, settings=base).settings.timeout == 5
+    assert sr.SelfRAG(kb, settings=base, timeout=30).settings.timeout == 30
+    assert sr.SelfRAG(kb, settings=base, deadline=120).settings.deadline == 120
+    assert sr.SelfRAG(kb).settings.timeout == sr.Settings().timeout
