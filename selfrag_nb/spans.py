@@ -1,7 +1,7 @@
 """Protected spans: the exact pieces of a question a rewrite must not lose.
 
     original question
-      -> extract_spans()      quoted > order > identifier > date > version > amount > name > number
+      -> extract_spans()      quoted > order > identifier > amount > date > version > name > number
                               + negations (not/no/without/never/n't, 不/没有/无法/未/非)
       -> [ProtectedSpan(text, kind)]
     rewrite + spans
@@ -53,6 +53,14 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|\b[a-z][a-z0-9]*_[a-z0-9_]+\b"
         ),
     ),
+    # Amounts before dates and versions: "$1900" is an amount, not the year 1900,
+    # and "$1,900.50" is not the version "900.50".
+    (
+        "amount",
+        re.compile(
+            r"[$€£¥￥]\s?\d[\d,]*(?:\.\d+)?(?:\s?[kKmM]\b)?|\d[\d,]*(?:\.\d+)?\s?(?:%|％|元|美元|欧元|(?i:usd|eur|gbp|cny|rmb|dollars?|euros?)\b)"
+        ),
+    ),
     (
         "date",
         re.compile(
@@ -64,12 +72,6 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("version", re.compile(r"(?i)(?<![\w.])v?\d+(?:\.\d+){1,3}(?![\w.])|(?i:\bv\d+\b)")),
-    (
-        "amount",
-        re.compile(
-            r"[$€£¥￥]\s?\d[\d,]*(?:\.\d+)?(?:\s?[kKmM]\b)?|\d[\d,]*(?:\.\d+)?\s?(?:%|％|元|美元|欧元|(?i:usd|eur|gbp|cny|rmb|dollars?|euros?)\b)"
-        ),
-    ),
     # Names: mixed case (macOS 11) or Capitalised words inside a sentence (Free, Quillstack Sync,
     # Windows 7), with a trailing version number kept.
     (
@@ -177,10 +179,11 @@ def _contains(haystack: str, span: ProtectedSpan, *, strict: bool = True) -> boo
             return re.search(pattern, haystack) is not None or (
                 value in haystack and not value[-1:].isalnum()
             )
-        # Strict also refuses "v2.3" inside "v2.3.1" and "5%" inside "15%": a value
+        # Strict also refuses "v2.3" inside "v2.3.1", "5%" inside "15%" and "1900"
+        # inside "ORD-2019-1900" (a part of an identifier joined by - _ /): a value
         # that starts or ends with a symbol ("$30", "30%") has no boundary on that side.
-        left = r"(?<![0-9A-Za-z])(?<!\d\.)" if value[:1].isalnum() else ""
-        right = r"(?![0-9A-Za-z])(?!\.\d)" if value[-1:].isalnum() else ""
+        left = r"(?<![0-9A-Za-z])(?<!\d\.)(?<![0-9A-Za-z][-_/])" if value[:1].isalnum() else ""
+        right = r"(?![0-9A-Za-z])(?!\.\d)(?![-_/][0-9A-Za-z])" if value[-1:].isalnum() else ""
         return re.search(left + re.escape(value) + right, haystack) is not None
     return value.casefold() in haystack.casefold()
 
