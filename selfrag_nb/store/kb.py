@@ -274,7 +274,10 @@ class KnowledgeBase:
         folder keyed by a hash of the documents and the embedder name, so editing
         sample_data rebuilds it. ``docs`` points at another folder (tests)."""
         from selfrag_nb.resources import bundled
+        from selfrag_nb.store.embedders import get_embedder
 
+        # built first: a missing model (MiniLM weights) fails before any hashing or cache folder
+        emb = get_embedder(embedder)
         folder = Path(docs) if docs is not None else bundled("sample_data") / "docs"
         if not folder.is_dir():
             raise FileNotFoundError(f"sample documents not found at {folder}")
@@ -294,7 +297,7 @@ class KnowledgeBase:
             if not (target / "READY").exists():
                 # build beside the target and rename: a crash never leaves a half-built cache
                 tmp = root / f".{target.name}.{uuid.uuid4().hex[:8]}"
-                kb = cls.open(tmp, embedder=embedder)
+                kb = cls.open(tmp, embedder=emb)
                 try:
                     kb.ingest(folder)
                 finally:
@@ -303,7 +306,7 @@ class KnowledgeBase:
                 if target.exists():
                     shutil.rmtree(target)
                 tmp.rename(target)
-        return cls.open(target, embedder=embedder, create=False)
+        return cls.open(target, embedder=emb, create=False)
 
     # ------------------------------------------------------------------ properties
 
