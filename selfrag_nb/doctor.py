@@ -91,6 +91,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
         "nbconvert",
         "playwright",
         "psutil",
+        "build",
     ),
 }
 
