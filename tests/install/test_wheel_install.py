@@ -170,10 +170,21 @@ def test_wheel_and_sdist_hold_exactly_the_package(installed: Installed) -> None:
     ):
         assert need in names, need
 
+    wheel = zipfile.ZipFile(installed.wheel)
+    info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
+    assert f"{info}/licenses/LICENSE" in names
+    metadata = wheel.read(f"{info}/METADATA").decode()
+    import selfrag_nb
+
+    assert f"\nVersion: {selfrag_nb.__version__}\n" in metadata
+    assert "License-Expression: MIT" in metadata
+    assert "Classifier: Typing :: Typed" in metadata
+    assert "Provides-Extra: jupyter" in metadata
+
     with tarfile.open(installed.sdist) as sdist:
         members = {m.name.split("/", 1)[1] for m in sdist.getmembers() if "/" in m.name}
     assert _bundled_sources() <= members
-    assert {"setup.py", "MANIFEST.in", "pyproject.toml", "README.md"} <= members
+    assert {"setup.py", "MANIFEST.in", "pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md"} <= members
     assert not [m for m in members if m.startswith(("tests/", ".venv", "test-artifacts", "build/"))]
 
 
@@ -218,7 +229,11 @@ print(json.dumps({{"heavy": heavy, "chunks": len(kb), "kb": kb.path, "outcome": 
 
 
 def test_doctor_in_the_installed_package(installed: Installed) -> None:
-    out = _ok(installed.run(installed.bin / "selfrag-nb", "doctor"))
+    version = _ok(installed.run(installed.bin / "selfrag-nb", "--version"))
+    import selfrag_nb
+
+    assert version.split() == ["selfrag-nb", selfrag_nb.__version__]
+    out = _ok(installed.run(installed.python, "-m", "selfrag_nb", "doctor"))
     assert "from an installed package" in out
     assert "ok      minilm weights" in out
     assert "ok      extra [jupyter]" in out
