@@ -35,7 +35,7 @@ from selfrag_nb.errors import (
     TemplateError,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place: pyproject.toml reads it (dynamic version)
 
 # name -> module that defines it (imported on first attribute access)
 _LAZY: dict[str, str] = {

@@ -9,6 +9,8 @@
                               [--trace T.json] [--html T.html]
       SelfRAG(KnowledgeBase) -> ask -> one row per stage (rich table) + the outcome
     selfrag-nb eval ...      (selfrag_nb.eval.cli)
+    selfrag-nb tour [DIR] | app [DIR]   (selfrag_nb.tour: copy the notebooks, start JupyterLab / marimo)
+    selfrag-nb doctor        (selfrag_nb.doctor: what is installed, what is missing, the fix)
 
 Each subcommand is a ``register(subparsers) -> parser`` function that sets
 ``func(args) -> int`` on its parser; :data:`SUBCOMMANDS` lists them as
@@ -73,6 +75,9 @@ SUBCOMMANDS: list[str] = [
     "selfrag_nb.cli:register_search",
     "selfrag_nb.cli:register_ask",
     "selfrag_nb.eval.cli:register",
+    "selfrag_nb.tour:register_tour",
+    "selfrag_nb.tour:register_app",
+    "selfrag_nb.doctor:register",
 ]
 
 

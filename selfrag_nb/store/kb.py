@@ -157,8 +157,9 @@ def _resolve_uri(path: str | os.PathLike[str]) -> tuple[str, Path | None]:
 
 
 def _cache_root() -> Path:
-    env = os.environ.get("SELFRAG_NB_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "selfrag_nb"
+    from selfrag_nb.resources import cache_dir
+
+    return cache_dir()
 
 
 class KnowledgeBase:
@@ -286,14 +287,18 @@ class KnowledgeBase:
     ) -> KnowledgeBase:
         """The bundled bilingual sample knowledge base, built once and cached.
 
-        Cached under ``$SELFRAG_NB_CACHE`` (default ``~/.cache/selfrag_nb``) in a
+        The documents ship inside the package (``selfrag_nb/_data/sample_data``;
+        a clone reads its ``sample_data/``: :func:`selfrag_nb.resources.bundled`).
+        Cached in the user's cache folder (``$SELFRAG_NB_CACHE``, else
+        :func:`selfrag_nb.resources.cache_dir`), never inside the package, in a
         folder keyed by a hash of the documents and the embedder name, so editing
         sample_data rebuilds it. ``docs`` points at another folder (tests)."""
-        import selfrag_nb
+        from selfrag_nb.resources import bundled
+        from selfrag_nb.store.embedders import get_embedder
 
-        folder = (
-            Path(docs) if docs is not None else Path(selfrag_nb.__file__).parents[1] / "sample_data" / "docs"
-        )
+        # built first: a missing model (MiniLM weights) fails before any hashing or cache folder
+        emb = get_embedder(embedder)
+        folder = Path(docs) if docs is not None else bundled("sample_data") / "docs"
         if not folder.is_dir():
             raise PathNotFoundError(f"sample documents not found at {folder}")
         h = hashlib.sha256(f"{embedder}\x1f{FORMAT}".encode())
@@ -312,7 +317,7 @@ class KnowledgeBase:
             if not (target / "READY").exists():
                 # build beside the target and rename: a crash never leaves a half-built cache
                 tmp = root / f".{target.name}.{uuid.uuid4().hex[:8]}"
-                kb = cls.open(tmp, embedder=embedder)
+                kb = cls.open(tmp, embedder=emb)
                 try:
                     kb.ingest(folder)
                 finally:
@@ -321,7 +326,7 @@ class KnowledgeBase:
                 if target.exists():
                     shutil.rmtree(target)
                 tmp.rename(target)
-        return cls.open(target, embedder=embedder, create=False)
+        return cls.open(target, embedder=emb, create=False)
 
     # ------------------------------------------------------------------ properties
 
