@@ -9,6 +9,7 @@
     ingest(path)
       load_tree -> Documents -> effective ACL + metadata -> content_hash per source
       -> compare with stored hashes -> chunk + embed only new/changed sources
+         (lazily: 64 chunks at a time straight into Arrow batches, store/batches.py)
       -> [lock] re-read hashes -> ONE merge_insert (insert new chunks, delete the
          old chunks of changed / pruned sources) -> log -> keep indexes fresh
       -> IngestReport (added / updated / unchanged / removed / skipped, version)
@@ -56,7 +57,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlparse
 
 from selfrag_nb.store.acl import access_filter, combine_filters, validate_acl_name
-from selfrag_nb.store.chunking import DEFAULT_MAX_CHARS, chunk_text, context_header
+from selfrag_nb.store.chunking import DEFAULT_MAX_CHARS, context_header, iter_chunks
 from selfrag_nb.store.types import PUBLIC_ROLE, Hit, Hits, IngestReport, User
 
 if TYPE_CHECKING:
@@ -521,7 +522,7 @@ class KnowledgeBase:
                 added: list[str] = []
                 updated: list[str] = []
                 unchanged: list[str] = []
-                new_rows: list[dict[str, Any]] = []
+                new_rows: list[pa.Table] = []
                 for p in prepared:
                     old = fresh.get(p.source)
                     if old == p.content_hash:
@@ -530,7 +531,7 @@ class KnowledgeBase:
                     if p.source not in rows:  # another writer changed it after our snapshot
                         rows.update(self._embed_rows([p], None))
                     (updated if old is not None else added).append(p.source)
-                    new_rows.extend(rows[p.source])
+                    new_rows.append(rows[p.source])
                 loaded = {p.source for p in prepared}
                 removed = sorted(s for s in fresh if s not in loaded) if prune else []
                 version, n_add, n_del = self._write(new_rows, updated + removed)
@@ -560,47 +561,61 @@ class KnowledgeBase:
             seconds=round(time.perf_counter() - started, 4),
         )
 
-    def _embed_rows(self, todo: list[_Prepared], report: Progress | None) -> dict[str, list[dict[str, Any]]]:
-        """Embed every chunk of ``todo`` (all before any write) -> rows per source."""
-        texts = [c["search_text"] for p in todo for c in p.rows]
-        vectors: list[Any] = []
-        total = len(texts)
-        for start in range(0, total, _EMBED_BATCH):
-            batch = texts[start : start + _EMBED_BATCH]
-            vecs = self._embedder.embed(batch)
-            if vecs.shape != (len(batch), self._embedder.dim):
-                raise KnowledgeBaseError(
-                    f"embedder {self.embedder_name!r} returned shape {vecs.shape}, "
-                    f"expected ({len(batch)}, {self._embedder.dim})"
-                )
-            vectors.extend(vecs)
+    def _embed_rows(self, todo: list[_Prepared], report: Progress | None) -> dict[str, pa.Table]:
+        """Embed every chunk of ``todo`` (all before any write) -> an Arrow table
+        per source. Batches span sources, as few embedder calls as before.
+        Progress counts characters: the number of chunks is only known once a
+        document is chunked, which now happens as it is embedded."""
+        from selfrag_nb.store.batches import EmbedderShapeError, embed_into_arrow
+
+        total = sum(p.size for p in todo)
+        done = 0
+        counts: dict[str, int] = {}
+
+        def step(chars: int) -> None:
+            nonlocal done
+            done = min(done + chars, total)
             if report is not None:
-                report(min(start + len(batch), total), total, "embedding")
-        out: dict[str, list[dict[str, Any]]] = {}
-        i = 0
+                report(done, total, "embedding")
+
+        def every_row() -> Iterator[dict[str, Any]]:
+            for p in todo:
+                counts[p.source] = 0
+                for row in p.rows():
+                    counts[p.source] += 1
+                    yield row
+
         now = datetime.now(timezone.utc).isoformat()
-        for p in todo:
-            rows = []
-            for c in p.rows:
-                rows.append({**c, "vector": vectors[i], "ingested_at": now})
-                i += 1
-            out[p.source] = rows
+        try:
+            table = embed_into_arrow(
+                self._embedder, every_row(), self._schema(), now, batch=_EMBED_BATCH, on_batch=step
+            )
+        except EmbedderShapeError as exc:
+            raise KnowledgeBaseError(f"embedder {self.embedder_name!r} {exc}") from exc
+        if report is not None and total:
+            report(total, total, "embedding")
+        out: dict[str, pa.Table] = {}
+        offset = 0
+        for p in todo:  # rows came source by source: each is one slice (no copy)
+            out[p.source] = table.slice(offset, counts[p.source])
+            offset += counts[p.source]
         return out
 
-    def _write(self, rows: list[dict[str, Any]], replaced: list[str]) -> tuple[int, int, int]:
-        """One table operation: insert ``rows``, delete the other old chunks of
-        ``replaced`` sources. Returns (version, chunks added, chunks removed)."""
+    def _write(self, tables: list[pa.Table], replaced: list[str]) -> tuple[int, int, int]:
+        """One table operation: insert the rows of ``tables``, delete the other
+        old chunks of ``replaced`` sources. Returns (version, chunks added, chunks removed)."""
         import pyarrow as pa
 
         t = self._tbl()
-        if not rows and not replaced:
+        # concat_tables only lists the tables' batches: no copy of the rows
+        data = pa.concat_tables(tables) if any(tb.num_rows for tb in tables) else None
+        if data is None and not replaced:
             return self.version, 0, 0
-        data = pa.Table.from_pylist(rows, schema=self._schema()) if rows else None
         if t is None:
             if data is None:
                 return 0, 0, 0
             self._table = self._create_table(data)
-            return int(self._table.version), len(rows), 0
+            return int(self._table.version), data.num_rows, 0
         if data is None:
             before = t.count_rows()
             t.delete(_sql_in("source", replaced))
@@ -812,14 +827,21 @@ def _by_rowid(table: pa.Table | None, column: str) -> dict[int, float]:
 
 
 class _Prepared:
-    """A Document chunked into rows (without vectors) and its content hash."""
+    """A Document's content hash and its chunk rows (without vectors).
 
-    __slots__ = ("content_hash", "rows", "source")
+    ``rows()`` chunks the document anew on each call, one row at a time:
+    unchanged sources are never chunked, and a big one never sits in memory
+    as a list of row dicts (store/batches.py turns them into Arrow as they come)."""
 
-    def __init__(self, source: str, content_hash: str, rows: list[dict[str, Any]]) -> None:
+    __slots__ = ("content_hash", "rows", "size", "source")
+
+    def __init__(
+        self, source: str, content_hash: str, rows: Callable[[], Iterator[dict[str, Any]]], size: int
+    ) -> None:
         self.source = source
         self.content_hash = content_hash
         self.rows = rows
+        self.size = size  # characters of text: what embedding progress counts
 
 
 def _check_acl(acl: dict[str, Any] | None) -> dict[str, Any]:
@@ -859,14 +881,17 @@ def _prepare(doc: Document, override: dict[str, Any], extra: dict[str, Any], max
         str(FORMAT),
     )
     doc_id = _sha("doc", doc.source)[:16]
-    rows = []
-    seen: dict[str, int] = {}
-    for c in chunk_text(doc.text, headings=doc.has_headings, max_chars=max_chars):
-        n = seen.get(c.text, 0)
-        seen[c.text] = n + 1
-        context = context_header(doc.title, c.heading)
-        rows.append(
-            {
+
+    def rows() -> Iterator[dict[str, Any]]:
+        # the repeat count of each text keeps chunk ids unique; hashed, so a
+        # big file's texts are not all kept alive here as dict keys
+        seen: dict[str, int] = {}
+        for c in iter_chunks(doc.text, headings=doc.has_headings, max_chars=max_chars):
+            text_key = hashlib.sha256(c.text.encode()).hexdigest()
+            n = seen.get(text_key, 0)
+            seen[text_key] = n + 1
+            context = context_header(doc.title, c.heading)
+            yield {
                 "chunk_id": _sha("chunk", doc.source, c.text, str(n))[:24],
                 "doc_id": doc_id,
                 "source": doc.source,
@@ -883,8 +908,8 @@ def _prepare(doc: Document, override: dict[str, Any], extra: dict[str, Any], max
                 "lang": detect_language(c.text),
                 "metadata": meta_json,
             }
-        )
-    return _Prepared(doc.source, content_hash, rows)
+
+    return _Prepared(doc.source, content_hash, rows, len(doc.text))
 
 
 def _hit(r: dict[str, Any], *, score: float, scores: dict[str, float], rank: int) -> Hit:
