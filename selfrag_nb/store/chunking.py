@@ -9,6 +9,10 @@
                             than max_chars is cut hard (at a space when one is near)
       -> [Chunk(text, heading, ordinal)]
 
+iter_chunks yields the same chunks one at a time, each step lazy (lines,
+sections, paragraphs), so ingesting a big file holds its text and the chunks
+not yet embedded, not lists of every line, paragraph and chunk.
+
 The heading lines themselves are not repeated in chunk text: they live in
 ``heading`` and in the context header (``context_header``) that is embedded
 and full-text indexed together with the text (contextual retrieval), while
@@ -18,12 +22,13 @@ the text shown as evidence stays the document's own words.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from selfrag_nb.errors import InputError
 from selfrag_nb.text import is_cjk, split_sentences
 
-__all__ = ["DEFAULT_MAX_CHARS", "Chunk", "chunk_text", "context_header", "has_body_text"]
+__all__ = ["DEFAULT_MAX_CHARS", "Chunk", "chunk_text", "context_header", "has_body_text", "iter_chunks"]
 
 DEFAULT_MAX_CHARS = 800
 
@@ -40,35 +45,49 @@ class Chunk:
     ordinal: int  # position in the document, from 0
 
 
-def _sections(text: str, headings: bool) -> list[tuple[str, str]]:
-    """(heading path, body) in document order."""
+def _lines(text: str) -> Iterator[str]:
+    """``text.split("\n")`` one line at a time: no list of every line of a big file."""
+    start = 0
+    while True:
+        end = text.find("\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
+
+
+def _sections(text: str, headings: bool) -> Iterator[tuple[str, str]]:
+    """(heading path, body) in document order, one section at a time."""
     if not headings:
-        return [("", text)]
-    out: list[tuple[str, str]] = []
+        yield "", text
+        return
     stack: list[tuple[int, str]] = []
     body: list[str] = []
     in_fence = False
 
-    def flush() -> None:
+    def flush() -> tuple[str, str] | None:
         joined = "\n".join(body).strip("\n")
-        if joined.strip():
-            out.append((" > ".join(t for _, t in stack), joined))
         body.clear()
+        return (" > ".join(t for _, t in stack), joined) if joined.strip() else None
 
-    for line in text.split("\n"):
+    for line in _lines(text):
         if _FENCE.match(line):
             in_fence = not in_fence
         m = None if in_fence else _HEADING.match(line)
         if m is None:
             body.append(line)
             continue
-        flush()
+        section = flush()
+        if section is not None:
+            yield section
         level = len(m.group(1))
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, m.group(2).strip()))
-    flush()
-    return out
+    section = flush()
+    if section is not None:
+        yield section
 
 
 def _hard_split(sentence: str, max_chars: int) -> list[str]:
@@ -96,10 +115,21 @@ def _joiner(left: str, right: str) -> str:
     )
 
 
-def _pack(body: str, max_chars: int) -> list[str]:
-    chunks: list[str] = []
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+
+
+def _paragraphs(body: str) -> Iterator[str]:
+    """The paragraphs of ``body`` (split at blank lines) one at a time."""
+    start = 0
+    for m in _PARAGRAPH_BREAK.finditer(body):
+        yield body[start : m.start()]
+        start = m.end()
+    yield body[start:]
+
+
+def _pack(body: str, max_chars: int) -> Iterator[str]:
     current = ""
-    for para in re.split(r"\n\s*\n", body):
+    for para in _paragraphs(body):
         if not para.strip():
             continue
         # keep a paragraph's own line breaks (lists, tables) when it fits whole
@@ -112,11 +142,22 @@ def _pack(body: str, max_chars: int) -> list[str]:
                 elif len(current) + len(sep) + len(piece) <= max_chars:
                     current += sep + piece
                 else:
-                    chunks.append(current)
+                    yield current
                     current = piece
     if current:
-        chunks.append(current)
-    return chunks
+        yield current
+
+
+def iter_chunks(text: str, *, headings: bool = False, max_chars: int = DEFAULT_MAX_CHARS) -> Iterator[Chunk]:
+    """``chunk_text`` one chunk at a time: a big document is never held as a
+    list of every chunk (or paragraph, or line) besides its own text."""
+    if max_chars < 50:
+        raise InputError(f"max_chars must be at least 50, got {max_chars}")
+    ordinal = 0
+    for heading, body in _sections(text, headings):
+        for t in _pack(body, max_chars):
+            yield Chunk(text=t, heading=heading, ordinal=ordinal)
+            ordinal += 1
 
 
 def chunk_text(text: str, *, headings: bool = False, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]:
@@ -125,15 +166,12 @@ def chunk_text(text: str, *, headings: bool = False, max_chars: int = DEFAULT_MA
     ``headings=True`` reads Markdown headings into each chunk's heading path."""
     if max_chars < 50:
         raise InputError(f"max_chars must be at least 50, got {max_chars}")
-    chunks: list[Chunk] = []
-    for heading, body in _sections(text, headings):
-        chunks.extend(Chunk(text=t, heading=heading, ordinal=0) for t in _pack(body, max_chars))
-    return [Chunk(text=c.text, heading=c.heading, ordinal=i) for i, c in enumerate(chunks)]
+    return list(iter_chunks(text, headings=headings, max_chars=max_chars))
 
 
 def has_body_text(text: str, *, headings: bool = False) -> bool:
     """Whether ``chunk_text`` yields any chunk: some text outside heading lines."""
-    return bool(_sections(text, headings))
+    return any(body.strip() for _, body in _sections(text, headings))
 
 
 def context_header(title: str, heading: str) -> str:

@@ -9,6 +9,7 @@
     ingest(path)
       load_tree -> Documents -> effective ACL + metadata -> content_hash per source
       -> compare with stored hashes -> chunk + embed only new/changed sources
+         (lazily: 64 chunks at a time straight into Arrow batches, store/batches.py)
       -> [lock] re-read hashes -> ONE merge_insert (insert new chunks, delete the
          old chunks of changed / pruned sources) -> log -> keep indexes fresh
       -> IngestReport (added / updated / unchanged / removed / skipped, version)
@@ -680,7 +681,7 @@ class KnowledgeBase:
                 added: list[str] = []
                 updated: list[str] = []
                 unchanged: list[str] = []
-                new_rows: list[dict[str, Any]] = []
+                new_rows: list[pa.Table] = []
                 for p in prepared:
                     reason = clash(p, fresh)
                     if reason is not None:
@@ -693,7 +694,7 @@ class KnowledgeBase:
                     if p.source not in rows:  # another writer changed it after our snapshot
                         rows.update(self._embed_rows([p], None))
                     (updated if old is not None else added).append(p.source)
-                    new_rows.extend(rows[p.source])
+                    new_rows.append(rows[p.source])
                 loaded = {p.source for p in prepared}
                 # Only this folder's sources: pruning must not delete what
                 # another folder (another origin) stored.
@@ -733,42 +734,56 @@ class KnowledgeBase:
             seconds=round(time.perf_counter() - started, 4),
         )
 
-    def _embed_rows(self, todo: list[Prepared], report: Progress | None) -> dict[str, list[dict[str, Any]]]:
-        """Embed every chunk of ``todo`` (all before any write) -> rows per source."""
-        texts = [c["search_text"] for p in todo for c in p.rows]
-        vectors: list[Any] = []
-        total = len(texts)
-        for start in range(0, total, _EMBED_BATCH):
-            batch = texts[start : start + _EMBED_BATCH]
-            vecs = self._embedder.embed(batch)
-            if vecs.shape != (len(batch), self._embedder.dim):
-                raise KnowledgeBaseError(
-                    f"embedder {self.embedder_name!r} returned shape {vecs.shape}, "
-                    f"expected ({len(batch)}, {self._embedder.dim})"
-                )
-            vectors.extend(vecs)
+    def _embed_rows(self, todo: list[Prepared], report: Progress | None) -> dict[str, pa.Table]:
+        """Embed every chunk of ``todo`` (all before any write) -> an Arrow table
+        per source. Batches span sources, as few embedder calls as before.
+        Progress counts characters: the number of chunks is only known once a
+        document is chunked, which now happens as it is embedded."""
+        from selfrag_nb.store.batches import EmbedderShapeError, embed_into_arrow
+
+        total = sum(p.size for p in todo)
+        done = 0
+        counts: dict[str, int] = {}
+
+        def step(chars: int) -> None:
+            nonlocal done
+            done = min(done + chars, total)
             if report is not None:
-                report(min(start + len(batch), total), total, "embedding")
-        out: dict[str, list[dict[str, Any]]] = {}
-        i = 0
+                report(done, total, "embedding")
+
+        def every_row() -> Iterator[dict[str, Any]]:
+            for p in todo:
+                counts[p.source] = 0
+                for row in p.rows():
+                    counts[p.source] += 1
+                    yield row
+
         now = datetime.now(timezone.utc).isoformat()
-        for p in todo:
-            rows = []
-            for c in p.rows:
-                rows.append({**c, "vector": vectors[i], "ingested_at": now})
-                i += 1
-            out[p.source] = rows
+        try:
+            table = embed_into_arrow(
+                self._embedder, every_row(), self._schema(), now, batch=_EMBED_BATCH, on_batch=step
+            )
+        except EmbedderShapeError as exc:
+            raise KnowledgeBaseError(f"embedder {self.embedder_name!r} {exc}") from exc
+        if report is not None and total:
+            report(total, total, "embedding")
+        out: dict[str, pa.Table] = {}
+        offset = 0
+        for p in todo:  # rows came source by source: each is one slice (no copy)
+            out[p.source] = table.slice(offset, counts[p.source])
+            offset += counts[p.source]
         return out
 
-    def _write(self, rows: list[dict[str, Any]], replaced: list[str]) -> tuple[int, int, int]:
-        """One table operation: insert ``rows``, delete the other old chunks of
-        ``replaced`` sources. Returns (version, chunks added, chunks removed)."""
+    def _write(self, tables: list[pa.Table], replaced: list[str]) -> tuple[int, int, int]:
+        """One table operation: insert the rows of ``tables``, delete the other
+        old chunks of ``replaced`` sources. Returns (version, chunks added, chunks removed)."""
         import pyarrow as pa
 
         t = self._tbl()
-        if not rows and not replaced:
+        # concat_tables only lists the tables' batches: no copy of the rows
+        data = pa.concat_tables(tables) if any(tb.num_rows for tb in tables) else None
+        if data is None and not replaced:
             return self.version, 0, 0
-        data = pa.Table.from_pylist(rows, schema=self._schema()) if rows else None
         if t is not None and data is not None and "origin" not in t.schema.names:
             # A table from before origins were stored (format 1): add the column
             # empty ("" = origin unknown) so the new rows fit.
@@ -777,7 +792,7 @@ class KnowledgeBase:
             if data is None:
                 return 0, 0, 0
             self._table = self._create_table(data)
-            return int(self._table.version), len(rows), 0
+            return int(self._table.version), data.num_rows, 0
         if data is None:
             before = t.count_rows()
             t.delete(_sql_in("source", replaced))

@@ -6,8 +6,8 @@
       check_prefix(prefix)      "" or a relative folder name ("colA" -> "colA/")
       origin_of(path)           the ingested folder, resolved (a file: its folder)
       for each Document:
-        prepare(doc, ...)       effective ACL (store/acl.py) -> chunks -> rows without
-                                vectors, a content hash of everything stored
+        prepare(doc, ...)       effective ACL (store/acl.py) -> a content hash of
+                                everything stored + rows() that chunks lazily (no vectors)
       conflict(...)             a source stored from ANOTHER folder is not replaced
                                 unless on_conflict="replace": it is skipped with a
                                 reason naming both folders and the fix
@@ -23,12 +23,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.store.acl import ACL_KEYS, acl_key_error, effective_acl, validate_acl_name
-from selfrag_nb.store.chunking import chunk_text, context_header
+from selfrag_nb.store.chunking import context_header, iter_chunks
 
 if TYPE_CHECKING:
     from selfrag_nb.store.loaders import Document
@@ -63,14 +64,21 @@ def sha(*parts: str) -> str:
 
 
 class Prepared:
-    """A Document chunked into rows (without vectors) and its content hash."""
+    """A Document's content hash and its chunk rows (without vectors).
 
-    __slots__ = ("content_hash", "rows", "source")
+    ``rows()`` chunks the document anew on each call, one row at a time:
+    unchanged sources are never chunked, and a big one never sits in memory
+    as a list of row dicts (store/batches.py turns them into Arrow as they come)."""
 
-    def __init__(self, source: str, content_hash: str, rows: list[dict[str, Any]]) -> None:
+    __slots__ = ("content_hash", "rows", "size", "source")
+
+    def __init__(
+        self, source: str, content_hash: str, rows: Callable[[], Iterator[dict[str, Any]]], size: int
+    ) -> None:
         self.source = source
         self.content_hash = content_hash
         self.rows = rows
+        self.size = size  # characters of text: what embedding progress counts
 
 
 def check_acl(acl: dict[str, Any] | None) -> dict[str, Any]:
@@ -188,14 +196,17 @@ def prepare(
         str(FORMAT),
     )
     doc_id = sha("doc", source)[:16]
-    rows = []
-    seen: dict[str, int] = {}
-    for c in chunk_text(doc.text, headings=doc.has_headings, max_chars=max_chars):
-        n = seen.get(c.text, 0)
-        seen[c.text] = n + 1
-        context = context_header(doc.title, c.heading)
-        rows.append(
-            {
+
+    def rows() -> Iterator[dict[str, Any]]:
+        # the repeat count of each text keeps chunk ids unique; hashed, so a
+        # big file's texts are not all kept alive here as dict keys
+        seen: dict[str, int] = {}
+        for c in iter_chunks(doc.text, headings=doc.has_headings, max_chars=max_chars):
+            text_key = hashlib.sha256(c.text.encode()).hexdigest()
+            n = seen.get(text_key, 0)
+            seen[text_key] = n + 1
+            context = context_header(doc.title, c.heading)
+            yield {
                 "chunk_id": sha("chunk", source, c.text, str(n))[:24],
                 "doc_id": doc_id,
                 "source": source,
@@ -213,5 +224,5 @@ def prepare(
                 "metadata": meta_json,
                 "origin": origin,
             }
-        )
-    return Prepared(source, content_hash, rows)
+
+    return Prepared(source, content_hash, rows, len(doc.text))
