@@ -35,6 +35,7 @@ import time
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from selfrag_nb._displayable import view as widget_view
 from selfrag_nb.config import Settings
 from selfrag_nb.flow import RETRIEVAL_STAGES, STAGES
 from selfrag_nb.llm.schemas import Message
@@ -445,9 +446,7 @@ class Stepper:
         """A live view of the trace so far. Display it once (its own cell);
         every stage run, re-run, override or dropped chunk then updates it in
         place, so the view always shows what the stepper holds."""
-        from selfrag_nb.display import view
-
-        widget = view(self.trace)
+        widget = widget_view(self.trace)
         self._views.append(widget)
         return widget
 

@@ -18,8 +18,11 @@
       best(role)       highest agreement on the last run's questions (ties keep the older)
       export(role)     the winning template text (+ JSON sidecar with its hash) / apply(role)
 
-The engine is plain data and methods, usable from a script; the notebook view
-(``selfrag_nb.display.prompt_lab``) is a thin AnyWidget over it. The user's
+The engine is plain data and methods, usable from a script. Its notebook
+faces come through ``Displayable`` (static HTML and text in
+display/prompt_lab_html.py; the AnyWidget in display/prompt_lab.py, one per
+lab). The widget holds the engine; the engine holds no widget, it only calls
+back whoever subscribed with ``on_change`` (held weakly). The user's
 pipeline is never changed behind their back: runs use copies of its prompts,
 and only ``apply`` writes a template into ``rag.prompts``.
 
@@ -33,9 +36,11 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import inspect
 import json
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -44,6 +49,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from selfrag_nb._displayable import Displayable, view
 from selfrag_nb.eval.metrics import grading_precision_recall, source_matches
 from selfrag_nb.eval.questions import Question, QuestionSet
 from selfrag_nb.eval.questions import questions as load_questions
@@ -52,7 +58,6 @@ from selfrag_nb.trace import ModelCall, Trace
 if TYPE_CHECKING:
     import pandas as pd
 
-    from selfrag_nb.display.prompt_lab import PromptLabWidget
     from selfrag_nb.llm.schemas import Role
     from selfrag_nb.pipeline import SelfRAG
 
@@ -167,7 +172,7 @@ def _sum_tokens(values: Iterable[int | None]) -> int | None:
     return sum(vals) if vals else None
 
 
-class LabRun(_Frozen):
+class LabRun(_Frozen, Displayable):
     """The result of ``PromptLab.run``: one row per question, old vs new."""
 
     role: str
@@ -254,20 +259,6 @@ class LabRun(_Frozen):
 
     def to_json(self, indent: int | None = 2) -> str:
         return self.model_dump_json(indent=indent)
-
-    # -- display (the view layer renders; this record holds no widget) ------
-    def to_html(self) -> str:
-        from selfrag_nb.display.prompt_lab import run_html
-
-        return run_html(self)
-
-    def to_text(self) -> str:
-        from selfrag_nb.display.prompt_lab import run_text
-
-        return run_text(self)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": self.to_text(), "text/html": self.to_html()}
 
 
 # ------------------------------------------------------------------ versions
@@ -400,7 +391,7 @@ def _side(role: str, version: str, q: Question, trace: Trace, wall_ms: float) ->
 # ------------------------------------------------------------------ the lab
 
 
-class PromptLab:
+class PromptLab(Displayable):
     """Tune the evaluator prompts of a pipeline against labelled questions.
 
     ``lab = sr.PromptLab(rag, sr.questions("sample"))``; in a notebook the
@@ -443,7 +434,7 @@ class PromptLab:
         self._baseline: dict[str, str] = {}
         self._last: dict[str, LabRun] = {}
         self._cache: dict[tuple[str, str, str, str], LabSide] = {}
-        self._widget: PromptLabWidget | None = None
+        self._listeners: list[Callable[[], Callable[[str], None] | None]] = []
         now = time.time()
         for role in self.roles:
             text = rag.prompts[role]
@@ -823,38 +814,25 @@ class PromptLab:
         self._changed(role)
         return v.hash
 
-    # -- the view -------------------------------------------------------------
+    # -- change notices (the widget subscribes; the lab holds no view) -------
+    def on_change(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(role)`` after each change of ``role``'s versions,
+        baseline, runs or applied template. A bound method is held weakly, so
+        a view that goes away stops being called."""
+        ref: Callable[[], Callable[[str], None] | None] = (
+            weakref.WeakMethod(callback) if inspect.ismethod(callback) else lambda: callback
+        )
+        with self._lock:
+            self._listeners.append(ref)
+
     def _changed(self, role: str) -> None:
-        w = self._widget
-        if w is not None:
-            w.refresh(role)
+        with self._lock:
+            self._listeners = [ref for ref in self._listeners if ref() is not None]
+            listeners = [cb for cb in (ref() for ref in self._listeners) if cb is not None]
+        for cb in listeners:
+            cb(role)
 
     @property
-    def widget(self) -> PromptLabWidget:
-        """The AnyWidget view of this lab (one per lab)."""
-        if self._widget is None:
-            from selfrag_nb.display.prompt_lab import PromptLabWidget
-
-            self._widget = PromptLabWidget(self)
-        return self._widget
-
-    def to_html(self) -> str:
-        """Static HTML (no script): roles, versions, last results."""
-        from selfrag_nb.display.prompt_lab import lab_html
-
-        return lab_html(self)
-
-    def to_text(self) -> str:
-        from selfrag_nb.display.prompt_lab import lab_text
-
-        return lab_text(self)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from selfrag_nb.display.prompt_lab import lab_mimebundle
-
-        return lab_mimebundle(self)
-
-    def _display_(self) -> Any:
-        from selfrag_nb.display.prompt_lab import lab_marimo_view
-
-        return lab_marimo_view(self)
+    def widget(self) -> Any:
+        """The AnyWidget view of this lab (one per lab, kept by the view layer)."""
+        return view(self)

@@ -50,6 +50,7 @@ from selfrag_nb.trace import (
 __all__ = [
     "OFFLINE_NOTE",
     "PAGE",
+    "RECORD_TYPES",
     "STATIC_MAX_ITEMS",
     "TEXT_LIMIT",
     "css",
@@ -879,6 +880,10 @@ _RENDERERS: dict[type, Callable[[Any, _Ctx], str]] = {
     Trace: _trace,
     Hits: _hits,
 }
+
+
+#: Every type this module renders: the stage records, the Trace and Hits.
+RECORD_TYPES: tuple[type, ...] = tuple(_RENDERERS)
 
 
 def render_body(obj: object) -> str:
