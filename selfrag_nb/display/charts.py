@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from selfrag_nb.display.html import STAGE_TITLES, fmt_cost, neutralize
+from selfrag_nb.display.html import STAGE_TITLES
+from selfrag_nb.display.markup import fmt_cost, neutralize
 from selfrag_nb.trace import Grades, Rerank, Retrieval, Trace
 
 if TYPE_CHECKING:  # plotly is heavy and optional at import time

@@ -9,19 +9,19 @@
     RegressionDiff -> regression_html(diff)
                         counts, then one folded table per status (broke first)
 
-Registered here for each type: text = the object's own ``to_text``, html =
+Every text goes through ``markup.escape`` (controls shown as ⟨U+XXXX⟩), as
+in every other view. Registered here for each type: text = the object's own ``to_text``, html =
 the functions above, widget = EvalWidget (eval_widget.py, imported when built).
 """
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from typing import Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.html import neutralize
+from selfrag_nb.display.markup import escape
 from selfrag_nb.eval.calibrate import SWEEP_COLUMNS, Calibration
 from selfrag_nb.eval.regression import RegressionDiff
 from selfrag_nb.eval.report import EvalReport, format_metric
@@ -61,14 +61,8 @@ EVAL_CSS = """
 """
 
 
-def _esc(text: str) -> str:
-    """Escaped, with bidi and zero-width characters made visible (as the trace
-    views do): a question set must not reorder or hide what the report shows."""
-    return neutralize(html.escape(text))
-
-
 def _cell(name: str, v: Any) -> str:
-    text = _esc(format_metric(name, v))
+    text = escape(format_metric(name, v))
     rate = name in ("outcome_accuracy", "decision_accuracy", "recall_at_k", "mrr") or name.endswith(
         ("_rate", "_precision", "_recall", "preservation")
     )
@@ -82,11 +76,11 @@ def _cell(name: str, v: Any) -> str:
 
 
 def _summary_html(report: EvalReport) -> str:
-    head = "".join(f"<th>{_esc(c)}</th>" for c in ("variant", "category", *_SHOWN))
+    head = "".join(f"<th>{escape(c)}</th>" for c in ("variant", "category", *_SHOWN))
     body = []
     for rec in report.summary_records():
         cls = ' class="all"' if rec["category"] == "all" else ""
-        cells = f'<td class="t">{_esc(rec["variant"])}</td><td class="t">{_esc(rec["category"])}</td>'
+        cells = f'<td class="t">{escape(rec["variant"])}</td><td class="t">{escape(rec["category"])}</td>'
         cells += "".join(_cell(c, rec[c]) for c in _SHOWN)
         body.append(f"<tr{cls}>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -94,8 +88,8 @@ def _summary_html(report: EvalReport) -> str:
 
 def _variants_html(report: EvalReport) -> str:
     rows = "".join(
-        f'<tr><td class="t">{_esc(n)}</td><td class="t">{_esc(json.dumps(ov, sort_keys=True))}</td>'
-        f'<td class="t">{_esc(report.config_versions.get(n, ""))}</td></tr>'
+        f'<tr><td class="t">{escape(n)}</td><td class="t">{escape(json.dumps(ov, sort_keys=True))}</td>'
+        f'<td class="t">{escape(report.config_versions.get(n, ""))}</td></tr>'
         for n, ov in report.variants.items()
     )
     return (
@@ -109,7 +103,7 @@ def _failures_html(report: EvalReport, limit: int = 200) -> str:
     if not failing:
         return "<p>No failing rows.</p>"
     head = "".join(
-        f"<th>{c}</th>"
+        f"<th>{escape(c)}</th>"
         for c in (
             "variant",
             "id",
@@ -133,7 +127,7 @@ def _failures_html(report: EvalReport, limit: int = 200) -> str:
             ", ".join(r.evidence[:5]) + (" ..." if len(r.evidence) > 5 else ""),
             r.config_version,
         )
-        body.append("<tr>" + "".join(f'<td class="t">{_esc(str(v))}</td>' for v in vals) + "</tr>")
+        body.append("<tr>" + "".join(f'<td class="t">{escape(str(v))}</td>' for v in vals) + "</tr>")
     more = f'<p class="muted">{len(failing) - limit} more in .failures</p>' if len(failing) > limit else ""
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
 
@@ -144,10 +138,10 @@ def report_html(report: EvalReport, *, charts: bool = False) -> str:
     qd = report.questions.describe()
     parts = [
         f'<div class="selfrag-eval"><style>{EVAL_CSS}</style>',
-        f"<h3>Evaluation: {len(report._variant_order())} variant(s) on {_esc(str(qd['name']))}</h3>",
-        f'<p class="muted">{qd["count"]} questions, set hash {_esc(str(qd["hash"]))}, '
+        f"<h3>Evaluation: {len(report._variant_order())} variant(s) on {escape(str(qd['name']))}</h3>",
+        f'<p class="muted">{qd["count"]} questions, set hash {escape(str(qd["hash"]))}, '
         f"recall@{report.k}, {len(report.rows)} rows, {report.seconds:.1f} s"
-        + (f", rows in {_esc(str(report.out))}" if report.out else "")
+        + (f", rows in {escape(str(report.out))}" if report.out else "")
         + "</p>",
         "<h4>Variants</h4>",
         _variants_html(report),
@@ -182,22 +176,21 @@ def report_html(report: EvalReport, *, charts: bool = False) -> str:
 
 def calibration_html(cal: Calibration, *, embedded: bool = False) -> str:
     """Static HTML (no script): the sweep table with the suggestion marked."""
-    esc = html.escape
-    head = "".join(f"<th>{c}</th>" for c in SWEEP_COLUMNS)
+    head = "".join(f"<th>{escape(c)}</th>" for c in SWEEP_COLUMNS)
     body = []
     for r in cal.rows:
         mark = ' style="font-weight:600;background:#eef5ff"' if r["value"] == cal.suggested else ""
         cells = "".join(
-            f"<td>{esc('n/a' if r[c] is None else (f'{r[c]:.3f}' if isinstance(r[c], float) else str(r[c])))}</td>"
+            f"<td>{escape('n/a' if r[c] is None else (f'{r[c]:.3f}' if isinstance(r[c], float) else str(r[c])))}</td>"
             for c in SWEEP_COLUMNS
         )
         body.append(f"<tr{mark}>{cells}</tr>")
     c = cal.chosen_on
     text = (
-        f"<p>Suggested <b>{cal.param} = {cal.suggested}</b> (article default {cal.default}); "
+        f"<p>Suggested <b>{escape(cal.param)} = {cal.suggested}</b> (article default {cal.default}); "
         "score = correct refusals - wrong refusals - unsupported answers, ties go to the default. "
-        f"Chosen on <b>{esc(str(c['name']))}</b>: {c['count']} questions, hash {esc(str(c['hash']))}"
-        + (f", {esc(str(c['path']))}" if c.get("path") else "")
+        f"Chosen on <b>{escape(c['name'])}</b>: {escape(c['count'])} questions, hash {escape(c['hash'])}"
+        + (f", {escape(c['path'])}" if c.get("path") else "")
         + ". Re-calibrate when the question set, corpus or models change.</p>"
     )
     table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -211,7 +204,6 @@ def calibration_html(cal: Calibration, *, embedded: bool = False) -> str:
 
 def regression_html(diff: RegressionDiff) -> str:
     """Static HTML (no script): counts, then one table per status."""
-    esc = html.escape
     parts = [
         '<div class="selfrag-regression">',
         f"<p><b>{len(diff.fixed)}</b> fixed, <b>{len(diff.still_failing)}</b> still failing, "
@@ -235,7 +227,7 @@ def regression_html(diff: RegressionDiff) -> str:
             parts.append(
                 "<tr>"
                 + "".join(
-                    f"<td>{esc(str(e[c]))}</td>"
+                    f"<td>{escape(str(e[c]))}</td>"
                     for c in ("variant", "id", "category", "question", "before", "after")
                 )
                 + "</tr>"

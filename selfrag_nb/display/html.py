@@ -9,7 +9,7 @@
 
 Safety rules every renderer follows (all text passes through ``esc``):
 
-- ``html.escape(quote=True)`` on every piece of document, question or model text;
+- ``escape(quote=True)`` on every piece of document, question or model text;
 - zero-width and bidi control characters are shown as ``U+XXXX`` labels so
   right-to-left text cannot reorder the surrounding UI; inline text sits in
   ``<bdi>``, blocks carry ``dir="auto"``;
@@ -21,14 +21,27 @@ Safety rules every renderer follows (all text passes through ``esc``):
 
 from __future__ import annotations
 
-import html
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from selfrag_nb.display.markup import (
+    TEXT_LIMIT,
+    block,
+    cut,
+    esc,
+    escape,
+    find_all,
+    fmt_cost,
+    fmt_ms,
+    fmt_tokens,
+    locate_span,
+    marked,
+    pct,
+)
 from selfrag_nb.flow import TITLES
 from selfrag_nb.store.types import Hit, Hits
 from selfrag_nb.trace import (
@@ -54,16 +67,10 @@ __all__ = [
     "STATIC_MAX_ITEMS",
     "TEXT_LIMIT",
     "css",
-    "esc",
-    "fmt_cost",
-    "fmt_ms",
-    "neutralize",
     "render_body",
     "static_html",
 ]
 
-#: Characters kept per text field before truncation (a note says so).
-TEXT_LIMIT = 20_000
 #: Items (hits, grades, claims) shown before a "show N more" fold.
 PAGE = 20
 #: Items rendered at all in the static view; the rest are counted, not shown.
@@ -77,126 +84,6 @@ STAGE_TITLES = TITLES
 
 VERDICT_ICON = {"supported": "✓", "partial": "◐", "unsupported": "✗"}
 VERDICT_LABEL = {"supported": "supported", "partial": "partly supported", "unsupported": "unsupported"}
-
-# Invisible or order-changing characters: zero-width (U+200B-U+200F), bidi
-# embeddings/overrides (U+202A-U+202E) and isolates (U+2066-U+2069), plus the
-# Arabic letter mark, word joiners, BOM and C0 controls other than \t \n \r.
-_CONTROL_RE = re.compile(
-    "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u061c\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
-)
-
-
-# ----------------------------------------------------------------- text
-
-
-def neutralize(text: str) -> str:
-    """Plain-text form of ``text`` with control characters made visible as ⟨U+XXXX⟩."""
-    return _CONTROL_RE.sub(lambda m: f"⟨U+{ord(m.group(0)):04X}⟩", text)
-
-
-def _esc_piece(text: str) -> str:
-    escaped = html.escape(text, quote=True)
-    return _CONTROL_RE.sub(
-        lambda m: (
-            f'<span class="srnb-ctl" title="invisible control character">U+{ord(m.group(0)):04X}</span>'
-        ),
-        escaped,
-    )
-
-
-def _cut(text: str, limit: int) -> tuple[str, str]:
-    if len(text) <= limit:
-        return text, ""
-    note = f' <span class="srnb-trunc">… truncated: showing {limit:,} of {len(text):,} characters</span>'
-    return text[:limit], note
-
-
-def esc(text: object, limit: int = TEXT_LIMIT) -> str:
-    """Inline text: escaped, controls visible, truncated, isolated in ``<bdi>``."""
-    s, note = _cut(str(text), limit)
-    return f"<bdi>{_esc_piece(s)}</bdi>{note}"
-
-
-def block(text: str, limit: int = TEXT_LIMIT, cls: str = "srnb-block") -> str:
-    """A paragraph of untrusted text, its direction decided by its own content."""
-    s, note = _cut(text, limit)
-    return f'<div class="{cls}" dir="auto">{_esc_piece(s)}{note}</div>'
-
-
-def marked(
-    text: str, ranges: Iterable[tuple[int, int, str, str]], limit: int = TEXT_LIMIT, cls: str = "srnb-block"
-) -> str:
-    """A block with some character ranges wrapped in trusted open/close tags.
-    Overlapping ranges keep the earliest; ranges past the cut are clipped."""
-    s, note = _cut(text, limit)
-    out: list[str] = []
-    pos = 0
-    for r_start, r_end, open_tag, close_tag in sorted(ranges, key=lambda r: (r[0], -r[1])):
-        start, end = max(r_start, pos), min(r_end, len(s))
-        if end <= start:
-            continue
-        out.append(_esc_piece(s[pos:start]))
-        out.append(open_tag + _esc_piece(s[start:end]) + close_tag)
-        pos = end
-    out.append(_esc_piece(s[pos:]))
-    return f'<div class="{cls}" dir="auto">{"".join(out)}{note}</div>'
-
-
-def find_all(text: str, needle: str) -> list[tuple[int, int]]:
-    """Non-overlapping occurrences of ``needle`` (exact, then case-insensitive)."""
-    if not needle:
-        return []
-    hay, pin = text, needle
-    if needle not in text:
-        hay, pin = text.casefold(), needle.casefold()
-        if len(hay) != len(text):  # casefold changed lengths: offsets would drift
-            return []
-    spans, i = [], hay.find(pin)
-    while i >= 0:
-        spans.append((i, i + len(pin)))
-        i = hay.find(pin, i + len(pin))
-    return spans
-
-
-def locate_span(chunk: str, span: str, start: int, end: int) -> tuple[int, int] | None:
-    """Where the evidence span sits in its chunk: the recorded offsets when
-    they match, else the first occurrence, else None."""
-    if 0 <= start < end <= len(chunk) and (not span or chunk[start:end] == span):
-        return start, end
-    found = find_all(chunk, span.strip())
-    return found[0] if found else None
-
-
-# --------------------------------------------------------------- numbers
-
-
-def fmt_ms(ms: float | None) -> str:
-    if ms is None:
-        return "unknown"
-    if ms < 10:
-        return f"{ms:.1f} ms"
-    if ms < 1000:
-        return f"{ms:.0f} ms"
-    return f"{ms / 1000:.1f} s"
-
-
-def fmt_cost(cost: float | None) -> str:
-    """Dollars; None means the price is unknown, which is not the same as free."""
-    if cost is None:
-        return "unknown"
-    if cost == 0:
-        return "$0"
-    if cost < 0.0001:
-        return f"${cost:.2e}"
-    return f"${cost:.4f}"
-
-
-def fmt_tokens(n: int | None) -> str:
-    return "unknown" if n is None else f"{n:,}"
-
-
-def _pct(v: float) -> str:
-    return f"{max(0.0, min(100.0, v)):.1f}%"
 
 
 def _costs(calls: Sequence[ModelCall]) -> float | None:
@@ -244,7 +131,7 @@ def _ctx_for(obj: object) -> _Ctx:
 
 def _badge(text: str, tone: str = "", title: str = "") -> str:
     cls = f"srnb-badge srnb-{tone}" if tone else "srnb-badge"
-    t = f' title="{html.escape(title, quote=True)}"' if title else ""
+    t = f' title="{escape(title)}"' if title else ""
     return f'<span class="{cls}"{t}>{esc(text, 200)}</span>'
 
 
@@ -259,7 +146,7 @@ def _meta(*items: str) -> str:
 
 
 def _row(label: str, value_html: str) -> str:
-    return f'<div class="srnb-row"><span class="srnb-label">{html.escape(label)}</span>{value_html}</div>'
+    return f'<div class="srnb-row"><span class="srnb-label">{escape(label)}</span>{value_html}</div>'
 
 
 def _fold(items: Sequence[str], noun: str, page: int = PAGE, wrap: tuple[str, str] = ("", "")) -> str:
@@ -365,7 +252,7 @@ def _decision(d: Decision, ctx: _Ctx) -> str:
         body += _row("history summary", esc(d.summary))
     if d.cache_key:
         body += _row("cache key", f'<span class="srnb-id">{esc(d.cache_key, 500)}</span>')
-    return _card(d, verdict, body, (f"by {html.escape(d.source)}",))
+    return _card(d, verdict, body, (f"by {escape(d.source)}",))
 
 
 def _protected_ranges(text: str, spans: Sequence[str]) -> list[tuple[int, int, str, str]]:
@@ -468,11 +355,11 @@ def _hits(h: Hits, ctx: _Ctx) -> str:
 
 def _bar(score: float, band: str, ticks: Sequence[int] = (), title: str = "") -> str:
     """A 0-100 bar; ``ticks`` are the threshold lines drawn across it."""
-    lines = "".join(f'<div class="srnb-tick" style="left:{_pct(t)}"></div>' for t in ticks)
-    tip = html.escape(title or f"score {score:g}", quote=True)
+    lines = "".join(f'<div class="srnb-tick" style="left:{pct(t)}"></div>' for t in ticks)
+    tip = escape(title or f"score {score:g}")
     return (
         f'<div class="srnb-bar" title="{tip}">'
-        f'<div class="srnb-bar-fill srnb-fill-{band}" style="width:{_pct(score)}"></div>{lines}</div>'
+        f'<div class="srnb-bar-fill srnb-fill-{band}" style="width:{pct(score)}"></div>{lines}</div>'
     )
 
 
@@ -540,7 +427,7 @@ def _bump_svg(r: Rerank, ctx: _Ctx) -> str:
         y = top + i * row_h + 10
         parts.append(
             f'<text class="srnb-svg-label" x="{lx - 8}" y="{y + 4}" text-anchor="end">'
-            f"{i + 1}. {html.escape(neutralize(ctx.short(c)), quote=True)}</text>"
+            f"{i + 1}. {escape(ctx.short(c))}</text>"
         )
         j = after_pos.get(c)
         if j is not None and j < n:
@@ -556,7 +443,7 @@ def _bump_svg(r: Rerank, ctx: _Ctx) -> str:
         s = f" ({score:.3g})" if score is not None else ""
         parts.append(
             f'<text class="srnb-svg-label" x="{rx + 8}" y="{y2 + 4}">'
-            f"{j + 1}. {html.escape(neutralize(ctx.short(c)), quote=True)}{s}</text>"
+            f"{j + 1}. {escape(ctx.short(c))}{s}</text>"
         )
     parts.append("</svg>")
     return "".join(parts)
@@ -640,7 +527,7 @@ def _answer_html(g: Generation, sup: Support | None) -> str:
                 continue
             a, b = span
             err = " ⚠ citation" if c.citation_error else ""
-            tip = html.escape(f"claim {i}: {VERDICT_LABEL[c.verdict]}{err}", quote=True)
+            tip = escape(f"claim {i}: {VERDICT_LABEL[c.verdict]}{err}")
             ranges.append(
                 (
                     a,
@@ -804,13 +691,13 @@ def _timeline(t: Trace) -> str:
     for r in rows:
         lat = float(r["latency_ms"])
         tl.append(
-            f"<div>{html.escape(STAGE_TITLES[r['stage']])}</div>"
-            f'<div class="srnb-tl-track"><div class="srnb-tl-bar" style="left:{_pct(100 * start / total)};'
-            f'width:{_pct(100 * lat / total)}"></div></div><div class="srnb-r srnb-num">{fmt_ms(lat)}</div>'
+            f"<div>{escape(STAGE_TITLES[r['stage']])}</div>"
+            f'<div class="srnb-tl-track"><div class="srnb-tl-bar" style="left:{pct(100 * start / total)};'
+            f'width:{pct(100 * lat / total)}"></div></div><div class="srnb-r srnb-num">{fmt_ms(lat)}</div>'
         )
         start += lat
     table_rows = "".join(
-        f"<tr><td>{html.escape(STAGE_TITLES[r['stage']])}</td>"
+        f"<tr><td>{escape(STAGE_TITLES[r['stage']])}</td>"
         f'<td class="srnb-r srnb-num">{fmt_ms(r["latency_ms"])}</td>'
         f'<td class="srnb-r srnb-num">{r["model_calls"]}</td>'
         f'<td class="srnb-r srnb-num">{r["tokens_in"]:,}</td><td class="srnb-r srnb-num">{r["tokens_out"]:,}</td>'
@@ -836,9 +723,9 @@ def _timeline(t: Trace) -> str:
 def _trace(t: Trace, ctx: _Ctx) -> str:
     tot = t.totals
     outcome = t.outcome
-    q, q_note = _cut(t.question, 2000)
+    q, q_note = cut(t.question, 2000)
     head = (
-        f'<div class="srnb-head"><div class="srnb-q" dir="auto">{_esc_piece(q)}{q_note}</div>'
+        f'<div class="srnb-head"><div class="srnb-q" dir="auto">{escape(q, ctl="span")}{q_note}</div>'
         + '<div class="srnb-totals">'
         + (_badge(outcome, _OUTCOME_TONE.get(outcome, "")) if outcome else _badge("in progress", "info"))
         + _meta(

@@ -36,7 +36,7 @@ except ImportError as exc:  # pragma: no cover - anywidget is a core dependency
         "The Prompt Lab widget needs anywidget: pip install 'selfrag-nb[jupyter]' (or pip install anywidget)"
     ) from exc
 
-from selfrag_nb.display.html import fmt_cost, fmt_ms, fmt_tokens
+from selfrag_nb.display.markup import fmt_cost, fmt_ms, fmt_tokens
 from selfrag_nb.display.prompt_lab_html import QUESTION_CHARS, agreement_mark, lab_css, pct, run_summary
 from selfrag_nb.display.text import one_line
 from selfrag_nb.promptlab import ROLE_LABELS, LabRow, LabRun, LabSide, PromptLab, TemplateError

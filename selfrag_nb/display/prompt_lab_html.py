@@ -10,7 +10,7 @@ Registered here: PromptLab gets the widget face too (PromptLabWidget, one per
 lab, prompt_lab.py, imported when built); a LabRun is static only (it is
 shown interactively inside the lab's widget). Styling reuses the record
 views' stylesheet (trace.css) plus prompt_lab.css; escaping reuses
-``html.esc``/``html.block``.
+``markup.esc``/``markup.block``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.html import block, css, esc, fmt_cost, fmt_ms, fmt_tokens
+from selfrag_nb.display.html import css
+from selfrag_nb.display.markup import block, esc, fmt_cost, fmt_ms, fmt_tokens
 from selfrag_nb.display.text import one_line
 from selfrag_nb.promptlab import ROLE_LABELS, LabRun, LabSide, PromptLab
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from selfrag_nb.display.html import fmt_cost, fmt_ms, neutralize
+from selfrag_nb.display.markup import fmt_cost, fmt_ms, neutralize
 from selfrag_nb.store.types import Hits
 from selfrag_nb.trace import (
     Assessment,
