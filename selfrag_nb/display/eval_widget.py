@@ -12,7 +12,7 @@
         counts + fixed / still failing / broke lists (capped)
       -> over STATE_BUDGET bytes? cut texts and lists harder and rebuild
 
-    EvalWidget(obj)                       python side
+    EvalWidget(obj)                       python side, _esm = js.esm("eval.js")
       data   ----------------------->     static/eval.js render(model, el)
       metric   <----------------->          metric <select> -> SVG bars per category x variant
       category <----------------->          category filter
@@ -45,6 +45,7 @@ except ImportError as exc:  # pragma: no cover - anywidget is a core dependency
     ) from exc
 
 from selfrag_nb.display.html import css
+from selfrag_nb.display.js import esm
 from selfrag_nb.display.state import STATE_BUDGET, state_size
 from selfrag_nb.display.text import one_line
 from selfrag_nb.eval.calibrate import SWEEP_COLUMNS
@@ -319,7 +320,7 @@ class EvalWidget(anywidget.AnyWidget):
     """Interactive view of an EvalReport (mode "report"), a Calibration
     ("calibration") or a RegressionDiff ("regression")."""
 
-    _esm = _STATIC / "eval.js"
+    _esm = esm("eval.js")
     _css = eval_css()
 
     data = traitlets.Dict().tag(sync=True)

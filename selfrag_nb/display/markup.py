@@ -2,7 +2,7 @@
 
     untrusted text ──escape()──> html.escape(quote=True)
                                  + every invisible / bidi / control character
-                                   (CONTROL_RE) shown as a label:
+                                   (CONTROL_RE = text.VIEW_CONTROLS) shown as a label:
                                      ctl="text"  ⟨U+202E⟩      anywhere (attributes, SVG, tables)
                                      ctl="span"  <span class="srnb-ctl">U+202E</span>  element content
       esc(text, limit)    inline: escape + truncation note, isolated in <bdi>
@@ -22,6 +22,8 @@ import html
 import re
 from collections.abc import Iterable
 from typing import Literal
+
+from selfrag_nb.text import VIEW_CONTROLS, char_class
 
 __all__ = [
     "CONTROL_RE",
@@ -43,12 +45,10 @@ __all__ = [
 #: Characters kept per text field before truncation (a note says so).
 TEXT_LIMIT = 20_000
 
-# Invisible or order-changing characters: zero-width (U+200B-U+200F), bidi
-# embeddings/overrides (U+202A-U+202E) and isolates (U+2066-U+2069), plus the
-# Arabic letter mark, word joiners, BOM and C0 controls other than \t \n \r.
-CONTROL_RE = re.compile(
-    "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u061c\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
-)
+#: What every view labels instead of obeying: selfrag_nb.text.VIEW_CONTROLS
+#: (C0 controls but tab/newline/CR, bidi marks/overrides/isolates, zero-width
+#: characters and joiners, BOM). The widgets' JS gets the same class (display/js.py).
+CONTROL_RE = re.compile(char_class(VIEW_CONTROLS))
 
 
 def _text_label(m: re.Match[str]) -> str:

@@ -7,6 +7,7 @@
         questions categories selected_ids               subset picker (categories / ids)
         versions                                        version list (hash, note, agreement)
         results status error running exported           results table, status line
+    _esm = js.esm("prompt_lab.js")   generated CTL + static/prelude.js + static/prompt_lab.js
     static/prompt_lab.js ──model.send({action, ...})──> PromptLabWidget.handle(msg)
         run     (template?, ids?)  set_template if edited, then lab.run on a worker thread;
                                    results/status update as each question finishes
@@ -36,14 +37,13 @@ except ImportError as exc:  # pragma: no cover - anywidget is a core dependency
         "The Prompt Lab widget needs anywidget: pip install 'selfrag-nb[jupyter]' (or pip install anywidget)"
     ) from exc
 
+from selfrag_nb.display.js import esm
 from selfrag_nb.display.markup import fmt_cost, fmt_ms, fmt_tokens
 from selfrag_nb.display.prompt_lab_html import QUESTION_CHARS, agreement_mark, lab_css, pct, run_summary
 from selfrag_nb.display.text import one_line
 from selfrag_nb.promptlab import ROLE_LABELS, LabRow, LabRun, LabSide, PromptLab, TemplateError
 
 __all__ = ["PromptLabWidget", "lab_state", "run_state"]
-
-_STATIC = Path(__file__).parent / "static"
 
 
 # ------------------------------------------------------------------ formatting
@@ -160,7 +160,7 @@ class PromptLabWidget(anywidget.AnyWidget):
     #: id(lab) -> its widget; an entry goes when its widget does.
     _by_lab: ClassVar[weakref.WeakValueDictionary[int, PromptLabWidget]] = weakref.WeakValueDictionary()
 
-    _esm = _STATIC / "prompt_lab.js"
+    _esm = esm("prompt_lab.js")
     _css = lab_css()
 
     roles = traitlets.List(traitlets.Unicode()).tag(sync=True)
