@@ -12,14 +12,16 @@ three faces for each object, registered per type in one seam (faces.py).
                                             lab: prompt_lab_html.py
            widget view  faces.widget(obj)   TraceWidget (widget.py), EvalWidget
                                             (eval_widget.py), PromptLabWidget
-                                            (prompt_lab.py): only inside a kernel
+                                            (prompt_lab_widget.py): only inside a kernel
       ._display_()         -> faces.marimo_view(obj)   mo.ui.anywidget(...) in marimo
       view(obj)            -> faces.widget(obj)        the interactive view, explicitly
       charts.*             -> plotly figures           (charts.py, plotly imported lazily)
 
 Text enters HTML only through markup.py's ``escape`` (escaped, bidi and
 invisible characters shown as labels); the widgets' JS labels the same set
-(selfrag_nb.text.VIEW_CONTROLS, joined to each view by js.py with prelude.js). Importing this package registers every renderer (text.py, html.py,
+(selfrag_nb.text.VIEW_CONTROLS, joined to each view by js.py with prelude.js).
+
+Importing this package registers every renderer (text.py, html.py,
 eval_html.py, prompt_lab_html.py and the widget faces below). Views never
 call models; records never hold widgets. Importing this package imports
 neither anywidget nor plotly: a widget module is imported only when a view

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from selfrag_nb.display.html import STAGE_TITLES
+from selfrag_nb.display.cards import STAGE_TITLES
 from selfrag_nb.display.markup import fmt_cost, neutralize
 from selfrag_nb.trace import Grades, Rerank, Retrieval, Trace
 

@@ -7,7 +7,7 @@
               -> run_text(run)   "LabRun grade: agreement 50% -> 100% on 2 questions, ..."
 
 Registered here: PromptLab gets the widget face too (PromptLabWidget, one per
-lab, prompt_lab.py, imported when built); a LabRun is static only (it is
+lab, prompt_lab_widget.py, imported when built); a LabRun is static only (it is
 shown interactively inside the lab's widget). Styling reuses the record
 views' stylesheet (trace.css) plus prompt_lab.css; escaping reuses
 ``markup.esc``/``markup.block``.
@@ -227,7 +227,7 @@ def lab_text(lab: PromptLab) -> str:
 
 
 def _lab_widget(lab: PromptLab) -> Any:
-    from selfrag_nb.display.prompt_lab import PromptLabWidget
+    from selfrag_nb.display.prompt_lab_widget import PromptLabWidget
 
     return PromptLabWidget.of(lab)
 

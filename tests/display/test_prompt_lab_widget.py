@@ -18,7 +18,7 @@ from display_fixtures import widget_module
 from prompt_lab_fixtures import RECORDS, STRICT, build_kb, scripted_model, with_marker
 
 import selfrag_nb as sr
-from selfrag_nb.display.prompt_lab import PromptLabWidget, lab_state
+from selfrag_nb.display.prompt_lab_widget import PromptLabWidget, lab_state
 from selfrag_nb.eval.questions import QuestionSet
 from selfrag_nb.promptlab import OFFLINE_PROMPT_NOTE, PromptLab
 
@@ -273,7 +273,7 @@ def test_js_renders_without_innerhtml_keeps_the_draft_and_sends_actions(
         if not k.startswith("_") and k not in ("layout", "tabbable", "tooltip")
     }
     traits["results"] = {}
-    from selfrag_nb.display.prompt_lab import run_state
+    from selfrag_nb.display.prompt_lab_widget import run_state
 
     traits["__results"] = run_state(run)
     (tmp_path / "h.mjs").write_text(_HARNESS, encoding="utf-8")
@@ -312,3 +312,13 @@ def test_js_renders_without_innerhtml_keeps_the_draft_and_sends_actions(
     assert out["error_text"]
     assert out["saves"] >= 2
     assert out["handlers_left"] == 0
+
+
+def test_the_engine_holds_no_widget_the_widget_holds_the_engine(lab: PromptLab) -> None:
+    w = lab.widget
+    assert PromptLabWidget.of(lab) is w
+    assert w.lab is lab
+    held = [k for k, v in vars(lab).items() if v is w or (isinstance(v, (list, dict)) and w in v)]
+    assert held == []
+    # The lab reaches the widget only through a weak on_change subscription.
+    assert [type(ref).__name__ for ref in lab._listeners] == ["WeakMethod"]
