@@ -51,10 +51,10 @@ _LAZY: dict[str, str] = {
     "OfflineModel": "selfrag_nb.llm.offline",
     "LiteLLMModel": "selfrag_nb.llm.litellm_model",
     "ScriptedModel": "selfrag_nb.testing",
-    "PromptLab": "selfrag_nb.display.prompt_lab",
+    "PromptLab": "selfrag_nb.promptlab",
     "questions": "selfrag_nb.eval.questions",
     "calibrate": "selfrag_nb.eval.calibrate",
-    "view": "selfrag_nb.display",
+    "view": "selfrag_nb._displayable",
     "evaluate": "selfrag_nb.eval.runner",
     "EvalReport": "selfrag_nb.eval.report",
 }
@@ -97,9 +97,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs only; runtime goes through __getattr__
+    from selfrag_nb._displayable import view as view
     from selfrag_nb.config import Settings as Settings
-    from selfrag_nb.display import view as view
-    from selfrag_nb.display.prompt_lab import PromptLab as PromptLab
     from selfrag_nb.eval.calibrate import calibrate as calibrate
     from selfrag_nb.eval.questions import questions as questions
     from selfrag_nb.eval.report import EvalReport as EvalReport
@@ -108,6 +107,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs only; runtime goes through __get
     from selfrag_nb.llm.offline import OfflineModel as OfflineModel
     from selfrag_nb.pipeline import SelfRAG as SelfRAG
     from selfrag_nb.pipeline import Stepper as Stepper
+    from selfrag_nb.promptlab import PromptLab as PromptLab
     from selfrag_nb.store.kb import KnowledgeBase as KnowledgeBase
     from selfrag_nb.store.types import Hit as Hit
     from selfrag_nb.store.types import Hits as Hits

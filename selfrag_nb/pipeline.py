@@ -34,6 +34,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from selfrag_nb._displayable import view as widget_view
 from selfrag_nb._sync import run_sync  # re-exported: selfrag_nb.pipeline.run_sync
 from selfrag_nb.config import Settings
 from selfrag_nb.errors import InputError, InputTypeError
@@ -66,7 +67,6 @@ from selfrag_nb.trace import (
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from selfrag_nb.display.widget import TraceWidget
     from selfrag_nb.llm.base import Model
     from selfrag_nb.llm.prompts import Prompts
     from selfrag_nb.llm.runner import ModelRunner
@@ -446,13 +446,11 @@ class Stepper:
         finally:
             self._refresh()
 
-    def view(self) -> TraceWidget:
-        """A live view of the trace so far. Display it once (its own cell);
+    def view(self) -> Any:
+        """A live view of the trace so far (a ``display.widget.TraceWidget``). Display it once (its own cell);
         every stage run, re-run, override or dropped chunk then updates it in
         place, so the view always shows what the stepper holds."""
-        from selfrag_nb.display import view
-
-        widget = view(self.trace)
+        widget = widget_view(self.trace)
         self._views.append(widget)
         return widget
 

@@ -18,8 +18,12 @@
       best(role)       highest agreement on the last run's questions (ties keep the older)
       export(role)     the winning template text (+ JSON sidecar with its hash) / apply(role)
 
-The engine is plain data and methods, usable from a script; the notebook view
-(``selfrag_nb.display.prompt_lab``) is a thin AnyWidget over it. The user's
+The records a run produces (LabSide, LabRow, LabRun) and the scoring of one
+side live in promptlab_runs.py. The engine is plain data and methods, usable from a script. Its notebook
+faces come through ``Displayable`` (static HTML and text in
+display/prompt_lab_html.py; the AnyWidget in display/prompt_lab_widget.py, one per
+lab). The widget holds the engine; the engine holds no widget, it only calls
+back whoever subscribed with ``on_change`` (held weakly). The user's
 pipeline is never changed behind their back: runs use copies of its prompts,
 and only ``apply`` writes a template into ``rag.prompts``.
 
@@ -33,27 +37,24 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import inspect
 import json
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from selfrag_nb.errors import TemplateError
-from selfrag_nb.eval.metrics import grading_precision_recall, source_matches
+from selfrag_nb._displayable import Displayable, view
+from selfrag_nb.errors import InputError, InputTypeError, NotFoundError, TemplateError
 from selfrag_nb.eval.questions import Question, QuestionSet
 from selfrag_nb.eval.questions import questions as load_questions
-from selfrag_nb.trace import ModelCall, Trace
+from selfrag_nb.promptlab_runs import LabRow, LabRun, LabSide, is_labelled, label_for, mean_of, score_side
 
 if TYPE_CHECKING:
-    import pandas as pd
-
-    from selfrag_nb.display.prompt_lab import PromptLabWidget
     from selfrag_nb.llm.schemas import Role
     from selfrag_nb.pipeline import SelfRAG
 
@@ -82,188 +83,6 @@ ROLE_LABELS = {
 # The stage a role's verdict needs: running further would spend tokens on
 # stages the template cannot influence before its own verdict.
 _STOP_AT = {"decide": "decide", "grade": "grade", "verify": "finish"}
-
-
-# ------------------------------------------------------------------ records
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class LabSide(_Frozen):
-    """One question run with one template version. Tokens, cost and latency
-    are those of the role's own model calls (what the template changes);
-    ``wall_ms`` is the whole question run. ``cost`` None = unknown."""
-
-    version: str
-    verdict: str
-    #: 1.0 agrees with the label, 0.0 disagrees; for grade the share of graded
-    #: chunks whose relevance matches the label. None: not labelled / did not run.
-    agreement: float | None = None
-    #: grade: sources graded relevant (unique, retrieval order); precision/recall vs labels.
-    relevant: list[str] = Field(default_factory=list)
-    graded: int = 0
-    precision: float | None = None
-    recall: float | None = None
-    #: verify: the first verification's recommendation and the final outcome.
-    recommendation: str | None = None
-    outcome: str | None = None
-    #: decide: rule | cache | model | setting | override.
-    decision_source: str | None = None
-    reason: str = ""
-    calls: int = 0
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    cost: float | None = 0.0
-    latency_ms: float = 0.0
-    wall_ms: float = 0.0
-    #: Calls whose output was not parsed (the conservative default was used).
-    unparsed: int = 0
-    #: Prompt hashes recorded on the role's calls (the version actually sent).
-    prompt_hashes: list[str] = Field(default_factory=list)
-    offline: bool = False
-    error: str | None = None
-    #: True when this side came from the lab's cache (same template, same context).
-    cached: bool = False
-
-
-class LabRow(_Frozen):
-    """One question: its label, the baseline (old) and candidate (new) sides."""
-
-    id: str
-    category: str
-    question: str
-    label: str
-    old: LabSide
-    new: LabSide
-
-    @property
-    def changed(self) -> bool:
-        """True when the candidate's verdict differs from the baseline's."""
-        return self.old.verdict != self.new.verdict
-
-
-def _mean(values: Iterable[float | None]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return sum(vals) / len(vals) if vals else None
-
-
-def _sum_cost(values: Iterable[float | None]) -> float | None:
-    total = 0.0
-    for v in values:
-        if v is None:
-            return None
-        total += v
-    return total
-
-
-def _sum_tokens(values: Iterable[int | None]) -> int | None:
-    vals = [v for v in values if v is not None]
-    return sum(vals) if vals else None
-
-
-class LabRun(_Frozen):
-    """The result of ``PromptLab.run``: one row per question, old vs new."""
-
-    role: str
-    baseline: str
-    candidate: str
-    question_set: str = ""
-    rows: list[LabRow]
-    offline: bool = False
-    #: Non-empty when the template cannot change the verdicts (offline model).
-    note: str = ""
-    model: str = ""
-    wall_ms: float = 0.0
-    created: float = Field(default_factory=time.time)
-
-    @property
-    def ids(self) -> list[str]:
-        return [r.id for r in self.rows]
-
-    @property
-    def agreement_old(self) -> float | None:
-        """Mean agreement of the baseline over the labelled questions."""
-        return _mean(r.old.agreement for r in self.rows)
-
-    @property
-    def agreement_new(self) -> float | None:
-        """Mean agreement of the candidate over the labelled questions."""
-        return _mean(r.new.agreement for r in self.rows)
-
-    @property
-    def changed(self) -> int:
-        """Questions whose verdict changed."""
-        return sum(1 for r in self.rows if r.changed)
-
-    @property
-    def errors(self) -> int:
-        """Questions that raised on either side (shown as error rows)."""
-        return sum(1 for r in self.rows if r.old.error or r.new.error)
-
-    def totals(self) -> dict[str, Any]:
-        """Agreement, precision/recall (grade), tokens, cost and latency per side."""
-        out: dict[str, Any] = {
-            "role": self.role,
-            "questions": len(self.rows),
-            "changed": self.changed,
-            "errors": self.errors,
-        }
-        for name in ("old", "new"):
-            sides = [getattr(r, name) for r in self.rows]
-            out[name] = {
-                "version": self.baseline if name == "old" else self.candidate,
-                "agreement": _mean(s.agreement for s in sides),
-                "labelled": sum(1 for s in sides if s.agreement is not None),
-                "precision": _mean(s.precision for s in sides),
-                "recall": _mean(s.recall for s in sides),
-                "tokens_in": _sum_tokens(s.tokens_in for s in sides),
-                "tokens_out": _sum_tokens(s.tokens_out for s in sides),
-                "cost": _sum_cost(s.cost for s in sides),
-                "latency_ms": sum(s.latency_ms for s in sides),
-            }
-        return out
-
-    def to_records(self) -> list[dict[str, Any]]:
-        """One flat dict per question (old_* and new_* columns)."""
-        out = []
-        for r in self.rows:
-            rec: dict[str, Any] = {
-                "id": r.id,
-                "category": r.category,
-                "question": r.question,
-                "label": r.label,
-                "changed": r.changed,
-            }
-            for name in ("old", "new"):
-                side: LabSide = getattr(r, name)
-                for k in ("verdict", "agreement", "tokens_in", "tokens_out", "cost", "latency_ms", "error"):
-                    rec[f"{name}_{k}"] = getattr(side, k)
-            out.append(rec)
-        return out
-
-    def to_pandas(self) -> pd.DataFrame:
-        import pandas as pd
-
-        return pd.DataFrame(self.to_records())
-
-    def to_json(self, indent: int | None = 2) -> str:
-        return self.model_dump_json(indent=indent)
-
-    # -- display (the view layer renders; this record holds no widget) ------
-    def to_html(self) -> str:
-        from selfrag_nb.display.prompt_lab import run_html
-
-        return run_html(self)
-
-    def to_text(self) -> str:
-        from selfrag_nb.display.prompt_lab import run_text
-
-        return run_text(self)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": self.to_text(), "text/html": self.to_html()}
 
 
 # ------------------------------------------------------------------ versions
@@ -297,106 +116,16 @@ def _as_question_set(qs: object) -> QuestionSet:
             return QuestionSet(items, name="questions")
         if all(isinstance(q, dict) for q in items):
             return QuestionSet.from_records(items)
-    raise TypeError(
+    raise InputTypeError(
         "questions must be a QuestionSet (sr.questions('sample')), a path to a .jsonl question set, "
         f"or a list of Question records / dicts; got {type(qs).__name__}"
-    )
-
-
-# ------------------------------------------------------------------ scoring
-
-
-def _label(role: str, q: Question) -> str:
-    if role == "decide":
-        if q.should_retrieve is None:
-            return "—"
-        return "RETRIEVE" if q.should_retrieve else "NO_RETRIEVE"
-    if role == "grade":
-        return "relevant: " + ", ".join(q.relevant) if q.relevant else "none relevant"
-    return "expected: " + " | ".join(q.expected) if q.expected else "—"
-
-
-def _labelled(role: str, q: Question) -> bool:
-    if role == "decide":
-        return q.should_retrieve is not None
-    if role == "grade":
-        # Grading only happens when the question is meant to retrieve.
-        return q.should_retrieve is not False
-    return bool(q.expected)
-
-
-def _role_calls(trace: Trace, role: str) -> list[ModelCall]:
-    return [c for c in trace.model_calls if c.role == role]
-
-
-def _side(role: str, version: str, q: Question, trace: Trace, wall_ms: float) -> LabSide:
-    calls = _role_calls(trace, role)
-    common: dict[str, Any] = {
-        "version": version,
-        "calls": len(calls),
-        "tokens_in": _sum_tokens(c.tokens_in for c in calls),
-        "tokens_out": _sum_tokens(c.tokens_out for c in calls),
-        "cost": _sum_cost(c.cost for c in calls),
-        "latency_ms": sum(c.latency_ms for c in calls),
-        "wall_ms": wall_ms,
-        "unparsed": sum(1 for c in calls if c.parse_status in ("unparsed", "error")),
-        "prompt_hashes": list(dict.fromkeys(c.prompt_hash for c in calls)),
-        "offline": bool(calls) and all(c.offline for c in calls),
-    }
-    dec = trace.decision
-    if role == "decide":
-        if dec is None:
-            return LabSide(verdict="no decision", **common)
-        agree = None if q.should_retrieve is None else float(dec.retrieve == q.should_retrieve)
-        return LabSide(
-            verdict="RETRIEVE" if dec.retrieve else "NO_RETRIEVE",
-            agreement=agree,
-            decision_source=dec.source,
-            reason=dec.reason,
-            **common,
-        )
-    if role == "grade":
-        grades = trace.grades
-        if grades is None:
-            return LabSide(verdict="no retrieval", reason=dec.reason if dec else "", **common)
-        src = {h.chunk_id: h.source for h in (trace.retrieval.hits if trace.retrieval else [])}
-        graded = [(g.source or src.get(g.chunk_id, ""), g.relevant) for g in grades.items]
-        precision, recall = grading_precision_recall(graded, q.relevant)
-        matches = [rel == source_matches(s, q.relevant) for s, rel in graded]
-        kept = list(dict.fromkeys(s for s, rel in graded if rel))
-        verdict = f"{sum(1 for _, rel in graded if rel)}/{len(graded)} relevant"
-        if kept:
-            verdict += ": " + ", ".join(s.rsplit("/", 1)[-1] for s in kept)
-        return LabSide(
-            verdict=verdict,
-            agreement=sum(matches) / len(matches) if matches else None,
-            relevant=kept,
-            graded=len(graded),
-            precision=precision,
-            recall=recall,
-            **common,
-        )
-    # verify: the verifier's own verdict is the first Support; the outcome shows its effect.
-    supports = trace.supports
-    rec = supports[0].recommendation if supports else None
-    outcome = trace.outcome
-    agree = None if not q.expected or outcome is None else float(outcome in q.expected)
-    verdict = f"{rec or 'not verified'} → {outcome or 'no outcome'}"
-    fin = trace.finish
-    return LabSide(
-        verdict=verdict,
-        agreement=agree,
-        recommendation=rec,
-        outcome=outcome,
-        reason=fin.reason if fin else "",
-        **common,
     )
 
 
 # ------------------------------------------------------------------ the lab
 
 
-class PromptLab:
+class PromptLab(Displayable):
     """Tune the evaluator prompts of a pipeline against labelled questions.
 
     ``lab = sr.PromptLab(rag, sr.questions("sample"))``; in a notebook the
@@ -418,16 +147,16 @@ class PromptLab:
         per_category: int = 1,
     ) -> None:
         if rag is None or not hasattr(rag, "prompts") or not hasattr(rag, "runner"):
-            raise TypeError(
+            raise InputTypeError(
                 "PromptLab needs a SelfRAG pipeline: PromptLab(sr.SelfRAG(kb), sr.questions('sample'))"
             )
         bad = [r for r in roles if r not in TUNABLE_ROLES]
         if bad or not roles:
-            raise ValueError(f"roles must be a non-empty subset of {list(TUNABLE_ROLES)}; got {list(roles)}")
+            raise InputError(f"roles must be a non-empty subset of {list(TUNABLE_ROLES)}; got {list(roles)}")
         if not isinstance(concurrency, int) or concurrency < 1:
-            raise ValueError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+            raise InputError(f"concurrency must be an integer >= 1, got {concurrency!r}")
         if not isinstance(per_category, int) or per_category < 1:
-            raise ValueError(f"per_category must be an integer >= 1, got {per_category!r}")
+            raise InputError(f"per_category must be an integer >= 1, got {per_category!r}")
         self.rag = rag
         self.questions = _as_question_set(questions)
         self.roles: tuple[str, ...] = tuple(dict.fromkeys(roles))
@@ -439,7 +168,7 @@ class PromptLab:
         self._baseline: dict[str, str] = {}
         self._last: dict[str, LabRun] = {}
         self._cache: dict[tuple[str, str, str, str], LabSide] = {}
-        self._widget: PromptLabWidget | None = None
+        self._listeners: list[Callable[[], Callable[[str], None] | None]] = []
         now = time.time()
         for role in self.roles:
             text = rag.prompts[role]
@@ -456,7 +185,7 @@ class PromptLab:
     # -- roles and templates ------------------------------------------------
     def _role(self, role: str) -> str:
         if role not in self.roles:
-            raise ValueError(f"unknown role {role!r} for this lab; tunable roles: {', '.join(self.roles)}")
+            raise InputError(f"unknown role {role!r} for this lab; tunable roles: {', '.join(self.roles)}")
         return role
 
     def model_name(self, role: str) -> str:
@@ -523,7 +252,7 @@ class PromptLab:
             return found[0]
         known = ", ".join(versions)
         what = "ambiguous" if found else "unknown"
-        raise KeyError(f"{what} version {version!r} of {role!r}; known versions: {known}")
+        raise NotFoundError(f"{what} version {version!r} of {role!r}; known versions: {known}")
 
     def versions(self, role: str) -> list[dict[str, Any]]:
         """Every version of ``role`` (oldest first): hash, created, note,
@@ -574,22 +303,24 @@ class PromptLab:
         """A small stratified subset: ``per_category`` questions of each
         category among those labelled for ``role`` (seeded, file order)."""
         role = self._role(role)
-        pool = QuestionSet([q for q in self.questions if _labelled(role, q)], name=self.questions.name)
+        pool = QuestionSet([q for q in self.questions if is_labelled(role, q)], name=self.questions.name)
         return [q.id for q in pool.sample(self.per_category, seed=0, per_category=True)]
 
     def _pick(self, role: str, ids: Iterable[str] | None) -> list[Question]:
         if ids is None:
             chosen = self.default_ids(role)
         elif isinstance(ids, str):
-            raise TypeError(f"ids must be a list of question ids, not one string ({ids!r}): use [{ids!r}]")
+            raise InputTypeError(
+                f"ids must be a list of question ids, not one string ({ids!r}): use [{ids!r}]"
+            )
         else:
             chosen = list(dict.fromkeys(ids))
         if not chosen:
-            raise ValueError(f"no questions to run for {role!r}: pick at least one question id")
+            raise InputError(f"no questions to run for {role!r}: pick at least one question id")
         by_id = {q.id: q for q in self.questions}
         unknown = [i for i in chosen if i not in by_id]
         if unknown:
-            raise KeyError(f"unknown question id(s) {unknown} in {self.questions.name}")
+            raise NotFoundError(f"unknown question id(s) {unknown} in {self.questions.name}")
         return [by_id[i] for i in chosen]
 
     # -- running --------------------------------------------------------------
@@ -638,7 +369,7 @@ class PromptLab:
             return LabSide(
                 version=version, verdict="error", error=f"{type(exc).__name__}: {exc}", wall_ms=wall
             )
-        return _side(role, version, q, trace, (time.perf_counter() - t0) * 1000)
+        return score_side(role, version, q, trace, (time.perf_counter() - t0) * 1000)
 
     def run(
         self,
@@ -684,7 +415,7 @@ class PromptLab:
                 id=q.id,
                 category=q.category,
                 question=q.question,
-                label=_label(role, q),
+                label=label_for(role, q),
                 old=sides[(base.hash, qid)],
                 new=sides[(cand.hash, qid)],
             )
@@ -756,7 +487,7 @@ class PromptLab:
         with self._lock:
             last = self._last.get(role)
             if last is None:
-                raise ValueError(f"no run for {role!r} yet: call lab.run({role!r}) first")
+                raise InputError(f"no run for {role!r} yet: call lab.run({role!r}) first")
             ctx = self._context_key(role)
             ids = last.ids
             ranked: list[tuple[float, int, int, _Version]] = []
@@ -768,7 +499,7 @@ class PromptLab:
                     ]  # the last run is the reference even when the context changed since
                 if any(s is None for s in sides):
                     continue
-                agreement = _mean(s.agreement for s in sides if s is not None)
+                agreement = mean_of(s.agreement for s in sides if s is not None)
                 score = -1.0 if agreement is None else agreement
                 ranked.append((score, int(v.hash == self._baseline[role]), -order, v))
             score, _, _, win = max(ranked, key=lambda t: t[:3])
@@ -819,38 +550,25 @@ class PromptLab:
         self._changed(role)
         return v.hash
 
-    # -- the view -------------------------------------------------------------
+    # -- change notices (the widget subscribes; the lab holds no view) -------
+    def on_change(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(role)`` after each change of ``role``'s versions,
+        baseline, runs or applied template. A bound method is held weakly, so
+        a view that goes away stops being called."""
+        ref: Callable[[], Callable[[str], None] | None] = (
+            weakref.WeakMethod(callback) if inspect.ismethod(callback) else lambda: callback
+        )
+        with self._lock:
+            self._listeners.append(ref)
+
     def _changed(self, role: str) -> None:
-        w = self._widget
-        if w is not None:
-            w.refresh(role)
+        with self._lock:
+            self._listeners = [ref for ref in self._listeners if ref() is not None]
+            listeners = [cb for cb in (ref() for ref in self._listeners) if cb is not None]
+        for cb in listeners:
+            cb(role)
 
     @property
-    def widget(self) -> PromptLabWidget:
-        """The AnyWidget view of this lab (one per lab)."""
-        if self._widget is None:
-            from selfrag_nb.display.prompt_lab import PromptLabWidget
-
-            self._widget = PromptLabWidget(self)
-        return self._widget
-
-    def to_html(self) -> str:
-        """Static HTML (no script): roles, versions, last results."""
-        from selfrag_nb.display.prompt_lab import lab_html
-
-        return lab_html(self)
-
-    def to_text(self) -> str:
-        from selfrag_nb.display.prompt_lab import lab_text
-
-        return lab_text(self)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from selfrag_nb.display.prompt_lab import lab_mimebundle
-
-        return lab_mimebundle(self)
-
-    def _display_(self) -> Any:
-        from selfrag_nb.display.prompt_lab import lab_marimo_view
-
-        return lab_marimo_view(self)
+    def widget(self) -> Any:
+        """The AnyWidget view of this lab (one per lab, kept by the view layer)."""
+        return view(self)

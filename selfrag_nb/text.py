@@ -10,6 +10,8 @@ offline model.
     text -> lone_surrogate()     index of the first lone surrogate, or None
     text -> validate_unicode()   text, or a ValueError naming the argument and index
     text -> markers_in()         the [n] citation numbers; strip_markers(): text without them
+    VIEW_CONTROLS / TERMINAL_CONTROLS / HIDDEN   the one table of invisible and
+                                 control characters (views, terminals, injection flags)
 
 Everything here is pure Python so ``import selfrag_nb`` stays fast.
 """
@@ -18,11 +20,24 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
 from selfrag_nb.errors import InputError
 
 __all__ = [
+    "BIDI",
+    "C0",
+    "C1",
+    "FORMAT",
+    "HIDDEN",
+    "INVISIBLE",
+    "JOINERS",
     "MARKER",
+    "SURROGATES",
+    "TERMINAL_CONTROLS",
+    "VIEW_CONTROLS",
+    "ZERO_WIDTH",
+    "char_class",
     "detect_language",
     "is_cjk",
     "lone_surrogate",
@@ -59,17 +74,76 @@ _WORD_RE = re.compile(r"[0-9A-Za-z\u00C0-\u024F]+(?:[._\-/:][0-9A-Za-z\u00C0-\u0
 _SENT_END_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n\s*\n")
 
 
-# What a terminal acts on instead of showing, or what hides or reorders text:
-# C0 controls except newline and tab, DEL, C1 controls (ESC/CSI/OSC sequences
-# clear screens, move cursors, set titles, open OSC-8 hyperlinks), bidi
-# embeddings/overrides/isolates (U+202A-202E, U+2066-2069, U+061C, LRM/RLM),
-# zero-width space / word joiner / invisible operators / BOM, and lone
-# surrogates (they cannot be encoded, so printing them raises). ZWNJ and ZWJ
-# (U+200C/D) stay: Persian, Indic scripts and emoji sequences need them.
-_UNPRINTABLE_RE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e"
-    "\u2060-\u2064\u2066-\u2069\ufeff\ud800-\udfff]"
-)
+# ------------------------------------------------------------ invisible characters
+# One table of characters that hide, split or reorder text, read by every
+# consumer: the views label VIEW_CONTROLS (display/markup.py, and the widgets'
+# JS through display/js.py), printable() marks TERMINAL_CONTROLS, the
+# injection flagger (llm/injection.py) drops HIDDEN before matching. Each is
+# a tuple of inclusive (first, last) code point ranges.
+
+Ranges = tuple[tuple[int, int], ...]
+
+#: Bidi marks, embeddings, overrides and isolates: they reorder the text around them.
+BIDI: Ranges = ((0x061C, 0x061C), (0x200E, 0x200F), (0x202A, 0x202E), (0x2066, 0x2069))
+#: Zero-width characters that hide or split text: ZWSP, word joiner, invisible operators, BOM.
+ZERO_WIDTH: Ranges = ((0x200B, 0x200B), (0x2060, 0x2064), (0xFEFF, 0xFEFF))
+#: ZWNJ and ZWJ: invisible, but Persian, Indic scripts and emoji sequences need them.
+JOINERS: Ranges = ((0x200C, 0x200D),)
+#: C0 controls other than tab, newline and carriage return, and DEL.
+C0: Ranges = ((0x00, 0x08), (0x0B, 0x0C), (0x0E, 0x1F), (0x7F, 0x7F))
+#: C1 controls: ESC/CSI/OSC sequences clear screens, move cursors, open OSC-8 links.
+C1: Ranges = ((0x80, 0x9F),)
+#: Lone surrogates: they cannot be encoded, so printing one raises.
+SURROGATES: Ranges = ((0xD800, 0xDFFF),)
+#: Every format character (category Cf: soft hyphen, Arabic number signs,
+#: zero-width, bidi, tags, ...); tests/reliability checks it against unicodedata.
+FORMAT: Ranges = (
+    (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD), (0x070F, 0x070F),
+    (0x0890, 0x0891), (0x08E2, 0x08E2), (0x180E, 0x180E), (0x200B, 0x200F), (0x202A, 0x202E),
+    (0x2060, 0x2064), (0x2066, 0x206F), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD), (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001), (0xE0020, 0xE007F),
+)  # fmt: skip
+#: Invisible characters outside Cf: the combining grapheme joiner, Hangul
+#: fillers, Khmer inherent vowels, Mongolian variation selectors, variation selectors.
+INVISIBLE: Ranges = (
+    (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180D), (0x180F, 0x180F),
+    (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0),
+)  # fmt: skip
+
+
+def _union(*sets: Ranges, drop: Callable[[int], bool] = lambda cp: False) -> Ranges:
+    points = sorted({cp for ranges in sets for a, b in ranges for cp in range(a, b + 1) if not drop(cp)})
+    out: list[tuple[int, int]] = []
+    for cp in points:
+        if out and out[-1][1] == cp - 1:
+            out[-1] = (out[-1][0], cp)
+        else:
+            out.append((cp, cp))
+    return tuple(out)
+
+
+#: What every view shows as a ``U+XXXX`` label instead of obeying (HTML, widgets, text lines).
+VIEW_CONTROLS: Ranges = _union(C0, BIDI, ZERO_WIDTH, JOINERS)
+#: What printable() marks for a terminal (carriage return too; joiners stay).
+TERMINAL_CONTROLS: Ranges = _union(C0, ((0x0D, 0x0D),), C1, BIDI, ZERO_WIDTH, SURROGATES)
+#: What the injection flagger removes before matching: everything a view labels
+#: and every other invisible character, except whitespace (it separates words).
+HIDDEN: Ranges = _union(VIEW_CONTROLS, FORMAT, INVISIBLE, drop=lambda cp: chr(cp).isspace())
+
+
+def char_class(ranges: Ranges) -> str:
+    """``ranges`` as a regex character class with ``\\u`` escapes, valid in
+    Python and (for the Basic Multilingual Plane) in JavaScript: ``[\\u200b-\\u200f...]``."""
+
+    def one(cp: int) -> str:
+        return f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}"
+
+    return "[" + "".join(one(a) if a == b else f"{one(a)}-{one(b)}" for a, b in ranges) + "]"
+
+
+# What a terminal acts on instead of showing, or what hides or reorders text.
+_UNPRINTABLE_RE = re.compile(char_class(TERMINAL_CONTROLS))
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 

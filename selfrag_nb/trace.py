@@ -12,8 +12,9 @@ in since inputs holding one are refused, is written as U+FFFD so that
       -> to_json / save / load / to_pandas / diff
 
 Each record carries its stage name, latency, the model calls it made and the
-fallbacks it took. Records never hold widgets; views live in
-``selfrag_nb.display`` and are attached by ``_repr_mimebundle_`` only.
+fallbacks it took. Records never hold widgets: they inherit
+``selfrag_nb._displayable.Displayable`` (to_html, to_text, _repr_mimebundle_,
+_display_), whose faces ``selfrag_nb.display`` registers per record type.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticSerializationError
 
+from selfrag_nb._displayable import Displayable
 from selfrag_nb.flow import STAGES
 from selfrag_nb.store.types import Hit, User
 
@@ -64,30 +66,8 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class _Displayable(_Frozen):
-    """Mixin: notebooks render records through ``selfrag_nb.display``."""
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from selfrag_nb.display import mimebundle
-
-        return mimebundle(self)
-
-    def _display_(self) -> Any:
-        from selfrag_nb.display import marimo_view
-
-        return marimo_view(self)
-
-    def to_html(self) -> str:
-        """Static HTML (no script), safe to embed anywhere."""
-        from selfrag_nb.display import static_html
-
-        return static_html(self)
-
-    def to_text(self) -> str:
-        """One-line plain-text summary (the ``text/plain`` face)."""
-        from selfrag_nb.display import text_summary
-
-        return text_summary(self)
+class _Displayable(_Frozen, Displayable):
+    """A record with notebook faces (text, static HTML, widget) drawn by ``selfrag_nb.display``."""
 
 
 class ModelCall(_Frozen):

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from selfrag_nb.display.html import STAGE_TITLES, fmt_cost, neutralize
+from selfrag_nb.display.cards import STAGE_TITLES
+from selfrag_nb.display.markup import fmt_cost, neutralize
+from selfrag_nb.errors import InputTypeError, MissingDependencyError
 from selfrag_nb.trace import Grades, Rerank, Retrieval, Trace
 
 if TYPE_CHECKING:  # plotly is heavy and optional at import time
@@ -31,7 +33,9 @@ def _go() -> Any:
     try:
         import plotly.graph_objects as go
     except ImportError as exc:  # pragma: no cover - plotly is a core dependency
-        raise ImportError("Charts need plotly: pip install selfrag-nb (or pip install plotly)") from exc
+        raise MissingDependencyError(
+            "Charts need plotly: pip install selfrag-nb (or pip install plotly)"
+        ) from exc
     return go
 
 
@@ -52,7 +56,7 @@ def _names(trace: Trace | None) -> dict[str, str]:
 
 def _check(obj: object, cls: type, what: str) -> None:
     if not isinstance(obj, cls):
-        raise TypeError(f"{what} expects a {cls.__name__} record, got {type(obj).__name__}")
+        raise InputTypeError(f"{what} expects a {cls.__name__} record, got {type(obj).__name__}")
 
 
 def grades_chart(grades: Grades, trace: Trace | None = None) -> go.Figure:

@@ -12,15 +12,15 @@
         counts + fixed / still failing / broke lists (capped)
       -> over STATE_BUDGET bytes? cut texts and lists harder and rebuild
 
-    EvalWidget(obj)                       python side
+    EvalWidget(obj)                       python side, _esm = js.esm("eval.js")
       data   ----------------------->     static/eval.js render(model, el)
       metric   <----------------->          metric <select> -> SVG bars per category x variant
       category <----------------->          category filter
       cell     <----------------->          click a bar / a row -> that cell's failing questions
       tab      <----------------->          regression list shown
-    eval_mimebundle(obj)   text/plain + text/html (the object's own static faces,
-                           plotly-free) + the widget view only inside a kernel
-    eval_marimo_view(obj)  mo.ui.anywidget(EvalWidget(obj)) when marimo runs the cell
+    faces.widget(obj) -> EvalWidget(obj)   registered in eval_html.py with the
+                           text and static HTML faces; the mimebundle and the
+                           marimo view come from faces.py like every other type
 
 The charts in the widget are SVG drawn by eval.js (no plotly.js: the widget
 must work offline and stay small); the plotly charts stay in
@@ -30,23 +30,24 @@ must work offline and stay small); the plotly charts stay in
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from selfrag_nb.errors import InputTypeError, MissingDependencyError
+
 try:
     import anywidget
     import traitlets
 except ImportError as exc:  # pragma: no cover - anywidget is a core dependency
-    raise ImportError(
+    raise MissingDependencyError(
         "The evaluation widget needs anywidget: pip install 'selfrag-nb[jupyter]' (or pip install anywidget)"
     ) from exc
 
-from selfrag_nb.display import WIDGET_MIME, _marimo_running, in_kernel
 from selfrag_nb.display.html import css
+from selfrag_nb.display.js import esm
 from selfrag_nb.display.state import STATE_BUDGET, state_size
 from selfrag_nb.display.text import one_line
 from selfrag_nb.eval.calibrate import SWEEP_COLUMNS
@@ -60,8 +61,6 @@ __all__ = [
     "KEY_METRICS",
     "EvalWidget",
     "calibration_state",
-    "eval_marimo_view",
-    "eval_mimebundle",
     "eval_state",
     "eval_view",
     "regression_state",
@@ -69,7 +68,6 @@ __all__ = [
 ]
 
 _STATIC = Path(__file__).parent / "static"
-_log = logging.getLogger(__name__)
 
 #: The summary columns the widget carries: (key, label, kind, better).
 #: kind: rate (0..1) | count | ms | tokens | cost | calls; better: up | down | "" (neither).
@@ -304,7 +302,7 @@ def eval_state(obj: object) -> dict[str, Any]:
         return calibration_state(obj)
     if isinstance(obj, RegressionDiff):
         return regression_state(obj)
-    raise TypeError(
+    raise InputTypeError(
         f"EvalWidget shows an EvalReport, a Calibration or a RegressionDiff, not {type(obj).__name__}"
     )
 
@@ -324,7 +322,7 @@ class EvalWidget(anywidget.AnyWidget):
     """Interactive view of an EvalReport (mode "report"), a Calibration
     ("calibration") or a RegressionDiff ("regression")."""
 
-    _esm = _STATIC / "eval.js"
+    _esm = esm("eval.js")
     _css = eval_css()
 
     data = traitlets.Dict().tag(sync=True)
@@ -373,47 +371,3 @@ def _first_tab(state: dict[str, Any]) -> str:
 def eval_view(obj: object) -> EvalWidget:
     """The interactive view of an EvalReport, a Calibration or a RegressionDiff."""
     return EvalWidget(obj)
-
-
-def eval_mimebundle(obj: Any) -> dict[str, Any]:
-    """text/plain + text/html (the object's static faces) always; the widget
-    view too when a kernel can show it. Never raises for the widget: a
-    failure to build it leaves the static HTML."""
-    bundle: dict[str, Any] = {"text/plain": obj.to_text(), "text/html": obj.to_html()}
-    if in_kernel():
-        try:
-            data: Any = EvalWidget(obj)._repr_mimebundle_()
-            if isinstance(data, tuple):  # anywidget returns (data, metadata)
-                data = data[0]
-            if data and WIDGET_MIME in data:
-                bundle[WIDGET_MIME] = data[WIDGET_MIME]
-        except Exception:  # noqa: BLE001 - a display hook must never raise; the static HTML still shows
-            _log.debug("evaluation widget unavailable, showing static HTML", exc_info=True)
-    return bundle
-
-
-class _Static:
-    """Static HTML with a text fallback (what marimo shows outside its runtime)."""
-
-    def __init__(self, obj: Any) -> None:
-        self.html: str = obj.to_html()
-        self.text: str = obj.to_text()
-
-    def _repr_html_(self) -> str:
-        return self.html
-
-    def __repr__(self) -> str:
-        return self.text
-
-
-def eval_marimo_view(obj: Any) -> Any:
-    """``mo.ui.anywidget(EvalWidget(obj))`` when marimo runs the cell, else
-    the static face (``mo.Html`` if the widget cannot be built)."""
-    if _marimo_running():
-        import marimo as mo
-
-        try:
-            return mo.ui.anywidget(EvalWidget(obj))
-        except Exception:  # noqa: BLE001 - no widget support in this marimo: show the static face
-            return mo.Html(obj.to_html())
-    return _Static(obj)

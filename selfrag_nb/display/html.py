@@ -1,13 +1,15 @@
 """Static HTML views: no script, safe in nbconvert, GitHub and untrusted notebooks.
 
     static_html(obj)
-      -> _Ctx (chunk texts from the retrieval, support per generation attempt)
+      -> Ctx (chunk texts from the retrieval, support per generation attempt)
       -> one renderer per kind: Decision Rewrite Retrieval Grades Rerank
-         Assessment Generation Support Outcome Hits  (each -> one .srnb-card)
+         Assessment Generation Support Outcome Hits  (each -> one .srnb-card,
+         built from cards.py: card, badge, meta, row, fold, bar, calls_view)
       -> Trace = header + every record's card in order + timeline/cost footer
       -> '<div class="srnb-root" dir="ltr"><style>trace.css</style> ... </div>'
 
-Safety rules every renderer follows (all text passes through ``esc``):
+Safety rules every renderer follows (all text passes through markup.py's
+``escape``, mostly via ``esc`` / ``block`` / ``marked``):
 
 - ``html.escape(quote=True)`` on every piece of document, question or model text;
 - zero-width and bidi control characters are shown as ``U+XXXX`` labels so
@@ -21,24 +23,50 @@ Safety rules every renderer follows (all text passes through ``esc``):
 
 from __future__ import annotations
 
-import html
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from selfrag_nb.flow import TITLES
+from selfrag_nb.display.cards import (
+    OFFLINE_NOTE,
+    PAGE,
+    STAGE_TITLES,
+    STATIC_MAX_ITEMS,
+    VERDICT_ICON,
+    VERDICT_LABEL,
+    Ctx,
+    badge,
+    bar,
+    card,
+    ctx_for,
+    fold,
+    meta,
+    offline_badge,
+    row,
+)
+from selfrag_nb.display.markup import (
+    TEXT_LIMIT,
+    block,
+    cut,
+    esc,
+    escape,
+    find_all,
+    fmt_cost,
+    fmt_ms,
+    locate_span,
+    marked,
+    pct,
+)
+from selfrag_nb.errors import InputTypeError
 from selfrag_nb.store.types import Hit, Hits
 from selfrag_nb.trace import (
     Assessment,
     Claim,
     Decision,
-    Fallback,
     Generation,
     Grades,
-    ModelCall,
     Outcome,
     Rerank,
     Retrieval,
@@ -50,321 +78,27 @@ from selfrag_nb.trace import (
 __all__ = [
     "OFFLINE_NOTE",
     "PAGE",
+    "RECORD_TYPES",
+    "STAGE_TITLES",
     "STATIC_MAX_ITEMS",
     "TEXT_LIMIT",
     "css",
-    "esc",
-    "fmt_cost",
-    "fmt_ms",
-    "neutralize",
     "render_body",
     "static_html",
 ]
 
-#: Characters kept per text field before truncation (a note says so).
-TEXT_LIMIT = 20_000
-#: Items (hits, grades, claims) shown before a "show N more" fold.
-PAGE = 20
-#: Items rendered at all in the static view; the rest are counted, not shown.
-STATIC_MAX_ITEMS = 500
-#: Shorter limits for model-call messages (prompts repeat the evidence).
-CALL_TEXT_LIMIT = 6_000
-
-OFFLINE_NOTE = "offline model — reads structured inputs, not prompts"
-
-STAGE_TITLES = TITLES
-
-VERDICT_ICON = {"supported": "✓", "partial": "◐", "unsupported": "✗"}
-VERDICT_LABEL = {"supported": "supported", "partial": "partly supported", "unsupported": "unsupported"}
-
-# Invisible or order-changing characters: zero-width (U+200B-U+200F), bidi
-# embeddings/overrides (U+202A-U+202E) and isolates (U+2066-U+2069), plus the
-# Arabic letter mark, word joiners, BOM and C0 controls other than \t \n \r.
-_CONTROL_RE = re.compile(
-    "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u061c\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
-)
-
-
-# ----------------------------------------------------------------- text
-
-
-def neutralize(text: str) -> str:
-    """Plain-text form of ``text`` with control characters made visible as ⟨U+XXXX⟩."""
-    return _CONTROL_RE.sub(lambda m: f"⟨U+{ord(m.group(0)):04X}⟩", text)
-
-
-def _esc_piece(text: str) -> str:
-    escaped = html.escape(text, quote=True)
-    return _CONTROL_RE.sub(
-        lambda m: (
-            f'<span class="srnb-ctl" title="invisible control character">U+{ord(m.group(0)):04X}</span>'
-        ),
-        escaped,
-    )
-
-
-def _cut(text: str, limit: int) -> tuple[str, str]:
-    if len(text) <= limit:
-        return text, ""
-    note = f' <span class="srnb-trunc">… truncated: showing {limit:,} of {len(text):,} characters</span>'
-    return text[:limit], note
-
-
-def esc(text: object, limit: int = TEXT_LIMIT) -> str:
-    """Inline text: escaped, controls visible, truncated, isolated in ``<bdi>``."""
-    s, note = _cut(str(text), limit)
-    return f"<bdi>{_esc_piece(s)}</bdi>{note}"
-
-
-def block(text: str, limit: int = TEXT_LIMIT, cls: str = "srnb-block") -> str:
-    """A paragraph of untrusted text, its direction decided by its own content."""
-    s, note = _cut(text, limit)
-    return f'<div class="{cls}" dir="auto">{_esc_piece(s)}{note}</div>'
-
-
-def marked(
-    text: str, ranges: Iterable[tuple[int, int, str, str]], limit: int = TEXT_LIMIT, cls: str = "srnb-block"
-) -> str:
-    """A block with some character ranges wrapped in trusted open/close tags.
-    Overlapping ranges keep the earliest; ranges past the cut are clipped."""
-    s, note = _cut(text, limit)
-    out: list[str] = []
-    pos = 0
-    for r_start, r_end, open_tag, close_tag in sorted(ranges, key=lambda r: (r[0], -r[1])):
-        start, end = max(r_start, pos), min(r_end, len(s))
-        if end <= start:
-            continue
-        out.append(_esc_piece(s[pos:start]))
-        out.append(open_tag + _esc_piece(s[start:end]) + close_tag)
-        pos = end
-    out.append(_esc_piece(s[pos:]))
-    return f'<div class="{cls}" dir="auto">{"".join(out)}{note}</div>'
-
-
-def find_all(text: str, needle: str) -> list[tuple[int, int]]:
-    """Non-overlapping occurrences of ``needle`` (exact, then case-insensitive)."""
-    if not needle:
-        return []
-    hay, pin = text, needle
-    if needle not in text:
-        hay, pin = text.casefold(), needle.casefold()
-        if len(hay) != len(text):  # casefold changed lengths: offsets would drift
-            return []
-    spans, i = [], hay.find(pin)
-    while i >= 0:
-        spans.append((i, i + len(pin)))
-        i = hay.find(pin, i + len(pin))
-    return spans
-
-
-def locate_span(chunk: str, span: str, start: int, end: int) -> tuple[int, int] | None:
-    """Where the evidence span sits in its chunk: the recorded offsets when
-    they match, else the first occurrence, else None."""
-    if 0 <= start < end <= len(chunk) and (not span or chunk[start:end] == span):
-        return start, end
-    found = find_all(chunk, span.strip())
-    return found[0] if found else None
-
-
-# --------------------------------------------------------------- numbers
-
-
-def fmt_ms(ms: float | None) -> str:
-    if ms is None:
-        return "unknown"
-    if ms < 10:
-        return f"{ms:.1f} ms"
-    if ms < 1000:
-        return f"{ms:.0f} ms"
-    return f"{ms / 1000:.1f} s"
-
-
-def fmt_cost(cost: float | None) -> str:
-    """Dollars; None means the price is unknown, which is not the same as free."""
-    if cost is None:
-        return "unknown"
-    if cost == 0:
-        return "$0"
-    if cost < 0.0001:
-        return f"${cost:.2e}"
-    return f"${cost:.4f}"
-
-
-def fmt_tokens(n: int | None) -> str:
-    return "unknown" if n is None else f"{n:,}"
-
-
-def _pct(v: float) -> str:
-    return f"{max(0.0, min(100.0, v)):.1f}%"
-
-
-def _costs(calls: Sequence[ModelCall]) -> float | None:
-    vals = [c.cost for c in calls]
-    return None if any(v is None for v in vals) else float(sum(v or 0.0 for v in vals))
-
-
-# ----------------------------------------------------------- context
-
-
-@dataclass
-class _Ctx:
-    """What a record's view may borrow from the rest of its trace."""
-
-    chunks: dict[str, Hit] = field(default_factory=dict)
-    supports: dict[int, Support] = field(default_factory=dict)
-    in_trace: bool = False
-
-    def label(self, chunk_id: str) -> str:
-        hit = self.chunks.get(chunk_id)
-        if hit is None:
-            return esc(chunk_id, 200)
-        return f'<span class="srnb-src">{esc(hit.source, 300)}</span> <span class="srnb-id">{esc(chunk_id, 200)}</span>'
-
-    def short(self, chunk_id: str, n: int = 28) -> str:
-        hit = self.chunks.get(chunk_id)
-        name = hit.source.rsplit("/", 1)[-1] if hit else chunk_id
-        return name if len(name) <= n else name[: n - 1] + "…"
-
-
-def _ctx_for(obj: object) -> _Ctx:
-    ctx = _Ctx()
-    if isinstance(obj, Trace):
-        ctx.in_trace = True
-        for ret in obj._all(Retrieval):
-            for h in ret.hits:
-                ctx.chunks.setdefault(h.chunk_id, h)
-        for sup in obj.supports:
-            ctx.supports[sup.attempt] = sup
-    return ctx
-
-
-# ------------------------------------------------------------ pieces
-
-
-def _badge(text: str, tone: str = "", title: str = "") -> str:
-    cls = f"srnb-badge srnb-{tone}" if tone else "srnb-badge"
-    t = f' title="{html.escape(title, quote=True)}"' if title else ""
-    return f'<span class="{cls}"{t}>{esc(text, 200)}</span>'
-
-
-def _offline_badge() -> str:
-    return _badge(OFFLINE_NOTE, "offline")
-
-
-def _meta(*items: str) -> str:
-    parts = [i for i in items if i]
-    sep = '<span class="srnb-meta-sep">·</span>'
-    return f'<span class="srnb-meta">{sep.join(parts)}</span>' if parts else ""
-
-
-def _row(label: str, value_html: str) -> str:
-    return f'<div class="srnb-row"><span class="srnb-label">{html.escape(label)}</span>{value_html}</div>'
-
-
-def _fold(items: Sequence[str], noun: str, page: int = PAGE, wrap: tuple[str, str] = ("", "")) -> str:
-    """First ``page`` items, then a ``<details>`` with the rest (capped)."""
-    head = "".join(items[:page])
-    out = wrap[0] + head + wrap[1]
-    rest = items[page:STATIC_MAX_ITEMS]
-    if rest:
-        out += (
-            f'<details class="srnb-details srnb-more"><summary>show {len(rest)} more {noun}</summary>'
-            f"{wrap[0]}{''.join(rest)}{wrap[1]}</details>"
-        )
-    hidden = len(items) - STATIC_MAX_ITEMS
-    if hidden > 0:
-        out += f'<div class="srnb-trunc">{hidden:,} more {noun} not shown here (see the widget or trace.to_pandas())</div>'
-    return out
-
-
-def _fallbacks(fbs: Sequence[Fallback]) -> str:
-    return "".join(
-        f'<div class="srnb-banner"><strong>fallback:</strong> {esc(f.what, 500)} — {esc(f.reason, 2000)}</div>'
-        for f in fbs
-    )
-
-
-def _calls(calls: Sequence[ModelCall]) -> str:
-    """The model-call inspector: one folded table, each call folded again."""
-    if not calls:
-        return ""
-    rows = []
-    for i, c in enumerate(calls, 1):
-        status_tone = {"ok": "ok", "repaired": "warn", "unparsed": "bad", "error": "bad"}[c.parse_status]
-        flags = ", ".join(c.injection_flags)
-        summary = (
-            f'<span class="srnb-rank">#{i}</span> {esc(c.role, 50)} · {esc(c.model, 200)} '
-            f"{_badge(c.parse_status, status_tone)} "
-            + (_badge("offline", "offline", OFFLINE_NOTE) + " " if c.offline else "")
-            + (_badge("cached", "info") + " " if c.cached else "")
-            + (_badge(f"injection: {flags}", "bad") + " " if flags else "")
-            + _meta(
-                fmt_ms(c.latency_ms),
-                f"in {fmt_tokens(c.tokens_in)} / out {fmt_tokens(c.tokens_out)} tokens",
-                f"cost {fmt_cost(c.cost)}",
-                f"{c.retries} retries" if c.retries else "",
-            )
-        )
-        body = [
-            _row("prompt hash", f'<span class="srnb-id">{esc(c.prompt_hash or "—", 200)}</span>'),
-        ]
-        if c.offline:
-            body.append(_row("model", _offline_badge()))
-        if c.parse_error:
-            body.append(_row("parse error", esc(c.parse_error, 2000)))
-        if c.error:
-            body.append(_row("error", esc(c.error, 2000)))
-        if c.fallback:
-            body.append(_row("fallback", esc(c.fallback, 2000)))
-        for m in c.messages:
-            role = m.get("role", "?")
-            body.append(
-                f'<div class="srnb-label">{esc(role, 40)}</div>'
-                + block(m.get("content", ""), CALL_TEXT_LIMIT, "srnb-block srnb-code")
-            )
-        body.append(
-            '<div class="srnb-label">raw output</div>' + block(c.raw, CALL_TEXT_LIMIT, "srnb-block srnb-code")
-        )
-        rows.append(f'<details class="srnb-details"><summary>{summary}</summary>{"".join(body)}</details>')
-    n = len(calls)
-    return (
-        f'<details class="srnb-details"><summary>model calls ({n}) · tokens '
-        f"{sum(c.tokens_in or 0 for c in calls):,} in / {sum(c.tokens_out or 0 for c in calls):,} out · "
-        f"cost {fmt_cost(_costs(calls))}</summary>{''.join(rows)}</details>"
-    )
-
-
-def _card(rec: Any, badges: str, body: str, extra_meta: Sequence[str] = ()) -> str:
-    calls: list[ModelCall] = rec.calls
-    offline = any(c.offline for c in calls)
-    head = (
-        f'<div class="srnb-card-h"><span class="srnb-stage">{STAGE_TITLES[rec.stage]}</span>{badges}'
-        + _meta(
-            f'<span class="srnb-num">{fmt_ms(rec.latency_ms)}</span>',
-            f"{len(calls)} model call{'s' if len(calls) != 1 else ''}",
-            *extra_meta,
-        )
-        + (_offline_badge() if offline else "")
-        + "</div>"
-    )
-    return (
-        f'<section class="srnb-card srnb-card-{rec.stage}">{head}{_fallbacks(rec.fallbacks)}{body}'
-        f"{_calls(calls)}</section>"
-    )
-
-
 # ------------------------------------------------------------ records
 
 
-def _decision(d: Decision, ctx: _Ctx) -> str:
-    verdict = _badge("RETRIEVE" if d.retrieve else "NO RETRIEVE", "info" if d.retrieve else "ok")
+def _decision(d: Decision, ctx: Ctx) -> str:
+    verdict = badge("RETRIEVE" if d.retrieve else "NO RETRIEVE", "info" if d.retrieve else "ok")
     who = d.source + (f" ({d.rule})" if d.rule else "")
-    body = _row("reason", esc(d.reason)) + _row("decided by", esc(who, 500))
+    body = row("reason", esc(d.reason)) + row("decided by", esc(who, 500))
     if d.summary:
-        body += _row("history summary", esc(d.summary))
+        body += row("history summary", esc(d.summary))
     if d.cache_key:
-        body += _row("cache key", f'<span class="srnb-id">{esc(d.cache_key, 500)}</span>')
-    return _card(d, verdict, body, (f"by {html.escape(d.source)}",))
+        body += row("cache key", f'<span class="srnb-id">{esc(d.cache_key, 500)}</span>')
+    return card(d, verdict, body, (f"by {escape(d.source)}",))
 
 
 def _protected_ranges(text: str, spans: Sequence[str]) -> list[tuple[int, int, str, str]]:
@@ -375,7 +109,7 @@ def _protected_ranges(text: str, spans: Sequence[str]) -> list[tuple[int, int, s
     return out
 
 
-def _rewrite(r: Rewrite, ctx: _Ctx) -> str:
+def _rewrite(r: Rewrite, ctx: Ctx) -> str:
     spans = [p.text for p in r.protected]
     original = r.queries[0] if r.queries else ""
     left = '<div class="srnb-col-h">original</div>' + marked(original, _protected_ranges(original, spans))
@@ -386,25 +120,25 @@ def _rewrite(r: Rewrite, ctx: _Ctx) -> str:
     )
     body = f'<div class="srnb-cols"><div>{left}</div><div>{right}</div></div>'
     if r.protected:
-        body += _row(
+        body += row(
             "protected",
             " ".join(
-                f'<mark class="srnb-protect">{esc(p.text, 300)}</mark> {_meta(esc(p.kind, 50))}'
+                f'<mark class="srnb-protect">{esc(p.text, 300)}</mark> {meta(esc(p.kind, 50))}'
                 for p in r.protected
             ),
         )
     if r.rejected:
         items = "".join(
-            f'<li class="srnb-list-item">{_badge("rejected", "bad")} {esc(x.text, 2000)} — {esc(x.reason, 1000)}'
-            + (f" {_meta('missing: ' + ', '.join(esc(m, 200) for m in x.missing))}" if x.missing else "")
+            f'<li class="srnb-list-item">{badge("rejected", "bad")} {esc(x.text, 2000)} — {esc(x.reason, 1000)}'
+            + (f" {meta('missing: ' + ', '.join(esc(m, 200) for m in x.missing))}" if x.missing else "")
             + "</li>"
             for x in r.rejected
         )
         body += f'<div class="srnb-col-h">rejected rewrites ({len(r.rejected)})</div><ul class="srnb-list">{items}</ul>'
     if r.reason:
-        body += _row("why", esc(r.reason))
-    badge = _badge("attempted" if r.attempted else "not attempted", "info" if r.attempted else "")
-    return _card(r, badge, body)
+        body += row("why", esc(r.reason))
+    tag = badge("attempted" if r.attempted else "not attempted", "info" if r.attempted else "")
+    return card(r, tag, body)
 
 
 def _score_line(scores: dict[str, float]) -> str:
@@ -428,14 +162,14 @@ def _hit_item(h: Hit, i: int) -> str:
 
 
 def _hits_list(hits: Sequence[Hit]) -> str:
-    return _fold([_hit_item(h, i) for i, h in enumerate(hits, 1)], "hits")
+    return fold([_hit_item(h, i) for i, h in enumerate(hits, 1)], "hits")
 
 
-def _retrieval(r: Retrieval, ctx: _Ctx) -> str:
-    body = _row("access filter", esc(r.access_filter or "none (every chunk visible)", 2000))
-    body += _row(
+def _retrieval(r: Retrieval, ctx: Ctx) -> str:
+    body = row("access filter", esc(r.access_filter or "none (every chunk visible)", 2000))
+    body += row(
         "search",
-        _meta(
+        meta(
             esc(r.mode, 40),
             f"k={r.per_query_k} per query",
             f"cap {r.total_cap}",
@@ -445,42 +179,32 @@ def _retrieval(r: Retrieval, ctx: _Ctx) -> str:
     )
     if r.per_query:
         items = "".join(
-            f'<li class="srnb-list-item">{esc(q.query, 2000)} {_meta(f"{len(q.chunk_ids)} chunks")}</li>'
+            f'<li class="srnb-list-item">{esc(q.query, 2000)} {meta(f"{len(q.chunk_ids)} chunks")}</li>'
             for q in r.per_query
         )
         body += f'<div class="srnb-col-h">per query</div><ul class="srnb-list">{items}</ul>'
     body += _hits_list(r.hits) if r.hits else '<div class="srnb-muted">no hits</div>'
-    return _card(r, _badge(f"{len(r.hits)} hits", "info"), body, (esc(r.mode, 40),))
+    return card(r, badge(f"{len(r.hits)} hits", "info"), body, (esc(r.mode, 40),))
 
 
-def _hits(h: Hits, ctx: _Ctx) -> str:
+def _hits(h: Hits, ctx: Ctx) -> str:
     head = (
         '<div class="srnb-card-h"><span class="srnb-stage">Search</span>'
-        + _badge(f"{len(h.hits)} hits", "info")
-        + _meta(esc(h.mode, 40), f"k={h.k}", "query " + esc(h.query, 2000))
+        + badge(f"{len(h.hits)} hits", "info")
+        + meta(esc(h.mode, 40), f"k={h.k}", "query " + esc(h.query, 2000))
         + "</div>"
     )
-    body = _row("access filter", esc(h.access_filter or "none (every chunk visible)", 2000))
+    body = row("access filter", esc(h.access_filter or "none (every chunk visible)", 2000))
     body += _hits_list(h.hits) if h.hits else '<div class="srnb-muted">no hits</div>'
     return f'<section class="srnb-card srnb-card-search">{head}{body}</section>'
 
 
-def _bar(score: float, band: str, ticks: Sequence[int] = (), title: str = "") -> str:
-    """A 0-100 bar; ``ticks`` are the threshold lines drawn across it."""
-    lines = "".join(f'<div class="srnb-tick" style="left:{_pct(t)}"></div>' for t in ticks)
-    tip = html.escape(title or f"score {score:g}", quote=True)
-    return (
-        f'<div class="srnb-bar" title="{tip}">'
-        f'<div class="srnb-bar-fill srnb-fill-{band}" style="width:{_pct(score)}"></div>{lines}</div>'
-    )
-
-
-def _grades(g: Grades, ctx: _Ctx) -> str:
+def _grades(g: Grades, ctx: Ctx) -> str:
     n_rel = sum(1 for x in g.items if x.relevant)
     legend = (
         f'<div class="srnb-legend"><span>bars: score 0-100</span>'
         f"<span>╎ {g.relevance_cutoff} relevance cutoff</span><span>╎ {g.high_relevance} high relevance</span>"
-        f"<span>{_badge('✓ relevant', 'ok')} {_badge('✗ not relevant', 'bad')}</span></div>"
+        f"<span>{badge('✓ relevant', 'ok')} {badge('✗ not relevant', 'bad')}</span></div>"
     )
     rows = []
     for x in g.items:
@@ -488,30 +212,30 @@ def _grades(g: Grades, ctx: _Ctx) -> str:
         src = x.source or (hit.source if hit else "")
         notes = ""
         if x.key_info:
-            notes += _row("key info", esc(x.key_info, 4000))
+            notes += row("key info", esc(x.key_info, 4000))
         if x.gaps:
-            notes += _row("gaps", esc(x.gaps, 4000))
+            notes += row("gaps", esc(x.gaps, 4000))
         if x.parse_status != "ok":
-            notes += _row("parse", _badge(x.parse_status, "bad"))
+            notes += row("parse", badge(x.parse_status, "bad"))
         if hit is not None:
             notes += f'<details class="srnb-details"><summary>chunk</summary>{block(hit.text)}</details>'
-        rel = _badge("✓ relevant", "ok") if x.relevant else _badge("✗ not relevant", "bad")
+        rel = badge("✓ relevant", "ok") if x.relevant else badge("✗ not relevant", "bad")
         rows.append(
             f'<div class="srnb-grade"><div><span class="srnb-src">{esc(src or "?", 300)}</span> '
             f'<span class="srnb-id">{esc(x.chunk_id, 300)}</span></div>'
-            f"{_bar(x.score, x.band, (g.relevance_cutoff, g.high_relevance), f'score {x.score} (cutoff {g.relevance_cutoff}, high {g.high_relevance})')}"
-            f'<div><span class="srnb-num">{x.score:>3}</span> {rel} {_meta(esc(x.band, 20))}</div>'
+            f"{bar(x.score, x.band, (g.relevance_cutoff, g.high_relevance), f'score {x.score} (cutoff {g.relevance_cutoff}, high {g.high_relevance})')}"
+            f'<div><span class="srnb-num">{x.score:>3}</span> {rel} {meta(esc(x.band, 20))}</div>'
             + (f'<div class="srnb-grade-notes">{notes}</div>' if notes else "")
             + "</div>"
         )
     best = max((x.score for x in g.items), default=None)
-    body = legend + _fold(rows, "grades")
+    body = legend + fold(rows, "grades")
     if g.kept:
-        body += _row("kept (by score)", ", ".join(esc(ctx.short(k, 60), 100) for k in g.kept))
-    badge = _badge(f"{n_rel}/{len(g.items)} relevant", "ok" if n_rel else "bad")
-    return _card(
+        body += row("kept (by score)", ", ".join(esc(ctx.short(k, 60), 100) for k in g.kept))
+    tag = badge(f"{n_rel}/{len(g.items)} relevant", "ok" if n_rel else "bad")
+    return card(
         g,
-        badge,
+        tag,
         body,
         (
             f"cutoff {g.relevance_cutoff}",
@@ -521,7 +245,7 @@ def _grades(g: Grades, ctx: _Ctx) -> str:
     )
 
 
-def _bump_svg(r: Rerank, ctx: _Ctx) -> str:
+def _bump_svg(r: Rerank, ctx: Ctx) -> str:
     """Before/after order as a slope chart: one line per chunk, dropped chunks dashed."""
     n = max(len(r.before), len(r.after), 1)
     n = min(n, 50)
@@ -539,7 +263,7 @@ def _bump_svg(r: Rerank, ctx: _Ctx) -> str:
         y = top + i * row_h + 10
         parts.append(
             f'<text class="srnb-svg-label" x="{lx - 8}" y="{y + 4}" text-anchor="end">'
-            f"{i + 1}. {html.escape(neutralize(ctx.short(c)), quote=True)}</text>"
+            f"{i + 1}. {escape(ctx.short(c))}</text>"
         )
         j = after_pos.get(c)
         if j is not None and j < n:
@@ -555,13 +279,13 @@ def _bump_svg(r: Rerank, ctx: _Ctx) -> str:
         s = f" ({score:.3g})" if score is not None else ""
         parts.append(
             f'<text class="srnb-svg-label" x="{rx + 8}" y="{y2 + 4}">'
-            f"{j + 1}. {html.escape(neutralize(ctx.short(c)), quote=True)}{s}</text>"
+            f"{j + 1}. {escape(ctx.short(c))}{s}</text>"
         )
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _rerank(r: Rerank, ctx: _Ctx) -> str:
+def _rerank(r: Rerank, ctx: Ctx) -> str:
     body = ""
     if r.fallback:
         body += (
@@ -597,29 +321,29 @@ def _rerank(r: Rerank, ctx: _Ctx) -> str:
         '<table class="srnb-table"><thead><tr><th>chunk</th><th class="srnb-r">before</th>'
         '<th class="srnb-r">after</th><th>move</th><th class="srnb-r">score</th></tr></thead><tbody>'
     )
-    body += _fold(rows, "chunks", wrap=(table, "</tbody></table>"))
-    badge = _badge(
+    body += fold(rows, "chunks", wrap=(table, "</tbody></table>"))
+    tag = badge(
         "fallback" if r.fallback else f"{len(r.before)} → {len(r.after)}", "bad" if r.fallback else "info"
     )
-    return _card(r, badge, body, (f"by {esc(r.reranker or 'unknown reranker', 200)}", f"keep {r.keep}"))
+    return card(r, tag, body, (f"by {esc(r.reranker or 'unknown reranker', 200)}", f"keep {r.keep}"))
 
 
 _ACTION_TONE = {"answer": "ok", "clarify": "warn", "refuse": "bad", "answer_without_evidence": "warn"}
 
 
-def _assessment(a: Assessment, ctx: _Ctx) -> str:
-    body = _row("why", esc(a.reason))
+def _assessment(a: Assessment, ctx: Ctx) -> str:
+    body = row("why", esc(a.reason))
     if a.options:
         items = "".join(f'<li class="srnb-list-item">{esc(o, 2000)}</li>' for o in a.options)
         body += f'<div class="srnb-col-h">options to clarify</div><ul class="srnb-list">{items}</ul>'
     if a.conflict:
-        body += _row("conflict", esc(a.conflict))
+        body += row("conflict", esc(a.conflict))
     if a.applies:
-        body += _row("applies", esc(a.applies))
+        body += row("applies", esc(a.applies))
     if a.evidence:
-        body += _row("evidence", ", ".join(ctx.label(c) for c in a.evidence))
-    badge = _badge(a.action.replace("_", " ").upper(), _ACTION_TONE[a.action])
-    return _card(a, badge, body)
+        body += row("evidence", ", ".join(ctx.label(c) for c in a.evidence))
+    tag = badge(a.action.replace("_", " ").upper(), _ACTION_TONE[a.action])
+    return card(a, tag, body)
 
 
 _CITE_RE = re.compile(r"\[(\d{1,3})\]")
@@ -639,7 +363,7 @@ def _answer_html(g: Generation, sup: Support | None) -> str:
                 continue
             a, b = span
             err = " ⚠ citation" if c.citation_error else ""
-            tip = html.escape(f"claim {i}: {VERDICT_LABEL[c.verdict]}{err}", quote=True)
+            tip = escape(f"claim {i}: {VERDICT_LABEL[c.verdict]}{err}")
             ranges.append(
                 (
                     a,
@@ -677,26 +401,26 @@ def _legend() -> str:
     )
 
 
-def _generation(g: Generation, ctx: _Ctx) -> str:
+def _generation(g: Generation, ctx: Ctx) -> str:
     sup = ctx.supports.get(g.attempt) if ctx.in_trace else None
     body = (_legend() if sup is not None else "") + _answer_html(g, sup)
     if g.citations:
         items = []
         for c in g.citations:
-            flag = "" if c.valid else " " + _badge("⚠ invalid citation", "bad")
+            flag = "" if c.valid else " " + badge("⚠ invalid citation", "bad")
             items.append(f'<li class="srnb-list-item">[{c.marker}] {ctx.label(c.chunk_id)}{flag}</li>')
         body += f'<div class="srnb-col-h">citations</div><ul class="srnb-list">{"".join(items)}</ul>'
     if g.evidence:
-        body += _row(
+        body += row(
             "evidence shown",
             " ".join(f"[{i}] {esc(ctx.short(c, 60), 100)}" for i, c in enumerate(g.evidence, 1)),
         )
     n_bad = sum(1 for c in g.citations if not c.valid)
-    badges = _badge(g.mode, "info") + (_badge(f"{n_bad} invalid citation(s)", "bad") if n_bad else "")
-    return _card(g, badges, body, (f"attempt {g.attempt}", f"{len(g.answer):,} chars"))
+    badges = badge(g.mode, "info") + (badge(f"{n_bad} invalid citation(s)", "bad") if n_bad else "")
+    return card(g, badges, body, (f"attempt {g.attempt}", f"{len(g.answer):,} chars"))
 
 
-def _evidence_view(c: Claim, ctx: _Ctx) -> str:
+def _evidence_view(c: Claim, ctx: Ctx) -> str:
     if not c.evidence:
         return '<div class="srnb-muted">no supporting evidence found</div>'
     out = []
@@ -720,13 +444,13 @@ def _evidence_view(c: Claim, ctx: _Ctx) -> str:
     return "".join(out)
 
 
-def _claim_item(c: Claim, i: int, ctx: _Ctx) -> str:
+def _claim_item(c: Claim, i: int, ctx: Ctx) -> str:
     tone = {"supported": "ok", "partial": "warn", "unsupported": "bad"}[c.verdict]
     summary = (
-        f'<span class="srnb-rank">{i}.</span>{_badge(VERDICT_ICON[c.verdict] + " " + VERDICT_LABEL[c.verdict], tone)} '
+        f'<span class="srnb-rank">{i}.</span>{badge(VERDICT_ICON[c.verdict] + " " + VERDICT_LABEL[c.verdict], tone)} '
         f'<span class="srnb-claim srnb-v-{c.verdict}">{esc(c.text, 4000)}</span>'
-        + (f" {_meta('cites ' + ', '.join(esc(x, 200) for x in c.cited))}" if c.cited else "")
-        + (f" {_badge('⚠ citation error', 'bad')}" if c.citation_error else "")
+        + (f" {meta('cites ' + ', '.join(esc(x, 200) for x in c.cited))}" if c.cited else "")
+        + (f" {badge('⚠ citation error', 'bad')}" if c.citation_error else "")
     )
     body = ""
     if c.citation_error:
@@ -735,19 +459,19 @@ def _claim_item(c: Claim, i: int, ctx: _Ctx) -> str:
     return f'<details class="srnb-details srnb-claim-d"><summary>{summary}</summary>{body}</details>'
 
 
-def _support(s: Support, ctx: _Ctx) -> str:
+def _support(s: Support, ctx: Ctx) -> str:
     counts = {v: sum(1 for c in s.claims if c.verdict == v) for v in VERDICT_ICON}
     errs = sum(1 for c in s.claims if c.citation_error)
     tone = {"ACCEPT": "ok", "ADD_DISCLAIMER": "warn", "REGENERATE": "bad"}[s.recommendation]
     conf = (
-        f'<div class="srnb-grade"><div>overall confidence</div>{_bar(s.overall_confidence, "high")}'
+        f'<div class="srnb-grade"><div>overall confidence</div>{bar(s.overall_confidence, "high")}'
         f'<div><span class="srnb-num">{s.overall_confidence}</span></div></div>'
     )
     body = (
         _legend()
-        + _row(
+        + row(
             "claims",
-            _meta(
+            meta(
                 f"{VERDICT_ICON['supported']} {counts['supported']} supported",
                 f"{VERDICT_ICON['partial']} {counts['partial']} partial",
                 f"{VERDICT_ICON['unsupported']} {counts['unsupported']} unsupported",
@@ -755,12 +479,12 @@ def _support(s: Support, ctx: _Ctx) -> str:
             ),
         )
         + conf
-        + _fold([_claim_item(c, i, ctx) for i, c in enumerate(s.claims, 1)], "claims")
+        + fold([_claim_item(c, i, ctx) for i, c in enumerate(s.claims, 1)], "claims")
     )
-    badges = _badge(s.recommendation, tone) + (
-        _badge("fully supported", "ok") if s.is_fully_supported else _badge("not fully supported", "warn")
+    badges = badge(s.recommendation, tone) + (
+        badge("fully supported", "ok") if s.is_fully_supported else badge("not fully supported", "warn")
     )
-    return _card(s, badges, body, (f"attempt {s.attempt}", f"confidence {s.overall_confidence}"))
+    return card(s, badges, body, (f"attempt {s.attempt}", f"confidence {s.overall_confidence}"))
 
 
 _OUTCOME_TONE = {
@@ -773,7 +497,7 @@ _OUTCOME_TONE = {
 }
 
 
-def _outcome(o: Outcome, ctx: _Ctx) -> str:
+def _outcome(o: Outcome, ctx: Ctx) -> str:
     body = ""
     if o.deadline_exceeded:
         body += '<div class="srnb-banner srnb-banner-bad">deadline exceeded</div>'
@@ -784,13 +508,13 @@ def _outcome(o: Outcome, ctx: _Ctx) -> str:
     )
     body += f'<div class="srnb-col-h">{label}</div>' + block(o.answer, cls="srnb-block srnb-answer")
     if o.reason:
-        body += _row("why", esc(o.reason))
+        body += row("why", esc(o.reason))
     if o.dropped_claims:
         items = "".join(f'<li class="srnb-list-item">{esc(c, 2000)}</li>' for c in o.dropped_claims)
         body += f'<div class="srnb-col-h">dropped claims ({len(o.dropped_claims)})</div><ul class="srnb-list">{items}</ul>'
     if o.skipped:
-        body += _row("skipped (deadline)", esc(", ".join(o.skipped), 500))
-    return _card(o, _badge(o.outcome, _OUTCOME_TONE[o.outcome]), body)
+        body += row("skipped (deadline)", esc(", ".join(o.skipped), 500))
+    return card(o, badge(o.outcome, _OUTCOME_TONE[o.outcome]), body)
 
 
 # --------------------------------------------------------------- trace
@@ -803,13 +527,13 @@ def _timeline(t: Trace) -> str:
     for r in rows:
         lat = float(r["latency_ms"])
         tl.append(
-            f"<div>{html.escape(STAGE_TITLES[r['stage']])}</div>"
-            f'<div class="srnb-tl-track"><div class="srnb-tl-bar" style="left:{_pct(100 * start / total)};'
-            f'width:{_pct(100 * lat / total)}"></div></div><div class="srnb-r srnb-num">{fmt_ms(lat)}</div>'
+            f"<div>{escape(STAGE_TITLES[r['stage']])}</div>"
+            f'<div class="srnb-tl-track"><div class="srnb-tl-bar" style="left:{pct(100 * start / total)};'
+            f'width:{pct(100 * lat / total)}"></div></div><div class="srnb-r srnb-num">{fmt_ms(lat)}</div>'
         )
         start += lat
     table_rows = "".join(
-        f"<tr><td>{html.escape(STAGE_TITLES[r['stage']])}</td>"
+        f"<tr><td>{escape(STAGE_TITLES[r['stage']])}</td>"
         f'<td class="srnb-r srnb-num">{fmt_ms(r["latency_ms"])}</td>'
         f'<td class="srnb-r srnb-num">{r["model_calls"]}</td>'
         f'<td class="srnb-r srnb-num">{r["tokens_in"]:,}</td><td class="srnb-r srnb-num">{r["tokens_out"]:,}</td>'
@@ -832,15 +556,15 @@ def _timeline(t: Trace) -> str:
     )
 
 
-def _trace(t: Trace, ctx: _Ctx) -> str:
+def _trace(t: Trace, ctx: Ctx) -> str:
     tot = t.totals
     outcome = t.outcome
-    q, q_note = _cut(t.question, 2000)
+    q, q_note = cut(t.question, 2000)
     head = (
-        f'<div class="srnb-head"><div class="srnb-q" dir="auto">{_esc_piece(q)}{q_note}</div>'
+        f'<div class="srnb-head"><div class="srnb-q" dir="auto">{escape(q, ctl="span")}{q_note}</div>'
         + '<div class="srnb-totals">'
-        + (_badge(outcome, _OUTCOME_TONE.get(outcome, "")) if outcome else _badge("in progress", "info"))
-        + _meta(
+        + (badge(outcome, _OUTCOME_TONE.get(outcome, "")) if outcome else badge("in progress", "info"))
+        + meta(
             f"user {esc(t.user.id, 200)}"
             + (f" ({esc(', '.join(t.user.roles), 500)})" if t.user.roles else ""),
             f"{len(t.records)} stages",
@@ -849,7 +573,7 @@ def _trace(t: Trace, ctx: _Ctx) -> str:
             f"tokens {tot.tokens_in:,} in / {tot.tokens_out:,} out",
             f"cost {fmt_cost(tot.cost)}",
         )
-        + (_offline_badge() if t.offline else "")
+        + (offline_badge() if t.offline else "")
         + "</div>"
     )
     if t.history:
@@ -866,7 +590,7 @@ def _trace(t: Trace, ctx: _Ctx) -> str:
     return head + cards + (_timeline(t) if t.records else "")
 
 
-_RENDERERS: dict[type, Callable[[Any, _Ctx], str]] = {
+_RENDERERS: dict[type, Callable[[Any, Ctx], str]] = {
     Decision: _decision,
     Rewrite: _rewrite,
     Retrieval: _retrieval,
@@ -881,14 +605,18 @@ _RENDERERS: dict[type, Callable[[Any, _Ctx], str]] = {
 }
 
 
+#: Every type this module renders: the stage records, the Trace and Hits.
+RECORD_TYPES: tuple[type, ...] = tuple(_RENDERERS)
+
+
 def render_body(obj: object) -> str:
     """The view's markup without the root wrapper and stylesheet."""
     fn = _RENDERERS.get(type(obj))
     if fn is None:
-        raise TypeError(
+        raise InputTypeError(
             f"selfrag_nb.display cannot render {type(obj).__name__}: expected a Trace, a stage record or Hits"
         )
-    return fn(obj, _ctx_for(obj))
+    return fn(obj, ctx_for(obj))
 
 
 @lru_cache(maxsize=1)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from selfrag_nb.display.html import OFFLINE_NOTE, PAGE, find_all, locate_span
+from selfrag_nb.display.cards import OFFLINE_NOTE, PAGE
+from selfrag_nb.display.markup import find_all, locate_span
 from selfrag_nb.display.text import text_summary
 from selfrag_nb.store.types import Hit, Hits
 from selfrag_nb.trace import Claim, Retrieval, Support, Trace

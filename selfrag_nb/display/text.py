@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from selfrag_nb.display.html import fmt_cost, fmt_ms, neutralize
+from selfrag_nb.display.markup import fmt_cost, fmt_ms, neutralize
+from selfrag_nb.errors import InputTypeError
 from selfrag_nb.store.types import Hits
 from selfrag_nb.trace import (
     Assessment,
@@ -160,7 +161,7 @@ def text_summary(obj: object) -> str:
     """The one-line summary of a record, a Trace or Hits."""
     fn = _SUMMARIES.get(type(obj))
     if fn is None:
-        raise TypeError(
+        raise InputTypeError(
             f"selfrag_nb.display cannot summarise {type(obj).__name__}: expected a Trace, a stage record or Hits"
         )
     return fn(obj)

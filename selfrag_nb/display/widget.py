@@ -1,6 +1,7 @@
 """The interactive view: one AnyWidget for every record kind and the Trace.
 
     TraceWidget(obj)                       python side
+      _esm  = js.esm("trace.js")           generated CTL + static/prelude.js + static/trace.js
       data  = widget_state(obj)   ----->   static/trace.js render(model, el)
       kind  = "trace" | stage name           one renderer per kind, textContent only
       selected_claim  <------------------>   click a claim -> its evidence span
@@ -18,14 +19,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from selfrag_nb.errors import MissingDependencyError
+
 try:
     import anywidget
     import traitlets
 except ImportError as exc:  # pragma: no cover - anywidget is a core dependency
-    raise ImportError(
+    raise MissingDependencyError(
         "The interactive views need anywidget: pip install 'selfrag-nb[jupyter]' (or pip install anywidget)"
     ) from exc
 
+from selfrag_nb.display.js import esm
 from selfrag_nb.display.state import widget_state
 
 __all__ = ["LiveTraceWidget", "TraceWidget", "view"]
@@ -36,7 +40,7 @@ _STATIC = Path(__file__).parent / "static"
 class TraceWidget(anywidget.AnyWidget):
     """Interactive view of a Trace, a stage record or Hits."""
 
-    _esm = _STATIC / "trace.js"
+    _esm = esm("trace.js")
     _css = _STATIC / "trace.css"
 
     data = traitlets.Dict().tag(sync=True)

@@ -7,6 +7,7 @@
       score = correct refusals - wrong refusals - unsupported answers
       suggested = best score; ties -> the default setting, else the value nearest it
     = Calibration (.table .suggested .chosen_on .chart() .to_html() .report)
+      faces (text, static HTML, EvalWidget) through Displayable: display/eval_html.py
 
 Refusal conditions are calibrated on a fixed question
 set instead of treating one number (0.8) as a universal trust line; too high
@@ -17,12 +18,14 @@ path, count, content hash) the value was chosen.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from selfrag_nb._displayable import Displayable
+from selfrag_nb._displayable import html as render_html
 from selfrag_nb._sync import run_sync
+from selfrag_nb.errors import InputError
 from selfrag_nb.eval.metrics import summarize
 from selfrag_nb.eval.runner import as_question_set
 
@@ -63,7 +66,7 @@ def _overrides(base: Any, param: str, value: int) -> dict[str, Any]:
     return ov
 
 
-class Calibration:
+class Calibration(Displayable):
     """One threshold sweep: a row per value, the suggested value, and the
     question set it was chosen on."""
 
@@ -109,43 +112,9 @@ class Calibration:
         return self.to_text()
 
     def to_html(self, *, embedded: bool = False) -> str:
-        """Static HTML (no script): the sweep table with the suggestion marked."""
-        esc = html.escape
-        head = "".join(f"<th>{c}</th>" for c in SWEEP_COLUMNS)
-        body = []
-        for r in self.rows:
-            mark = ' style="font-weight:600;background:#eef5ff"' if r["value"] == self.suggested else ""
-            cells = "".join(
-                f"<td>{esc('n/a' if r[c] is None else (f'{r[c]:.3f}' if isinstance(r[c], float) else str(r[c])))}</td>"
-                for c in SWEEP_COLUMNS
-            )
-            body.append(f"<tr{mark}>{cells}</tr>")
-        c = self.chosen_on
-        text = (
-            f"<p>Suggested <b>{self.param} = {self.suggested}</b> (article default {self.default}); "
-            "score = correct refusals - wrong refusals - unsupported answers, ties go to the default. "
-            f"Chosen on <b>{esc(str(c['name']))}</b>: {c['count']} questions, hash {esc(str(c['hash']))}"
-            + (f", {esc(str(c['path']))}" if c.get("path") else "")
-            + ". Re-calibrate when the question set, corpus or models change.</p>"
-        )
-        table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-        if embedded:
-            return text + table
-        from selfrag_nb.eval.report import _CSS
-
-        return f'<div class="selfrag-eval"><style>{_CSS}</style><h4>Calibration</h4>{text}{table}</div>'
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        # text/plain + static HTML always; the EvalWidget view only inside a kernel.
-        from selfrag_nb.display.eval_widget import eval_mimebundle
-
-        return eval_mimebundle(self)
-
-    def _display_(self) -> Any:
-        """marimo: the EvalWidget (``mo.ui.anywidget``) when marimo runs the cell."""
-        from selfrag_nb.display.eval_widget import eval_marimo_view
-
-        return eval_marimo_view(self)
+        """Static HTML (no script): the sweep table with the suggestion marked
+        (``embedded``: without the page wrapper, as inside a report)."""
+        return render_html(self, embedded=embedded)
 
     def save(self, path: str | Path) -> Path:
         """A self-contained HTML page: the sweep, its curve and the full report."""
@@ -177,16 +146,16 @@ async def acalibrate(
     from selfrag_nb.eval.runner import aevaluate
 
     if param not in CALIBRATABLE:
-        raise ValueError(f"cannot calibrate {param!r}; calibratable: {', '.join(CALIBRATABLE)}")
+        raise InputError(f"cannot calibrate {param!r}; calibratable: {', '.join(CALIBRATABLE)}")
     vals = list(dict.fromkeys(int(v) for v in values))
     if not vals:
-        raise ValueError("values: at least one threshold value is needed")
+        raise InputError("values: at least one threshold value is needed")
     for v in vals:
         if not 0 <= v <= 100:
-            raise ValueError(f"{param} values are 0..100, got {v}")
+            raise InputError(f"{param} values are 0..100, got {v}")
     qs = as_question_set(questions)
     if not any(q.expected for q in qs):
-        raise ValueError(f"{qs.name}: calibration needs questions labelled with expected outcomes")
+        raise InputError(f"{qs.name}: calibration needs questions labelled with expected outcomes")
     variants = {f"{param}={v}": _overrides(rag.settings, param, v) for v in vals}
     report = await aevaluate(rag, qs, variants, **kwargs)
     rows = []

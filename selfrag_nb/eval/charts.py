@@ -14,6 +14,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from selfrag_nb.errors import MissingDependencyError, NotFoundError
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -26,7 +28,9 @@ def _go() -> Any:
     try:
         import plotly.graph_objects as go
     except ImportError as exc:  # pragma: no cover - plotly is a core dependency
-        raise ImportError("charts need plotly: pip install selfrag-nb (plotly is a core dependency)") from exc
+        raise MissingDependencyError(
+            "charts need plotly: pip install selfrag-nb (plotly is a core dependency)"
+        ) from exc
     return go
 
 
@@ -34,7 +38,7 @@ def metric_bars(summary: pd.DataFrame, metric: str = "outcome_accuracy") -> Any:
     """Grouped bars: ``metric`` per category (x), one bar per variant."""
     go = _go()
     if metric not in summary.columns:
-        raise KeyError(f"unknown metric {metric!r}; summary columns: {list(summary.columns)}")
+        raise NotFoundError(f"unknown metric {metric!r}; summary columns: {list(summary.columns)}")
     fig = go.Figure()
     for variant, part in summary.groupby("variant", sort=False):
         fig.add_bar(name=str(variant), x=list(part["category"]), y=[_num(v) for v in part[metric]])

@@ -7,6 +7,7 @@
     failures.parquet --read_failures()--> DataFrame
                      --failures_to_questions()--> QuestionSet  -> evaluate(rag2, ...)
     before rows + after rows --RegressionDiff--> .fixed .still_failing .broke
+        faces (text, static HTML, EvalWidget) through Displayable: display/eval_html.py
 
 A regression sample keeps the question category, candidate evidence, config
 version and failure reason, inside the authorised scope, as regression
@@ -20,12 +21,13 @@ passed before, or that now fails a check it used to pass, *broke*.
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from selfrag_nb._displayable import Displayable
+from selfrag_nb.errors import PathNotFoundError
 from selfrag_nb.eval.metrics import EvalRow
 from selfrag_nb.eval.questions import Question, QuestionSet, QuestionSetError
 
@@ -128,7 +130,7 @@ def read_failures(path: str | Path) -> pd.DataFrame:
     if p.is_dir():
         p = p / "failures.parquet"
     if not p.is_file():
-        raise FileNotFoundError(f"{p}: no regression samples here (expected a failures.parquet)")
+        raise PathNotFoundError(f"{p}: no regression samples here (expected a failures.parquet)")
     df = pq.read_table(p).to_pandas()
     for col in ("expected", "evidence", "failed_checks"):
         df[col] = df[col].map(lambda v: [str(x) for x in v] if v is not None else [])
@@ -149,7 +151,7 @@ def failures_to_questions(failures: str | Path | pd.DataFrame, *, name: str = "f
     return QuestionSet(list(seen.values()), name=name)
 
 
-class RegressionDiff:
+class RegressionDiff(Displayable):
     """Before/after comparison of the same (variant, question) pairs.
 
     ``fixed``: failed before, passes now. ``still_failing``: fails now, no new
@@ -213,50 +215,3 @@ class RegressionDiff:
 
     def to_text(self) -> str:
         return repr(self)
-
-    def to_html(self) -> str:
-        """Static HTML (no script): counts, then one table per status."""
-        esc = html.escape
-        parts = [
-            '<div class="selfrag-regression">',
-            f"<p><b>{len(self.fixed)}</b> fixed, <b>{len(self.still_failing)}</b> still failing, "
-            f"<b>{len(self.broke)}</b> broke, {self.unchanged_passing} passing before and after.</p>",
-        ]
-        for title, items in (
-            ("Broke", self.broke),
-            ("Still failing", self.still_failing),
-            ("Fixed", self.fixed),
-        ):
-            if not items:
-                continue
-            parts.append(
-                f"<details{' open' if title == 'Broke' else ''}><summary>{title} ({len(items)})</summary>"
-            )
-            parts.append(
-                "<table><thead><tr><th>variant</th><th>id</th><th>category</th><th>question</th>"
-                "<th>before</th><th>after</th></tr></thead><tbody>"
-            )
-            for e in items:
-                parts.append(
-                    "<tr>"
-                    + "".join(
-                        f"<td>{esc(str(e[c]))}</td>"
-                        for c in ("variant", "id", "category", "question", "before", "after")
-                    )
-                    + "</tr>"
-                )
-            parts.append("</tbody></table></details>")
-        parts.append("</div>")
-        return "".join(parts)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        # text/plain + static HTML always; the EvalWidget view only inside a kernel.
-        from selfrag_nb.display.eval_widget import eval_mimebundle
-
-        return eval_mimebundle(self)
-
-    def _display_(self) -> Any:
-        """marimo: the EvalWidget (``mo.ui.anywidget``) when marimo runs the cell."""
-        from selfrag_nb.display.eval_widget import eval_marimo_view
-
-        return eval_marimo_view(self)

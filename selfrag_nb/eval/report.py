@@ -7,24 +7,26 @@
                   config version, failure reason
       .failures_as_questions() / .rerun_failures(rag2) -> RegressionDiff
       .save("report.html")   self-contained: tables + plotly charts (JS inlined)
-      ._repr_mimebundle_     static HTML (no script) + text/plain (+ EvalWidget in a kernel)
+      .to_html() / ._repr_mimebundle_ / ._display_   through Displayable: static HTML
+                  (no script, display/eval_html.py) + text/plain (+ EvalWidget in a kernel)
       .to_json() / EvalReport.load(path_or_json)
 
 Numbers are computed by ``selfrag_nb.eval.metrics`` only; this module
-arranges and renders them. Variants are listed in the order they ran, and
+arranges them (and writes the text summary); ``selfrag_nb.display`` renders them. Variants are listed in the order they ran, and
 categories in question-set order, so two reports line up.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfrag_nb.display.html import neutralize
+from selfrag_nb._displayable import Displayable
+from selfrag_nb._displayable import html as render_html
+from selfrag_nb.errors import InputError, NotFoundError
 from selfrag_nb.eval.metrics import METRICS, EvalRow, summarize
 from selfrag_nb.eval.questions import Question, QuestionSet
 
@@ -34,50 +36,13 @@ if TYPE_CHECKING:
     from selfrag_nb.eval.calibrate import Calibration
     from selfrag_nb.eval.regression import RegressionDiff
 
-__all__ = ["EvalReport"]
+__all__ = ["EvalReport", "format_metric"]
 
 _FORMAT = "selfrag_nb.eval.report/1"
 
-# Columns of the summary shown in the static view (the rest stay in .summary).
-_SHOWN = (
-    "n",
-    "outcome_accuracy",
-    "decision_accuracy",
-    "recall_at_k",
-    "mrr",
-    "grading_precision",
-    "grading_recall",
-    "correct_refusals",
-    "wrong_refusals",
-    "unsupported_answers",
-    "citation_errors",
-    "must_include_hit_rate",
-    "secret_leaks",
-    "latency_p50_ms",
-    "latency_p95_ms",
-    "cost",
-    "failures",
-)
 
-_CSS = """
-.selfrag-eval{font-family:system-ui,-apple-system,sans-serif;font-size:13px;color:#222}
-.selfrag-eval table{border-collapse:collapse;margin:6px 0 12px}
-.selfrag-eval th,.selfrag-eval td{border:1px solid #ddd;padding:3px 6px;text-align:right;vertical-align:top}
-.selfrag-eval th{background:#f4f4f4}
-.selfrag-eval td.t{text-align:left;max-width:420px;overflow-wrap:anywhere}
-.selfrag-eval tr.all td{font-weight:600;background:#fafafa}
-.selfrag-eval .bar{display:inline-block;height:8px;background:#4c78a8;margin-right:4px;vertical-align:middle}
-.selfrag-eval .muted{color:#777}
-"""
-
-
-def _esc(text: str) -> str:
-    """Escaped, with bidi and zero-width characters made visible (as the trace
-    views do): a question set must not reorder or hide what the report shows."""
-    return neutralize(html.escape(text))
-
-
-def _fmt(name: str, v: Any) -> str:
+def format_metric(name: str, v: Any) -> str:
+    """A metric value as text: n/a, dollars, whole milliseconds, 3 decimals."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
     if name == "cost":
@@ -89,18 +54,7 @@ def _fmt(name: str, v: Any) -> str:
     return str(v)
 
 
-def _cell(name: str, v: Any) -> str:
-    text = _esc(_fmt(name, v))
-    rate = name in ("outcome_accuracy", "decision_accuracy", "recall_at_k", "mrr") or name.endswith(
-        ("_rate", "_precision", "_recall", "preservation")
-    )
-    if rate and isinstance(v, (int, float)) and not math.isnan(v):
-        # A CSS bar, not a script: the static view stays inert.
-        return f'<td><span class="bar" style="width:{round(40 * float(v))}px"></span>{text}</td>'
-    return f"<td>{text}</td>"
-
-
-class EvalReport:
+class EvalReport(Displayable):
     """Rows of one run plus what they were measured on."""
 
     def __init__(
@@ -168,10 +122,10 @@ class EvalReport:
         names = self._variant_order()
         if variant is None:
             if len(names) != 1:
-                raise ValueError(f"several variants ran ({names}); name one")
+                raise InputError(f"several variants ran ({names}); name one")
             variant = names[0]
         if variant not in names:
-            raise KeyError(f"unknown variant {variant!r}; variants: {names}")
+            raise NotFoundError(f"unknown variant {variant!r}; variants: {names}")
         return summarize([r for r in self.rows if r.variant == variant])
 
     @property
@@ -215,123 +169,22 @@ class EvalReport:
             if rec["category"] != "all":
                 continue
             lines.append(
-                f"  {rec['variant']}: outcome {_fmt('r', rec['outcome_accuracy'])}, "
-                f"decision {_fmt('r', rec['decision_accuracy'])}, recall@{self.k} {_fmt('r', rec['recall_at_k'])}, "
+                f"  {rec['variant']}: outcome {format_metric('r', rec['outcome_accuracy'])}, "
+                f"decision {format_metric('r', rec['decision_accuracy'])}, recall@{self.k} {format_metric('r', rec['recall_at_k'])}, "
                 f"correct refusals {rec['correct_refusals']}, wrong refusals {rec['wrong_refusals']}, "
                 f"unsupported {rec['unsupported_answers']}, citation errors {rec['citation_errors']}, "
-                f"p50 {_fmt('_ms', rec['latency_p50_ms'])} ms, p95 {_fmt('_ms', rec['latency_p95_ms'])} ms, "
-                f"cost {_fmt('cost', rec['cost'])}"
+                f"p50 {format_metric('_ms', rec['latency_p50_ms'])} ms, p95 {format_metric('_ms', rec['latency_p95_ms'])} ms, "
+                f"cost {format_metric('cost', rec['cost'])}"
             )
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         return self.to_text()
 
-    def _summary_html(self) -> str:
-        head = "".join(f"<th>{_esc(c)}</th>" for c in ("variant", "category", *_SHOWN))
-        body = []
-        for rec in self.summary_records():
-            cls = ' class="all"' if rec["category"] == "all" else ""
-            cells = f'<td class="t">{_esc(rec["variant"])}</td><td class="t">{_esc(rec["category"])}</td>'
-            cells += "".join(_cell(c, rec[c]) for c in _SHOWN)
-            body.append(f"<tr{cls}>{cells}</tr>")
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-    def _variants_html(self) -> str:
-        rows = "".join(
-            f'<tr><td class="t">{_esc(n)}</td><td class="t">{_esc(json.dumps(ov, sort_keys=True))}</td>'
-            f'<td class="t">{_esc(self.config_versions.get(n, ""))}</td></tr>'
-            for n, ov in self.variants.items()
-        )
-        return (
-            "<table><thead><tr><th>variant</th><th>overrides</th><th>config version</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table>"
-        )
-
-    def _failures_html(self, limit: int = 200) -> str:
-        failing = [r for r in self.rows if r.failed_checks]
-        if not failing:
-            return "<p>No failing rows.</p>"
-        head = "".join(
-            f"<th>{c}</th>"
-            for c in (
-                "variant",
-                "id",
-                "category",
-                "question",
-                "outcome",
-                "failure reason",
-                "evidence",
-                "config",
-            )
-        )
-        body = []
-        for r in failing[:limit]:
-            vals = (
-                r.variant,
-                r.id,
-                r.category,
-                r.question,
-                r.outcome or "-",
-                r.failure_reason or "",
-                ", ".join(r.evidence[:5]) + (" ..." if len(r.evidence) > 5 else ""),
-                r.config_version,
-            )
-            body.append("<tr>" + "".join(f'<td class="t">{_esc(str(v))}</td>' for v in vals) + "</tr>")
-        more = (
-            f'<p class="muted">{len(failing) - limit} more in .failures</p>' if len(failing) > limit else ""
-        )
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
-
     def to_html(self, *, charts: bool = False) -> str:
         """Static HTML: what ran, the summary, the failures. ``charts=True``
         adds plotly charts (with scripts; used by ``save``)."""
-        qd = self.questions.describe()
-        parts = [
-            f'<div class="selfrag-eval"><style>{_CSS}</style>',
-            f"<h3>Evaluation: {len(self._variant_order())} variant(s) on {_esc(str(qd['name']))}</h3>",
-            f'<p class="muted">{qd["count"]} questions, set hash {_esc(str(qd["hash"]))}, '
-            f"recall@{self.k}, {len(self.rows)} rows, {self.seconds:.1f} s"
-            + (f", rows in {_esc(str(self.out))}" if self.out else "")
-            + "</p>",
-            "<h4>Variants</h4>",
-            self._variants_html(),
-            "<h4>Summary by variant and category</h4>",
-            self._summary_html(),
-        ]
-        if charts and self.rows:
-            from selfrag_nb.eval import charts as ch
-
-            summary = self.summary
-            figs = [
-                ch.metric_bars(summary, "outcome_accuracy"),
-                ch.metric_bars(summary, "recall_at_k"),
-                ch.refusal_bars(summary),
-                ch.latency_box(self.table),
-            ]
-            if self.calibration is not None:
-                figs.append(self.calibration.chart())
-            parts.append("<h4>Charts</h4>")
-            parts.extend(f"<div>{frag}</div>" for frag in ch.figures_html(figs))
-        if self.calibration is not None:
-            parts.append("<h4>Calibration</h4>")
-            parts.append(self.calibration.to_html(embedded=True))
-        parts.append(f"<h4>Failures ({sum(1 for r in self.rows if r.failed_checks)})</h4>")
-        parts.append(self._failures_html())
-        parts.append("</div>")
-        return "".join(parts)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        # text/plain + static HTML always; the EvalWidget view only inside a kernel.
-        from selfrag_nb.display.eval_widget import eval_mimebundle
-
-        return eval_mimebundle(self)
-
-    def _display_(self) -> Any:
-        """marimo: the EvalWidget (``mo.ui.anywidget``) when marimo runs the cell."""
-        from selfrag_nb.display.eval_widget import eval_marimo_view
-
-        return eval_marimo_view(self)
+        return render_html(self, charts=charts)
 
     def save(self, path: str | Path) -> Path:
         """Write ``.html`` (self-contained page with charts, plotly.js inlined)
@@ -341,7 +194,7 @@ class EvalReport:
             p.write_text(self.to_json(), encoding="utf-8")
             return p
         if p.suffix.lower() not in (".html", ".htm"):
-            raise ValueError(f"{p}: save writes .html or .json")
+            raise InputError(f"{p}: save writes .html or .json")
         page = (
             '<!DOCTYPE html><html><head><meta charset="utf-8"><title>selfrag_nb evaluation</title></head>'
             f"<body>{self.to_html(charts=True)}</body></html>"
@@ -374,7 +227,7 @@ class EvalReport:
             text = Path(source).read_text(encoding="utf-8")
         data = json.loads(text)
         if not isinstance(data, dict) or data.get("format") != _FORMAT:
-            raise ValueError(f"not an EvalReport JSON (format {_FORMAT!r} expected)")
+            raise InputError(f"not an EvalReport JSON (format {_FORMAT!r} expected)")
         qmeta = data.get("question_set") or {}
         qs = QuestionSet.from_records(data.get("questions") or [], name=str(qmeta.get("name", "questions")))
         qs.path = str(qmeta.get("path", ""))

@@ -1,7 +1,7 @@
 """Prompt-injection markers in untrusted text: flagged, never dropped.
 
-    text --normalise: NFKC; format characters (category Cf: soft hyphen,
-           zero-width, bidi) and other invisibles dropped; Cyrillic/Greek
+    text --normalise: NFKC; text.HIDDEN dropped (C0 controls, every format
+           character: soft hyphen, zero-width, bidi; other invisibles); Cyrillic/Greek
            look-alike letters mapped to Latin inside words that are mixed-script
            or made only of look-alikes; markdown emphasis removed-->
          --each pattern in _PATTERNS (English + Chinese)--> [(flag, snippet)]
@@ -27,6 +27,7 @@ import re
 import unicodedata
 
 from selfrag_nb.errors import InputTypeError
+from selfrag_nb.text import HIDDEN, char_class
 
 __all__ = ["INJECTION_FLAGS", "find_injection", "injection_matches"]
 
@@ -143,18 +144,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 INJECTION_FLAGS: tuple[str, ...] = tuple(dict.fromkeys(name for name, _ in _PATTERNS))
 
-# Invisible characters split words ("ig\u00adnore"): every format character
-# (category Cf, listed as ranges so matching stays one regex; a test checks
-# the list against unicodedata), plus invisible non-Cf characters: the
-# combining grapheme joiner, variation selectors, Hangul fillers, Khmer
-# inherent vowels.
-_INVISIBLE_RE = re.compile(
-    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
-    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
-    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
-    "\U000e0001\U000e0020-\U000e007f"
-    "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u3164\ufe00-\ufe0f\uffa0]"
-)
+# Invisible characters split words ("ig\u00adnore"): selfrag_nb.text.HIDDEN,
+# every character a view labels plus every format character (category Cf)
+# and the invisible non-Cf ones, whitespace excepted. One table for the views
+# and this flagger, so a character a view shows as U+XXXX cannot hide a marker.
+_INVISIBLE_RE = re.compile(char_class(HIDDEN))
 # Cyrillic and Greek letters that look like Latin ones (and two Latin
 # look-alikes NFKC keeps): "\u0456gnore" with Cyrillic i, "\u043everride" with
 # Cyrillic o. Deliberately small and explicit: only shapes that are read as

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from selfrag_nb._displayable import Displayable
 from selfrag_nb.errors import InputError, input_error
 from selfrag_nb.text import validate_unicode
 
@@ -108,8 +109,9 @@ class Hit(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class Hits(BaseModel):
-    """Search results in rank order, with how they were obtained."""
+class Hits(BaseModel, Displayable):
+    """Search results in rank order, with how they were obtained. Notebook
+    faces (text line, static HTML, widget) come from ``Displayable``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -132,17 +134,6 @@ class Hits(BaseModel):
     def __getitem__(self, i: slice) -> list[Hit]: ...
     def __getitem__(self, i: int | slice) -> Hit | list[Hit]:
         return self.hits[i]
-
-    # Notebook faces (static HTML, text line, widget) live in selfrag_nb.display.
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from selfrag_nb.display import mimebundle
-
-        return mimebundle(self)
-
-    def _display_(self) -> Any:
-        from selfrag_nb.display import marimo_view
-
-        return marimo_view(self)
 
     def to_pandas(self) -> pd.DataFrame:
         import pandas as pd

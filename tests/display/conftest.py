@@ -1,7 +1,11 @@
 """Fixtures of tests/display: the traces are built in display_fixtures.py (a
-uniquely named module, so tests can import its builders directly)."""
+uniquely named module, so tests can import its builders directly). The Prompt
+Lab widget tests reuse the engine's builders, tests/lab/prompt_lab_fixtures.py."""
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 from display_fixtures import (  # noqa: F401 - re-exported as pytest fixtures
     clarify_trace,
@@ -12,3 +16,5 @@ from display_fixtures import (  # noqa: F401 - re-exported as pytest fixtures
     hostile_trace,
     refused_trace,
 )
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "lab"))

@@ -11,6 +11,8 @@ hostile_trace   every text field carries an attack string
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from selfrag_nb.store.types import Hit, Hits, User
@@ -487,3 +489,13 @@ def build_hostile_trace() -> Trace:
 @pytest.fixture
 def hits_obj() -> Hits:
     return Hits(hits=make_hits(3), query="refund", access_filter="roles in ['public']")
+
+
+def widget_module(tmp_path: Path, name: str) -> Path:
+    """The ES module a widget loads (generated CTL + prelude.js + static/<name>,
+    selfrag_nb.display.js.esm), written where the node harnesses can import it."""
+    from selfrag_nb.display.js import esm
+
+    out = tmp_path / (Path(name).stem + ".mjs")
+    out.write_text(esm(name), encoding="utf-8")
+    return out

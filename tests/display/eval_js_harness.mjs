@@ -1,11 +1,12 @@
-// Runs selfrag_nb/display/static/eval.js under node with a tiny DOM and a
-// model double speaking the AnyWidget model API (get/set/on/off/save_changes).
+// Runs the evaluation view under node with the tiny DOM and model double of
+// mini_dom.mjs (which throws on innerHTML and friends).
 //
-//   node eval_js_harness.mjs <eval.js> <traits.json> <actions.json>
+//   node eval_js_harness.mjs <module.mjs> <traits.json> <actions.json>
 //
+// <module.mjs> is what the widget loads: selfrag_nb.display.js.esm("eval.js")
+// (generated CTL + prelude.js + eval.js), written to a file by the test.
 // traits.json holds the widget's synced traits (data, mode, metric, category,
-// cell, tab). The DOM throws on innerHTML/outerHTML/insertAdjacentHTML, so any
-// use of them fails the test. After each action it prints what a user would
+// cell, tab). After each action it prints what a user would
 // see: the text, the SVG labels and tooltips, the bars, the failures panel.
 //
 // actions: ["metric", key] picks from the metric <select>; ["category", name]
@@ -16,133 +17,15 @@
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
-class Node_ {
-  constructor() {
-    this.childNodes = [];
-    this.parentNode = null;
-  }
-  appendChild(c) {
-    if (c.parentNode) c.parentNode.childNodes = c.parentNode.childNodes.filter((x) => x !== c);
-    c.parentNode = this;
-    this.childNodes.push(c);
-    return c;
-  }
-  replaceChildren(...kids) {
-    this.childNodes = [];
-    for (const k of kids) this.appendChild(k);
-  }
-  get textContent() {
-    return this.childNodes.map((c) => c.textContent).join("");
-  }
-}
-
-class Text_ extends Node_ {
-  constructor(s) {
-    super();
-    this.data = String(s);
-  }
-  get textContent() {
-    return this.data;
-  }
-}
-
-class Element_ extends Node_ {
-  constructor(tag, ns) {
-    super();
-    this.tagName = ns ? tag : tag.toUpperCase();
-    this.ns = ns || "";
-    this.className = "";
-    this.attrs = {};
-    this.listeners = {};
-    this.dir = "";
-    this.title = "";
-    this._value = "";
-  }
-  get textContent() {
-    return super.textContent;
-  }
-  set textContent(s) {
-    this.childNodes = [];
-    this.appendChild(new Text_(s));
-  }
-  set innerHTML(_) {
-    throw new Error("innerHTML used");
-  }
-  get innerHTML() {
-    throw new Error("innerHTML used");
-  }
-  set outerHTML(_) {
-    throw new Error("outerHTML used");
-  }
-  insertAdjacentHTML() {
-    throw new Error("insertAdjacentHTML used");
-  }
-  // A <select>'s value must name one of its options, as in a browser.
-  get value() {
-    return this._value;
-  }
-  set value(v) {
-    v = String(v);
-    if (this.tagName === "SELECT" && !this.childNodes.some((o) => o.value === v)) {
-      throw new Error(`select has no option ${JSON.stringify(v)}`);
-    }
-    this._value = v;
-  }
-  setAttribute(k, v) {
-    if (/^on/i.test(k)) throw new Error("event handler attribute " + k);
-    this.attrs[k] = String(v);
-    if (k === "class") this.className = String(v);
-  }
-  getAttribute(k) {
-    return this.attrs[k];
-  }
-  addEventListener(ev, fn) {
-    (this.listeners[ev] ||= []).push(fn);
-  }
-  fire(ev) {
-    for (const fn of this.listeners[ev] || []) fn({ target: this });
-  }
-  classes() {
-    return (this.className || "").split(/\s+/).filter(Boolean);
-  }
-  all(pred, out = []) {
-    for (const c of this.childNodes) {
-      if (c instanceof Element_) {
-        if (pred(c)) out.push(c);
-        c.all(pred, out);
-      }
-    }
-    return out;
-  }
-  byClass(cls) {
-    return this.all((e) => e.classes().includes(cls));
-  }
-}
-
-globalThis.document = {
-  createElement: (t) => new Element_(t),
-  createElementNS: (ns, t) => new Element_(t, ns),
-  createTextNode: (s) => new Text_(s),
-};
+import { modelDouble } from "./mini_dom.mjs";
 
 const [jsPath, traitsPath, actionsPath] = process.argv.slice(2);
 const traits = JSON.parse(readFileSync(traitsPath, "utf8"));
 const actions = JSON.parse(readFileSync(actionsPath, "utf8"));
-const handlers = {};
-let saves = 0;
-const model = {
-  get: (k) => traits[k],
-  set: (k, v) => {
-    traits[k] = v;
-    for (const fn of handlers["change:" + k] || []) fn();
-  },
-  on: (ev, fn) => (handlers[ev] ||= []).push(fn),
-  off: (ev, fn) => (handlers[ev] = (handlers[ev] || []).filter((f) => f !== fn)),
-  save_changes: () => saves++,
-};
+const { model, counts, listening } = modelDouble(traits);
 
 const mod = await import(pathToFileURL(jsPath).href);
-const el = new Element_("div");
+const el = document.createElement("div");
 const cleanup = mod.default.render({ model, el });
 
 const selects = () => el.all((e) => e.tagName === "SELECT");
@@ -155,7 +38,7 @@ function snapshot(label) {
     label,
     text: el.textContent,
     traits: { metric: traits.metric, category: traits.category, cell: traits.cell, tab: traits.tab },
-    saves,
+    saves: counts.saves,
     selects: sels.map((s) => ({ value: s.value, options: s.childNodes.map((o) => o.value) })),
     svg_labels: svgText((e) => e.tagName === "text"),
     tooltips: svgText((e) => e.tagName === "title"),
@@ -197,5 +80,5 @@ for (const [act, arg] of actions) {
   out.push(snapshot(act + ":" + arg));
 }
 cleanup();
-out.push({ label: "cleanup", handlers: Object.values(handlers).reduce((a, l) => a + l.length, 0) });
+out.push({ label: "cleanup", handlers: listening() });
 process.stdout.write(JSON.stringify(out));

@@ -11,6 +11,7 @@ import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 from display_fixtures import HOSTILE
 from test_display_snapshots import assert_well_formed
@@ -155,3 +156,72 @@ def test_the_js_never_parses_data_as_html() -> None:
     assert "http://" not in code.replace("http://www.w3.org/2000/svg", "")  # no CDN, no network
     assert "https://" not in code
     assert "import " not in code.split("export default")[0]
+
+
+# ----------------------------------------------- one escaping path for every view
+
+EVAL_HOSTILE = 'Refund\u202e window\u200b? <script>alert(1)</script> "quoted"'
+
+
+def _eval_row(qid: str, failed: list[str], reason: str = "") -> Any:
+    from selfrag_nb.eval.metrics import EvalRow
+
+    return EvalRow(
+        variant="base",
+        id=qid,
+        category="factual",
+        question=EVAL_HOSTILE,
+        expected=["answered"],
+        outcome="answered",
+        outcome_ok=not failed,
+        failed_checks=failed,
+        failure_reason=reason or None,
+    )
+
+
+def _assert_inert_and_visible(page: str) -> None:
+    assert not CONTROLS.search(page), "a bidi or zero-width character reached the HTML"
+    assert "⟨U+202E⟩" in page
+    assert "⟨U+200B⟩" in page
+    assert "<script" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "&quot;quoted&quot;" in page
+
+
+def test_calibration_and_regression_html_escape_like_every_view() -> None:
+    from selfrag_nb.eval.calibrate import Calibration
+    from selfrag_nb.eval.regression import RegressionDiff
+
+    before = [_eval_row("q1", ["outcome"], EVAL_HOSTILE), _eval_row("q2", [])]
+    after = [_eval_row("q1", []), _eval_row("q2", ["outcome"], EVAL_HOSTILE)]
+    diff = RegressionDiff(before, after)
+    _assert_inert_and_visible(diff.to_html())
+    _assert_inert_and_visible(diff._repr_mimebundle_()["text/html"])
+
+    row = {"value": 50, "n": 1, "correct_refusals": 0, "wrong_refusals": 0, "unsupported_answers": 0}
+    row |= {"citation_errors": 0, "outcome_accuracy": 1.0, "score": 0}
+    chosen = {"name": EVAL_HOSTILE, "path": EVAL_HOSTILE, "count": 1, "hash": "abc"}
+    cal = Calibration("relevance_cutoff", [row], suggested=50, default=50, chosen_on=chosen)
+    for page in (cal.to_html(), cal.to_html(embedded=True), cal._repr_mimebundle_()["text/html"]):
+        _assert_inert_and_visible(page)
+
+
+def test_no_renderer_escapes_on_its_own() -> None:
+    """display/markup.py's ``escape`` is the only door for text into HTML: no
+    other module imports the html module (llm/prompts.py quotes values inside
+    model prompts, which no browser renders)."""
+    import ast
+
+    pkg = Path(__file__).parents[2] / "selfrag_nb"
+    allowed = {pkg / "display" / "markup.py", pkg / "llm" / "prompts.py"}
+    offenders = []
+    for path in sorted(pkg.rglob("*.py")):
+        if path in allowed:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import) and any(a.name == "html" for a in node.names):
+                offenders.append(f"{path.relative_to(pkg)}: import html")
+            if isinstance(node, ast.ImportFrom) and node.module == "html":
+                offenders.append(f"{path.relative_to(pkg)}: from html import ...")
+    assert not offenders, offenders

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from display_fixtures import build_full_trace, build_hostile_trace, make_hits
+from display_fixtures import build_full_trace, build_hostile_trace, make_hits, widget_module
 
 from selfrag_nb.display import view
 from selfrag_nb.display.state import STATE_BUDGET, state_size, widget_state
@@ -22,7 +22,6 @@ from selfrag_nb.display.widget import LiveTraceWidget, TraceWidget
 from selfrag_nb.trace import Retrieval, Trace
 
 HERE = Path(__file__).parent
-JS = HERE.parents[1] / "selfrag_nb" / "display" / "static" / "trace.js"
 NODE = shutil.which("node")
 
 
@@ -102,7 +101,7 @@ def _run_js(tmp_path: Path, state: dict[str, Any], actions: list[list[Any]]) -> 
         [
             NODE,
             str(HERE / "js_harness.mjs"),
-            str(JS),
+            str(widget_module(tmp_path, "trace.js")),
             str(tmp_path / "state.json"),
             str(tmp_path / "actions.json"),
         ],

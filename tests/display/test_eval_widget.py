@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import traitlets
+from display_fixtures import widget_module
 
 from selfrag_nb.display import WIDGET_MIME
 from selfrag_nb.display.eval_widget import (
@@ -25,6 +26,7 @@ from selfrag_nb.display.eval_widget import (
     regression_state,
     report_state,
 )
+from selfrag_nb.display.js import esm
 from selfrag_nb.display.state import STATE_BUDGET, state_size
 from selfrag_nb.eval.calibrate import Calibration
 from selfrag_nb.eval.metrics import EvalRow
@@ -34,7 +36,6 @@ from selfrag_nb.eval.report import EvalReport
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
-JS = ROOT / "selfrag_nb" / "display" / "static" / "eval.js"
 NODE = shutil.which("node")
 KEYS = [k for k, *_ in KEY_METRICS]
 
@@ -334,9 +335,7 @@ def test_hostile_text_is_escaped_in_the_static_face() -> None:
 
 def test_js_file_has_no_html_injection_eval_or_network() -> None:
     # The code only: the header comment names what the file avoids (innerHTML, plotly.js).
-    src = "\n".join(
-        line for line in JS.read_text(encoding="utf-8").splitlines() if not line.lstrip().startswith("//")
-    )
+    src = "\n".join(line for line in esm("eval.js").splitlines() if not line.lstrip().startswith("//"))
     for bad in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
         assert bad not in src, bad
     for bad in ("fetch(", "XMLHttpRequest", "WebSocket", "import(", "<script", "src="):
@@ -356,7 +355,7 @@ def _run_js(tmp_path: Path, traits: dict[str, Any], actions: list[list[Any]]) ->
     tp.write_text(json.dumps(traits, ensure_ascii=False), encoding="utf-8")
     ap.write_text(json.dumps(actions), encoding="utf-8")
     proc = subprocess.run(
-        [NODE, str(HERE / "eval_js_harness.mjs"), str(JS), str(tp), str(ap)],
+        [NODE, str(HERE / "eval_js_harness.mjs"), str(widget_module(tmp_path, "eval.js")), str(tp), str(ap)],
         capture_output=True,
         text=True,
         timeout=60,

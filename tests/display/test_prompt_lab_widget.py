@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from display_fixtures import widget_module
 from prompt_lab_fixtures import RECORDS, STRICT, build_kb, scripted_model, with_marker
 
 import selfrag_nb as sr
-from selfrag_nb.display.prompt_lab import PromptLabWidget, lab_state
+from selfrag_nb.display.prompt_lab_widget import PromptLabWidget, lab_state
 from selfrag_nb.eval.questions import QuestionSet
 from selfrag_nb.promptlab import OFFLINE_PROMPT_NOTE, PromptLab
 
-JS = Path(__file__).parents[2] / "selfrag_nb" / "display" / "static" / "prompt_lab.js"
 NODE = shutil.which("node")
 HOSTILE = '</textarea><script>alert(1)</script><img src=x onerror="alert(2)"> \u202eevil\u202c &amp;'
 
@@ -217,31 +217,12 @@ _HARNESS = r"""
 import { pathToFileURL } from "node:url";
 import { readFileSync } from "node:fs";
 
-class N { constructor() { this.childNodes = []; } appendChild(c) { this.childNodes.push(c); c.parentNode = this; return c; }
-  replaceChildren(...k) { this.childNodes = []; for (const c of k) this.appendChild(c); }
-  get textContent() { return this.childNodes.map((c) => c.textContent).join(""); } }
-class T extends N { constructor(s) { super(); this.data = String(s); } get textContent() { return this.data; } }
-class E extends N {
-  constructor(tag) { super(); this.tagName = tag.toUpperCase(); this.className = ""; this.style = {}; this.listeners = {}; this.value = ""; this.checked = false; }
-  get textContent() { return super.textContent; }
-  set textContent(s) { this.childNodes = [new T(s)]; }
-  set innerHTML(_) { throw new Error("innerHTML used"); }
-  get innerHTML() { throw new Error("innerHTML used"); }
-  insertAdjacentHTML() { throw new Error("insertAdjacentHTML used"); }
-  addEventListener(ev, fn) { (this.listeners[ev] ||= []).push(fn); }
-  fire(ev) { for (const fn of this.listeners[ev] || []) fn({ target: this }); }
-  all(pred, out = []) { for (const c of this.childNodes) if (c instanceof E) { if (pred(c)) out.push(c); c.all(pred, out); } return out; }
-}
-globalThis.document = { createElement: (t) => new E(t), createTextNode: (s) => new T(s) };
-
-const [js, statePath] = process.argv.slice(2);
+const [js, statePath, miniDom] = process.argv.slice(2);
+const { modelDouble } = await import(pathToFileURL(miniDom).href);
 const traits = JSON.parse(readFileSync(statePath, "utf8"));
-const handlers = {}; const sent = []; let saves = 0;
-const model = { get: (k) => traits[k], set: (k, v) => { traits[k] = v; for (const f of handlers["change:" + k] || []) f(); },
-  on: (e, f) => (handlers[e] ||= []).push(f), off: (e, f) => (handlers[e] = (handlers[e] || []).filter((x) => x !== f)),
-  send: (m) => sent.push(m), save_changes: () => saves++ };
+const { model, sent, counts, listening } = modelDouble(traits);
 const mod = await import(pathToFileURL(js).href);
-const el = new E("div");
+const el = document.createElement("div");
 const cleanup = mod.default.render({ model, el });
 const out = {};
 const editor = el.all((e) => e.tagName === "TEXTAREA")[0];
@@ -271,9 +252,9 @@ model.set("template", "new template from python");
 out.editor_after_python = editor.value;
 model.set("error", "template not saved: bad");
 out.error_text = el.textContent.includes("template not saved: bad");
-out.sent = sent; out.saves = saves;
+out.sent = sent; out.saves = counts.saves;
 cleanup();
-out.handlers_left = Object.values(handlers).reduce((a, l) => a + l.length, 0);
+out.handlers_left = listening();
 process.stdout.write(JSON.stringify(out));
 """
 
@@ -292,13 +273,19 @@ def test_js_renders_without_innerhtml_keeps_the_draft_and_sends_actions(
         if not k.startswith("_") and k not in ("layout", "tabbable", "tooltip")
     }
     traits["results"] = {}
-    from selfrag_nb.display.prompt_lab import run_state
+    from selfrag_nb.display.prompt_lab_widget import run_state
 
     traits["__results"] = run_state(run)
     (tmp_path / "h.mjs").write_text(_HARNESS, encoding="utf-8")
     (tmp_path / "state.json").write_text(json.dumps(traits), encoding="utf-8")
     proc = subprocess.run(
-        [NODE, str(tmp_path / "h.mjs"), str(JS), str(tmp_path / "state.json")],
+        [
+            NODE,
+            str(tmp_path / "h.mjs"),
+            str(widget_module(tmp_path, "prompt_lab.js")),
+            str(tmp_path / "state.json"),
+            str(Path(__file__).parent / "mini_dom.mjs"),
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -325,3 +312,13 @@ def test_js_renders_without_innerhtml_keeps_the_draft_and_sends_actions(
     assert out["error_text"]
     assert out["saves"] >= 2
     assert out["handlers_left"] == 0
+
+
+def test_the_engine_holds_no_widget_the_widget_holds_the_engine(lab: PromptLab) -> None:
+    w = lab.widget
+    assert PromptLabWidget.of(lab) is w
+    assert w.lab is lab
+    held = [k for k, v in vars(lab).items() if v is w or (isinstance(v, (list, dict)) and w in v)]
+    assert held == []
+    # The lab reaches the widget only through a weak on_change subscription.
+    assert [type(ref).__name__ for ref in lab._listeners] == ["WeakMethod"]

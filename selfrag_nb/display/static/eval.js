@@ -14,14 +14,10 @@
 //
 // Every piece of data is set with textContent / createTextNode (never
 // innerHTML). The charts are plain SVG so the view needs no plotly.js, no
-// CDN and stays small. anywidget loads this file as one module, so the few
-// DOM helpers shared with trace.js are repeated here rather than imported.
+// CDN and stays small. The DOM helpers shared with trace.js and prompt_lab.js
+// (CTL SVG_NS OUTCOME_TONE h add t badge meta fmtMs fmtCost ...) come from
+// prelude.js, joined before this file by display/js.py.
 
-const SVG_NS = "http://www.w3.org/2000/svg";
-const CTL = /[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u061c\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
-const OUTCOME_TONE = {
-  answered: "ok", direct: "ok", disclaimed: "warn", regenerated: "warn", clarify: "warn", refused: "bad",
-};
 const PALETTE = 8; // variant colours .srnb-ev-c0 .. c7 (eval.css), reused in order
 const SERIES = [
   ["correct_refusals", "correct refusals", "ok"],
@@ -30,55 +26,7 @@ const SERIES = [
   ["citation_errors", "citation errors", "info"],
 ];
 
-// ---------------------------------------------------------------- DOM helpers
-
-function h(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined && text !== null) e.textContent = String(text);
-  return e;
-}
-
-function add(parent, ...kids) {
-  for (const k of kids) if (k) parent.appendChild(k);
-  return parent;
-}
-
-// Untrusted text: control characters shown as U+XXXX labels, isolated in <bdi>.
-function t(s) {
-  const parent = document.createElement("bdi");
-  s = String(s ?? "");
-  let pos = 0;
-  for (const m of s.matchAll(CTL)) {
-    if (m.index > pos) parent.appendChild(document.createTextNode(s.slice(pos, m.index)));
-    const code = m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
-    const lab = h("span", "srnb-ctl", "U+" + code);
-    lab.title = "invisible control character";
-    parent.appendChild(lab);
-    pos = m.index + m[0].length;
-  }
-  if (pos < s.length) parent.appendChild(document.createTextNode(s.slice(pos)));
-  return parent;
-}
-
-function badge(text, tone, title) {
-  const b = h("span", "srnb-badge" + (tone ? " srnb-" + tone : ""));
-  add(b, t(text));
-  if (title) b.title = title;
-  return b;
-}
-
-function meta(...items) {
-  const m = h("span", "srnb-meta");
-  let first = true;
-  for (const it of items) {
-    if (it === "" || it === null || it === undefined) continue;
-    if (!first) m.appendChild(h("span", "srnb-meta-sep", "·"));
-    m.appendChild(typeof it === "string" ? document.createTextNode(it) : it);
-    first = false;
-  }
-  return m;
-}
+// ---------------------------------------------------------------- SVG helpers
 
 function svg(tag, attrs, text) {
   const e = document.createElementNS(SVG_NS, tag);
@@ -100,18 +48,6 @@ function tip(e, text) {
 }
 
 // ---------------------------------------------------------------- numbers
-
-function fmtMs(ms) {
-  if (ms < 10) return ms.toFixed(1) + " ms";
-  if (ms < 1000) return Math.round(ms) + " ms";
-  return (ms / 1000).toFixed(1) + " s";
-}
-
-function fmtCost(c) {
-  if (c === 0) return "$0";
-  if (c < 0.0001) return "$" + c.toExponential(2);
-  return "$" + c.toFixed(4);
-}
 
 // Unknown cost or tokens is not zero; a rate with no labelled rows is "n/a".
 function fmt(kind, v) {

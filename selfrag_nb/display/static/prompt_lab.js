@@ -11,45 +11,8 @@
 //     model.send({action: "run" | "save" | "revert" | "baseline" | "export" | "apply", ...})
 //
 // Every piece of data is set with textContent, value or createTextNode: never
-// innerHTML. (The DOM helpers mirror trace.js: an ESM loaded from a string
-// cannot import a sibling file.)
-
-const CTL = /[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u061c\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
-
-function h(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined && text !== null) e.textContent = String(text);
-  return e;
-}
-
-function add(parent, ...kids) {
-  for (const k of kids) if (k) parent.appendChild(k);
-  return parent;
-}
-
-// Untrusted text: control characters shown as U+XXXX labels, isolated in <bdi>.
-function t(s) {
-  const parent = document.createElement("bdi");
-  s = String(s ?? "");
-  let pos = 0;
-  for (const m of s.matchAll(CTL)) {
-    if (m.index > pos) parent.appendChild(document.createTextNode(s.slice(pos, m.index)));
-    const code = m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
-    const lab = h("span", "srnb-ctl", "U+" + code);
-    lab.title = "invisible control character";
-    parent.appendChild(lab);
-    pos = m.index + m[0].length;
-  }
-  if (pos < s.length) parent.appendChild(document.createTextNode(s.slice(pos)));
-  return parent;
-}
-
-function badge(text, tone, title) {
-  const b = h("span", tone ? "srnb-badge srnb-" + tone : "srnb-badge", text);
-  if (title) b.title = title;
-  return b;
-}
+// innerHTML. The DOM helpers (CTL h add t badge ...) come from prelude.js,
+// joined before this file by display/js.py.
 
 function button(label, onClick, cls) {
   const b = h("button", cls || "", label);

@@ -19,116 +19,17 @@ const VERDICT = {
   partial: ["◐", "partly supported", "warn"],
   unsupported: ["✗", "unsupported", "bad"],
 };
-const OUTCOME_TONE = {
-  answered: "ok", direct: "ok", disclaimed: "warn", regenerated: "warn", clarify: "warn", refused: "bad",
-};
 const ACTION_TONE = { answer: "ok", clarify: "warn", refuse: "bad", answer_without_evidence: "warn" };
-const CTL = /[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u061c\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
-const SVG_NS = "http://www.w3.org/2000/svg";
 
-// ---------------------------------------------------------------- DOM helpers
-
-function h(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined && text !== null) e.textContent = String(text);
-  return e;
-}
-
-function add(parent, ...kids) {
-  for (const k of kids) if (k) parent.appendChild(k);
-  return parent;
-}
-
-// Untrusted text: control characters shown as U+XXXX labels, isolated in <bdi>.
-function pieces(parent, s) {
-  s = String(s ?? "");
-  let pos = 0;
-  for (const m of s.matchAll(CTL)) {
-    if (m.index > pos) parent.appendChild(document.createTextNode(s.slice(pos, m.index)));
-    const code = m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
-    const lab = h("span", "srnb-ctl", "U+" + code);
-    lab.title = "invisible control character";
-    parent.appendChild(lab);
-    pos = m.index + m[0].length;
-  }
-  if (pos < s.length) parent.appendChild(document.createTextNode(s.slice(pos)));
-  return parent;
-}
-
-function t(s) {
-  return pieces(document.createElement("bdi"), s);
-}
-
-function block(s, cls) {
-  const d = h("div", cls || "srnb-block");
-  d.dir = "auto";
-  return pieces(d, s);
-}
-
-// A block with [start, end, element-factory] ranges; overlapping ranges keep the first.
-function marked(s, ranges, cls) {
-  s = String(s ?? "");
-  const d = h("div", cls || "srnb-block");
-  d.dir = "auto";
-  let pos = 0;
-  const sorted = ranges.filter((r) => r).sort((a, b) => a[0] - b[0] || b[1] - a[1]);
-  for (const [a0, b0, make, tail] of sorted) {
-    const a = Math.max(a0, pos);
-    const b = Math.min(b0, s.length);
-    if (b <= a) continue;
-    pieces(d, s.slice(pos, a));
-    const e = pieces(make(), s.slice(a, b));
-    if (tail) e.appendChild(tail());
-    d.appendChild(e);
-    pos = b;
-  }
-  pieces(d, s.slice(pos));
-  return d;
-}
-
-function badge(text, tone, title) {
-  const b = h("span", "srnb-badge" + (tone ? " srnb-" + tone : ""));
-  add(b, t(text));
-  if (title) b.title = title;
-  return b;
-}
-
-function meta(...items) {
-  const m = h("span", "srnb-meta");
-  let first = true;
-  for (const it of items) {
-    if (it === "" || it === null || it === undefined) continue;
-    if (!first) m.appendChild(h("span", "srnb-meta-sep", "·"));
-    m.appendChild(typeof it === "string" ? document.createTextNode(it) : it);
-    first = false;
-  }
-  return m;
-}
+// ---------------------------------------------------------------- helpers
+// (CTL SVG_NS OUTCOME_TONE h add pieces t block marked badge meta fmtMs fmtCost
+// fmtTok come from prelude.js, joined before this file by display/js.py)
 
 function row(label, value) {
   const r = h("div", "srnb-row");
   add(r, h("span", "srnb-label", label));
   r.appendChild(typeof value === "string" ? t(value) : value);
   return r;
-}
-
-function fmtMs(ms) {
-  if (ms === null || ms === undefined) return "unknown";
-  if (ms < 10) return ms.toFixed(1) + " ms";
-  if (ms < 1000) return Math.round(ms) + " ms";
-  return (ms / 1000).toFixed(1) + " s";
-}
-
-function fmtCost(c) {
-  if (c === null || c === undefined) return "unknown";
-  if (c === 0) return "$0";
-  if (c < 0.0001) return "$" + c.toExponential(2);
-  return "$" + c.toFixed(4);
-}
-
-function fmtTok(n) {
-  return n === null || n === undefined ? "unknown" : n.toLocaleString("en-US");
 }
 
 function g3(x) {

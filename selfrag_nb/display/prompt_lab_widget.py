@@ -1,11 +1,13 @@
-"""The Prompt Lab view: one AnyWidget over the engine in ``selfrag_nb.promptlab``.
+"""The Prompt Lab widget: one AnyWidget over the engine in ``selfrag_nb.promptlab``.
 
-    PromptLab (engine) ──refresh(role)──> PromptLabWidget traits (synced to the front end)
+    PromptLabWidget.of(lab)   one widget per lab, kept here (the engine holds no widget)
+    PromptLab (engine) ──on_change(role)──> PromptLabWidget.refresh(role) -> traits
         role roles role_info model offline note        header, role picker, offline note
         template template_hash baseline_hash            editor (textarea), version badges
         questions categories selected_ids               subset picker (categories / ids)
         versions                                        version list (hash, note, agreement)
         results status error running exported           results table, status line
+    _esm = js.esm("prompt_lab.js")   generated CTL + static/prelude.js + static/prompt_lab.js
     static/prompt_lab.js ──model.send({action, ...})──> PromptLabWidget.handle(msg)
         run     (template?, ids?)  set_template if edited, then lab.run on a worker thread;
                                    results/status update as each question finishes
@@ -15,93 +17,42 @@
         apply   (hash?)            lab.apply: the pipeline uses it from now on
     Any error (bad template, unknown id) lands in ``error`` as a sentence, never a traceback.
 
-    lab_html / run_html      static HTML (no script, every text escaped), the text/html face
-    lab_text / run_text      one-line text/plain faces
-    lab_mimebundle           text/plain + text/html (+ the widget inside a kernel)
-    lab_marimo_view          mo.ui.anywidget(widget) when marimo runs the cell
-
-Styling reuses the record views' stylesheet (trace.css: variables, badges,
-banners) plus prompt_lab.css for the lab's own layout; escaping reuses
-``html.esc``/``html.block``.
+The static faces (lab_html, run_html, lab_text, run_text) live in
+prompt_lab_html.py, which registers this widget as the lab's widget face;
+the mimebundle and marimo view come from faces.py like every other type.
 """
 
 from __future__ import annotations
 
-import logging
-import re
 import threading
-from functools import lru_cache
+import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+from selfrag_nb.errors import InputError, MissingDependencyError
 
 try:
     import anywidget
     import traitlets
 except ImportError as exc:  # pragma: no cover - anywidget is a core dependency
-    raise ImportError(
+    raise MissingDependencyError(
         "The Prompt Lab widget needs anywidget: pip install 'selfrag-nb[jupyter]' (or pip install anywidget)"
     ) from exc
 
-from selfrag_nb.display import WIDGET_MIME, _marimo_running, in_kernel
-from selfrag_nb.display.html import block, css, esc, fmt_cost, fmt_ms, fmt_tokens
+from selfrag_nb.display.js import esm
+from selfrag_nb.display.markup import fmt_cost, fmt_ms, fmt_tokens
+from selfrag_nb.display.prompt_lab_html import QUESTION_CHARS, agreement_mark, lab_css, pct, run_summary
 from selfrag_nb.display.text import one_line
-from selfrag_nb.promptlab import (
-    ROLE_LABELS,
-    LabRow,
-    LabRun,
-    LabSide,
-    PromptLab,
-    TemplateError,
-)
+from selfrag_nb.promptlab import ROLE_LABELS, LabRow, LabRun, LabSide, PromptLab, TemplateError
 
-__all__ = [
-    "PromptLab",
-    "PromptLabWidget",
-    "lab_html",
-    "lab_mimebundle",
-    "lab_state",
-    "lab_text",
-    "run_html",
-    "run_state",
-    "run_text",
-]
-
-_STATIC = Path(__file__).parent / "static"
-_log = logging.getLogger(__name__)
-#: Characters of a question shown in the picker and the results table.
-_QUESTION_CHARS = 240
-#: Rows in the static results table before the rest is folded away.
-_STATIC_ROWS = 200
-
-
-@lru_cache(maxsize=1)
-def lab_css() -> str:
-    """The record views' stylesheet followed by the lab's own, comments stripped."""
-    raw = (_STATIC / "prompt_lab.css").read_text(encoding="utf-8")
-    raw = re.sub(r"/\*.*?\*/", "", raw, flags=re.S)
-    return css() + re.sub(r"\s*\n\s*", "", raw).strip()
+__all__ = ["PromptLabWidget", "lab_state", "run_state"]
 
 
 # ------------------------------------------------------------------ formatting
 
 
-def _pct(v: float | None) -> str:
-    return "—" if v is None else f"{v * 100:.0f}%"
-
-
-def _mark(v: float | None) -> tuple[str, str]:
-    """(symbol, tone) of an agreement value."""
-    if v is None:
-        return "—", ""
-    if v >= 1.0:
-        return "✓", "ok"
-    if v <= 0.0:
-        return "✗", "bad"
-    return f"{v * 100:.0f}%", "warn"
-
-
 def _side_state(s: LabSide) -> dict[str, Any]:
-    mark, tone = _mark(s.agreement)
+    mark, tone = agreement_mark(s.agreement)
     return {
         "verdict": s.verdict,
         "agreement": s.agreement,
@@ -114,8 +65,8 @@ def _side_state(s: LabSide) -> dict[str, Any]:
         "unparsed": s.unparsed,
         "source": s.decision_source or "",
         "reason": one_line(s.reason, 200) if s.reason else "",
-        "precision": _pct(s.precision) if s.precision is not None else "",
-        "recall": _pct(s.recall) if s.recall is not None else "",
+        "precision": pct(s.precision) if s.precision is not None else "",
+        "recall": pct(s.recall) if s.recall is not None else "",
         "error": s.error or "",
         "cached": s.cached,
     }
@@ -125,7 +76,7 @@ def _row_state(r: LabRow) -> dict[str, Any]:
     return {
         "id": r.id,
         "category": r.category,
-        "question": one_line(r.question, _QUESTION_CHARS),
+        "question": one_line(r.question, QUESTION_CHARS),
         "label": r.label,
         "changed": r.changed,
         "old": _side_state(r.old),
@@ -140,10 +91,10 @@ def _totals_state(run: LabRun) -> dict[str, Any]:
         s = t[name]
         out[name] = {
             "version": s["version"],
-            "agreement": _pct(s["agreement"]),
+            "agreement": pct(s["agreement"]),
             "labelled": s["labelled"],
-            "precision": _pct(s["precision"]) if s["precision"] is not None else "",
-            "recall": _pct(s["recall"]) if s["recall"] is not None else "",
+            "precision": pct(s["precision"]) if s["precision"] is not None else "",
+            "recall": pct(s["recall"]) if s["recall"] is not None else "",
             "tokens": f"{fmt_tokens(s['tokens_in'])} / {fmt_tokens(s['tokens_out'])}",
             "cost": fmt_cost(s["cost"]),
             "latency": fmt_ms(s["latency_ms"]),
@@ -166,18 +117,6 @@ def run_state(run: LabRun) -> dict[str, Any]:
     }
 
 
-def _summary(run: LabRun) -> str:
-    t = run.totals()
-    s = (
-        f"{run.role}: agreement {_pct(t['old']['agreement'])} → {_pct(t['new']['agreement'])} "
-        f"on {t['questions']} question{'s' if t['questions'] != 1 else ''}, "
-        f"{t['changed']} verdict{'s' if t['changed'] != 1 else ''} changed"
-    )
-    if t["errors"]:
-        s += f", {t['errors']} error(s)"
-    return s
-
-
 def _version_state(v: dict[str, Any], best: str | None) -> dict[str, Any]:
     sc = v["scores"]
     return {
@@ -186,7 +125,7 @@ def _version_state(v: dict[str, Any], best: str | None) -> dict[str, Any]:
         "current": v["current"],
         "baseline": v["baseline"],
         "best": v["hash"] == best,
-        "agreement": _pct(sc.get("agreement")) if sc else "",
+        "agreement": pct(sc.get("agreement")) if sc else "",
         "questions": sc.get("questions", 0) if sc else 0,
         "chars": v["chars"],
     }
@@ -216,9 +155,14 @@ def lab_state(lab: PromptLab, role: str) -> dict[str, Any]:
 
 
 class PromptLabWidget(anywidget.AnyWidget):
-    """Interactive Prompt Lab. Build it with ``lab.widget`` (one per lab)."""
+    """Interactive Prompt Lab. Build it with ``lab.widget`` or ``PromptLabWidget.of(lab)``
+    (one per lab). The widget holds the lab; the lab only calls ``refresh``
+    through ``lab.on_change`` (held weakly)."""
 
-    _esm = _STATIC / "prompt_lab.js"
+    #: id(lab) -> its widget; an entry goes when its widget does.
+    _by_lab: ClassVar[weakref.WeakValueDictionary[int, PromptLabWidget]] = weakref.WeakValueDictionary()
+
+    _esm = esm("prompt_lab.js")
     _css = lab_css()
 
     roles = traitlets.List(traitlets.Unicode()).tag(sync=True)
@@ -251,7 +195,7 @@ class PromptLabWidget(anywidget.AnyWidget):
             {
                 "id": q.id,
                 "category": q.category,
-                "question": one_line(q.question, _QUESTION_CHARS),
+                "question": one_line(q.question, QUESTION_CHARS),
             }
             for q in lab.questions
         ]
@@ -264,6 +208,16 @@ class PromptLabWidget(anywidget.AnyWidget):
         )
         self.observe(self._on_role, names="role")
         self.on_msg(self._on_msg)
+        lab.on_change(self.refresh)
+
+    @classmethod
+    def of(cls, lab: PromptLab) -> PromptLabWidget:
+        """The widget of ``lab``, built on first use."""
+        w = cls._by_lab.get(id(lab))
+        if w is None or w._lab is not lab:
+            w = cls(lab)
+            cls._by_lab[id(lab)] = w
+        return w
 
     @property
     def lab(self) -> PromptLab:
@@ -305,11 +259,11 @@ class PromptLabWidget(anywidget.AnyWidget):
         shown in ``error``; this never raises into the comm."""
         try:
             if not isinstance(msg, dict) or not isinstance(msg.get("action"), str):
-                raise ValueError(f"a Prompt Lab message needs an 'action'; got {msg!r}")
+                raise InputError(f"a Prompt Lab message needs an 'action'; got {msg!r}")
             action = msg["action"]
             handler = getattr(self, f"_do_{action}", None)
             if handler is None:
-                raise ValueError(
+                raise InputError(
                     f"unknown action {action!r}: one of run, save, revert, baseline, export, apply"
                 )
             self.error = ""
@@ -332,7 +286,7 @@ class PromptLabWidget(anywidget.AnyWidget):
 
     def _do_save(self, msg: dict[str, Any]) -> None:
         if msg.get("template") is None:
-            raise ValueError("save needs the template text")
+            raise InputError("save needs the template text")
         before = self._lab.current(self.role)
         h = self._lab.set_template(self.role, msg["template"], note=str(msg.get("note") or ""))
         self.refresh()
@@ -368,11 +322,11 @@ class PromptLabWidget(anywidget.AnyWidget):
 
     def _do_run(self, msg: dict[str, Any]) -> threading.Thread:
         if self._worker is not None and self._worker.is_alive():
-            raise ValueError("a run is already in progress: wait for it to finish")
+            raise InputError("a run is already in progress: wait for it to finish")
         self._edited(msg)
         ids = msg.get("ids", self.selected_ids)
         if not isinstance(ids, list) or not ids:
-            raise ValueError("pick at least one question to run (tick a category or a question)")
+            raise InputError("pick at least one question to run (tick a category or a question)")
         role = self.role
         self.selected_ids = [str(i) for i in ids]
         self._selection[role] = list(self.selected_ids)
@@ -409,7 +363,7 @@ class PromptLabWidget(anywidget.AnyWidget):
                 if self.role == role:
                     self.results = run_state(run)
                 note = f" — {run.note}" if run.note else ""
-                self.status = f"done: {_summary(run)}{note}"
+                self.status = f"done: {run_summary(run)}{note}"
             finally:
                 self.running = False
 
@@ -422,185 +376,3 @@ class PromptLabWidget(anywidget.AnyWidget):
         w = self._worker
         if w is not None:
             w.join(timeout)
-
-
-# ------------------------------------------------------------------ static faces
-
-
-def _side_cells(s: LabSide) -> str:
-    mark, tone = _mark(s.agreement)
-    verdict = esc(s.verdict, 400)
-    if s.error:
-        verdict = f'<span class="srnb-badge srnb-bad">error</span> {esc(s.error, 400)}'
-    extra = []
-    if s.decision_source:
-        extra.append(f"by {esc(s.decision_source, 40)}")
-    if s.precision is not None or s.recall is not None:
-        extra.append(f"P {_pct(s.precision)} · R {_pct(s.recall)}")
-    if s.unparsed:
-        extra.append(f"{s.unparsed} unparsed")
-    meta = f'<div class="srnb-meta">{" · ".join(extra)}</div>' if extra else ""
-    cls = f"srnb-lab-mark srnb-{tone}" if tone else "srnb-lab-mark"
-    return f'<td>{verdict}{meta}</td><td class="{cls}">{esc(mark, 10)}</td>'
-
-
-def _usage(s: LabSide) -> str:
-    return (
-        f'<span class="srnb-num">{fmt_tokens(s.tokens_in)} / {fmt_tokens(s.tokens_out)}</span><br>'
-        f'<span class="srnb-num">{fmt_cost(s.cost)}</span> · <span class="srnb-num">{fmt_ms(s.latency_ms)}</span>'
-    )
-
-
-def _run_body(run: LabRun) -> str:
-    t = run.totals()
-    head = (
-        f'<div class="srnb-card-h"><span class="srnb-stage">Run · {esc(run.role, 40)}</span>'
-        f'<span class="srnb-id">{esc(run.baseline, 40)}</span> → <span class="srnb-id">{esc(run.candidate, 40)}</span>'
-        f'<span class="srnb-meta">{esc(run.model, 200)} · {fmt_ms(run.wall_ms)}</span></div>'
-    )
-    note = f'<div class="srnb-banner srnb-banner-info">{esc(run.note, 600)}</div>' if run.note else ""
-    o, n = t["old"], t["new"]
-    totals = (
-        '<div class="srnb-lab-totals">'
-        f"agreement <strong>{_pct(o['agreement'])}</strong> → <strong>{_pct(n['agreement'])}</strong> "
-        f"({n['labelled']} labelled of {t['questions']}) · {t['changed']} changed"
-        + (f" · {t['errors']} error(s)" if t["errors"] else "")
-        + (
-            f" · precision {_pct(o['precision'])} → {_pct(n['precision'])}"
-            f" · recall {_pct(o['recall'])} → {_pct(n['recall'])}"
-            if run.role == "grade"
-            else ""
-        )
-        + f" · tokens {fmt_tokens(o['tokens_in'])} → {fmt_tokens(n['tokens_in'])} in"
-        f" · cost {fmt_cost(o['cost'])} → {fmt_cost(n['cost'])}</div>"
-    )
-    rows = []
-    for r in run.rows[:_STATIC_ROWS]:
-        cls = "srnb-lab-row srnb-lab-changed" if r.changed else "srnb-lab-row"
-        rows.append(
-            f'<tr class="{cls}"><td><span class="srnb-id">{esc(r.id, 100)}</span> '
-            f'<span class="srnb-meta">{esc(r.category, 100)}</span><div dir="auto">{esc(one_line(r.question, _QUESTION_CHARS))}</div></td>'
-            f"<td>{esc(r.label, 400)}</td>{_side_cells(r.old)}{_side_cells(r.new)}"
-            f"<td>{_usage(r.old)}</td><td>{_usage(r.new)}</td></tr>"
-        )
-    more = ""
-    if len(run.rows) > _STATIC_ROWS:
-        more = f'<div class="srnb-trunc">{len(run.rows) - _STATIC_ROWS} more rows: see run.to_pandas()</div>'
-    table = (
-        '<table class="srnb-lab-table"><thead><tr><th>question</th><th>label</th><th>old verdict</th><th></th>'
-        "<th>new verdict</th><th></th><th>old tokens · cost · latency</th><th>new tokens · cost · latency</th>"
-        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
-    )
-    return f'<section class="srnb-card srnb-lab-run">{head}{note}{totals}{table}</section>'
-
-
-def run_html(run: LabRun) -> str:
-    """Static HTML of one run: totals and one row per question."""
-    return f'<div class="srnb-root srnb-lab" dir="ltr"><style>{lab_css()}</style>{_run_body(run)}</div>'
-
-
-def _versions_table(lab: PromptLab, role: str) -> str:
-    last = lab.last_run(role)
-    best = lab.best(role)["hash"] if last is not None else None
-    rows = []
-    for v in lab.versions(role):
-        marks = [
-            m
-            for m, on in (("current", v["current"]), ("baseline", v["baseline"]), ("best", v["hash"] == best))
-            if on
-        ]
-        badges = " ".join(f'<span class="srnb-badge srnb-info">{m}</span>' for m in marks)
-        sc = v["scores"]
-        score = f"{_pct(sc.get('agreement'))} on {sc.get('questions', 0)}" if sc else "not run"
-        rows.append(
-            f'<tr><td><span class="srnb-id">{esc(v["hash"], 40)}</span> {badges}</td>'
-            f"<td>{esc(v['note'], 300)}</td><td>{esc(score, 60)}</td></tr>"
-        )
-    return (
-        '<table class="srnb-lab-table srnb-lab-versions"><thead><tr><th>version</th><th>note</th>'
-        f"<th>agreement</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-    )
-
-
-def lab_html(lab: PromptLab) -> str:
-    """Static HTML of the lab: per role the current template, its versions
-    and the last run. No script; every template and question is escaped."""
-    note = lab.note()
-    head = (
-        '<section class="srnb-card srnb-lab-head"><div class="srnb-card-h">'
-        '<span class="srnb-stage">Prompt Lab</span>'
-        f'<span class="srnb-meta">{len(lab.questions)} questions · {esc(lab.questions.name, 200)}</span></div>'
-        + (f'<div class="srnb-banner srnb-banner-info">{esc(note, 600)}</div>' if note else "")
-        + "</section>"
-    )
-    cards = []
-    for role in lab.roles:
-        last = lab.last_run(role)
-        cards.append(
-            f'<section class="srnb-card srnb-lab-role"><div class="srnb-card-h">'
-            f'<span class="srnb-stage">{esc(role, 40)}</span>'
-            f'<span class="srnb-meta">{esc(ROLE_LABELS.get(role, ""), 200)} · model {esc(lab.model_name(role), 200)}</span>'
-            f'<span class="srnb-meta">current <span class="srnb-id">{esc(lab.current(role), 40)}</span> · '
-            f'baseline <span class="srnb-id">{esc(lab.baseline(role), 40)}</span></span></div>'
-            f'<details class="srnb-details"><summary>template ({len(lab.template(role)):,} characters)</summary>'
-            f"{block(lab.template(role), cls='srnb-block srnb-code')}</details>"
-            f"{_versions_table(lab, role)}"
-            + (_run_body(last) if last is not None else '<div class="srnb-meta">not run yet</div>')
-            + "</section>"
-        )
-    return f'<div class="srnb-root srnb-lab" dir="ltr"><style>{lab_css()}</style>{head}{"".join(cards)}</div>'
-
-
-def run_text(run: LabRun) -> str:
-    s = f"LabRun {_summary(run)} (baseline {run.baseline} → candidate {run.candidate})"
-    return s + (" [offline model: prompts not used]" if run.offline else "")
-
-
-def lab_text(lab: PromptLab) -> str:
-    parts = []
-    for role in lab.roles:
-        last = lab.last_run(role)
-        score = f", last run {_pct(last.agreement_old)} → {_pct(last.agreement_new)}" if last else ""
-        parts.append(f"{role}={lab.current(role)} ({len(lab.versions(role))} versions{score})")
-    n = len(lab.questions)
-    s = f"PromptLab: {n} question{'s' if n != 1 else ''} ({lab.questions.name}); " + "; ".join(parts)
-    return s + (" [offline model: prompts not used]" if lab.offline else "")
-
-
-def lab_mimebundle(lab: PromptLab) -> dict[str, Any]:
-    """text/plain + text/html; the widget view too inside a kernel."""
-    bundle: dict[str, Any] = {"text/plain": lab_text(lab), "text/html": lab_html(lab)}
-    if in_kernel():
-        try:
-            data: Any = lab.widget._repr_mimebundle_()
-            if isinstance(data, tuple):  # anywidget returns (data, metadata)
-                data = data[0]
-            if data and WIDGET_MIME in data:
-                bundle[WIDGET_MIME] = data[WIDGET_MIME]
-        except Exception:  # noqa: BLE001 - a display hook must never raise; the static HTML still shows
-            _log.debug("Prompt Lab widget unavailable, showing static HTML", exc_info=True)
-    return bundle
-
-
-class _StaticLab:
-    def __init__(self, lab: PromptLab) -> None:
-        self.html = lab_html(lab)
-        self.text = lab_text(lab)
-
-    def _repr_html_(self) -> str:
-        return self.html
-
-    def __repr__(self) -> str:
-        return self.text
-
-
-def lab_marimo_view(lab: PromptLab) -> Any:
-    """``mo.ui.anywidget(lab.widget)`` when marimo runs the cell, else the static face."""
-    if _marimo_running():
-        import marimo as mo
-
-        try:
-            return mo.ui.anywidget(lab.widget)
-        except Exception:  # noqa: BLE001 - no widget support in this marimo: show the static face
-            return mo.Html(lab_html(lab))
-    return _StaticLab(lab)

@@ -1,0 +1,171 @@
+"""Text into HTML: the one escaping path every static renderer uses.
+
+    untrusted text ──escape()──> html.escape(quote=True)
+                                 + every invisible / bidi / control character
+                                   (CONTROL_RE = text.VIEW_CONTROLS) shown as a label:
+                                     ctl="text"  ⟨U+202E⟩      anywhere (attributes, SVG, tables)
+                                     ctl="span"  <span class="srnb-ctl">U+202E</span>  element content
+      esc(text, limit)    inline: escape + truncation note, isolated in <bdi>
+      block(text, limit)  a paragraph, dir="auto"
+      marked(text, ranges) a block with trusted tags around character ranges
+    neutralize(text)      the same labels for plain text (text/plain faces, widget state)
+
+No renderer calls ``html.escape`` itself (tests/display/test_display_escaping.py
+checks): a hostile question (U+202E, U+200B, ``<script>``, ``"``) looks the
+same, inert and visible, in every view. Also here: number formats and the
+span finders shared by the static HTML and the widget state.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+from typing import Literal
+
+from selfrag_nb.text import VIEW_CONTROLS, char_class
+
+__all__ = [
+    "CONTROL_RE",
+    "TEXT_LIMIT",
+    "block",
+    "cut",
+    "esc",
+    "escape",
+    "find_all",
+    "fmt_cost",
+    "fmt_ms",
+    "fmt_tokens",
+    "locate_span",
+    "marked",
+    "neutralize",
+    "pct",
+]
+
+#: Characters kept per text field before truncation (a note says so).
+TEXT_LIMIT = 20_000
+
+#: What every view labels instead of obeying: selfrag_nb.text.VIEW_CONTROLS
+#: (C0 controls but tab/newline/CR, bidi marks/overrides/isolates, zero-width
+#: characters and joiners, BOM). The widgets' JS gets the same class (display/js.py).
+CONTROL_RE = re.compile(char_class(VIEW_CONTROLS))
+
+
+def _text_label(m: re.Match[str]) -> str:
+    return f"⟨U+{ord(m.group(0)):04X}⟩"
+
+
+def _span_label(m: re.Match[str]) -> str:
+    return f'<span class="srnb-ctl" title="invisible control character">U+{ord(m.group(0)):04X}</span>'
+
+
+def neutralize(text: str) -> str:
+    """Plain-text form of ``text`` with control characters made visible as ⟨U+XXXX⟩."""
+    return CONTROL_RE.sub(_text_label, text)
+
+
+def escape(text: object, *, ctl: Literal["text", "span"] = "text") -> str:
+    """The only way text enters HTML: escaped (quotes too), controls visible.
+    ``ctl="span"`` labels them with a styled span (element content only)."""
+    escaped = html.escape(str(text), quote=True)
+    return CONTROL_RE.sub(_span_label if ctl == "span" else _text_label, escaped)
+
+
+def cut(text: str, limit: int) -> tuple[str, str]:
+    """``text`` cut to ``limit`` characters and the HTML note saying so ("" when whole)."""
+    if len(text) <= limit:
+        return text, ""
+    note = f' <span class="srnb-trunc">… truncated: showing {limit:,} of {len(text):,} characters</span>'
+    return text[:limit], note
+
+
+def esc(text: object, limit: int = TEXT_LIMIT) -> str:
+    """Inline text: escaped, controls visible, truncated, isolated in ``<bdi>``."""
+    s, note = cut(str(text), limit)
+    return f"<bdi>{escape(s, ctl='span')}</bdi>{note}"
+
+
+def block(text: str, limit: int = TEXT_LIMIT, cls: str = "srnb-block") -> str:
+    """A paragraph of untrusted text, its direction decided by its own content."""
+    s, note = cut(text, limit)
+    return f'<div class="{cls}" dir="auto">{escape(s, ctl="span")}{note}</div>'
+
+
+def marked(
+    text: str, ranges: Iterable[tuple[int, int, str, str]], limit: int = TEXT_LIMIT, cls: str = "srnb-block"
+) -> str:
+    """A block with some character ranges wrapped in trusted open/close tags.
+    Overlapping ranges keep the earliest; ranges past the cut are clipped."""
+    s, note = cut(text, limit)
+    out: list[str] = []
+    pos = 0
+    for r_start, r_end, open_tag, close_tag in sorted(ranges, key=lambda r: (r[0], -r[1])):
+        start, end = max(r_start, pos), min(r_end, len(s))
+        if end <= start:
+            continue
+        out.append(escape(s[pos:start], ctl="span"))
+        out.append(open_tag + escape(s[start:end], ctl="span") + close_tag)
+        pos = end
+    out.append(escape(s[pos:], ctl="span"))
+    return f'<div class="{cls}" dir="auto">{"".join(out)}{note}</div>'
+
+
+# ----------------------------------------------------------------- spans
+
+
+def find_all(text: str, needle: str) -> list[tuple[int, int]]:
+    """Non-overlapping occurrences of ``needle`` (exact, then case-insensitive)."""
+    if not needle:
+        return []
+    hay, pin = text, needle
+    if needle not in text:
+        hay, pin = text.casefold(), needle.casefold()
+        if len(hay) != len(text):  # casefold changed lengths: offsets would drift
+            return []
+    spans, i = [], hay.find(pin)
+    while i >= 0:
+        spans.append((i, i + len(pin)))
+        i = hay.find(pin, i + len(pin))
+    return spans
+
+
+def locate_span(chunk: str, span: str, start: int, end: int) -> tuple[int, int] | None:
+    """Where the evidence span sits in its chunk: the recorded offsets when
+    they match, else the first occurrence, else None."""
+    if 0 <= start < end <= len(chunk) and (not span or chunk[start:end] == span):
+        return start, end
+    found = find_all(chunk, span.strip())
+    return found[0] if found else None
+
+
+# --------------------------------------------------------------- numbers
+
+
+def fmt_ms(ms: float | None) -> str:
+    if ms is None:
+        return "unknown"
+    if ms < 10:
+        return f"{ms:.1f} ms"
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    return f"{ms / 1000:.1f} s"
+
+
+def fmt_cost(cost: float | None) -> str:
+    """Dollars; None means the price is unknown, which is not the same as free."""
+    if cost is None:
+        return "unknown"
+    if cost == 0:
+        return "$0"
+    if cost < 0.0001:
+        return f"${cost:.2e}"
+    return f"${cost:.4f}"
+
+
+def fmt_tokens(n: int | None) -> str:
+    return "unknown" if n is None else f"{n:,}"
+
+
+def pct(v: float) -> str:
+    """A CSS percentage clamped to 0..100."""
+    return f"{max(0.0, min(100.0, v)):.1f}%"

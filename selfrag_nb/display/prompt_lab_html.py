@@ -1,0 +1,236 @@
+"""Static faces of the Prompt Lab: HTML (no script, every text escaped) and text lines.
+
+    PromptLab -> lab_html(lab)   header + per role: current template (folded),
+                                 versions table (current / baseline / best), last run
+              -> lab_text(lab)   "PromptLab: N questions (set); role=hash (versions, last run) ..."
+    LabRun    -> run_html(run)   totals (agreement old -> new, tokens, cost) + a row per question
+              -> run_text(run)   "LabRun grade: agreement 50% -> 100% on 2 questions, ..."
+
+Registered here: PromptLab gets the widget face too (PromptLabWidget, one per
+lab, prompt_lab_widget.py, imported when built); a LabRun is static only (it is
+shown interactively inside the lab's widget). Styling reuses the record
+views' stylesheet (trace.css) plus prompt_lab.css; escaping reuses
+``markup.esc``/``markup.block``.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from selfrag_nb.display import faces
+from selfrag_nb.display.html import css
+from selfrag_nb.display.markup import block, esc, fmt_cost, fmt_ms, fmt_tokens
+from selfrag_nb.display.text import one_line
+from selfrag_nb.promptlab import ROLE_LABELS, LabRun, LabSide, PromptLab
+
+__all__ = [
+    "QUESTION_CHARS",
+    "agreement_mark",
+    "lab_css",
+    "lab_html",
+    "lab_text",
+    "pct",
+    "run_html",
+    "run_summary",
+    "run_text",
+]
+
+_STATIC = Path(__file__).parent / "static"
+#: Characters of a question shown in the picker and the results table.
+QUESTION_CHARS = 240
+#: Rows in the static results table before the rest is folded away.
+_STATIC_ROWS = 200
+
+
+@lru_cache(maxsize=1)
+def lab_css() -> str:
+    """The record views' stylesheet followed by the lab's own, comments stripped."""
+    raw = (_STATIC / "prompt_lab.css").read_text(encoding="utf-8")
+    raw = re.sub(r"/\*.*?\*/", "", raw, flags=re.S)
+    return css() + re.sub(r"\s*\n\s*", "", raw).strip()
+
+
+# ------------------------------------------------------------------ formatting
+
+
+def pct(v: float | None) -> str:
+    return "—" if v is None else f"{v * 100:.0f}%"
+
+
+def agreement_mark(v: float | None) -> tuple[str, str]:
+    """(symbol, tone) of an agreement value."""
+    if v is None:
+        return "—", ""
+    if v >= 1.0:
+        return "✓", "ok"
+    if v <= 0.0:
+        return "✗", "bad"
+    return f"{v * 100:.0f}%", "warn"
+
+
+def run_summary(run: LabRun) -> str:
+    t = run.totals()
+    s = (
+        f"{run.role}: agreement {pct(t['old']['agreement'])} → {pct(t['new']['agreement'])} "
+        f"on {t['questions']} question{'s' if t['questions'] != 1 else ''}, "
+        f"{t['changed']} verdict{'s' if t['changed'] != 1 else ''} changed"
+    )
+    if t["errors"]:
+        s += f", {t['errors']} error(s)"
+    return s
+
+
+# ------------------------------------------------------------------ static faces
+
+
+def _side_cells(s: LabSide) -> str:
+    mark, tone = agreement_mark(s.agreement)
+    verdict = esc(s.verdict, 400)
+    if s.error:
+        verdict = f'<span class="srnb-badge srnb-bad">error</span> {esc(s.error, 400)}'
+    extra = []
+    if s.decision_source:
+        extra.append(f"by {esc(s.decision_source, 40)}")
+    if s.precision is not None or s.recall is not None:
+        extra.append(f"P {pct(s.precision)} · R {pct(s.recall)}")
+    if s.unparsed:
+        extra.append(f"{s.unparsed} unparsed")
+    meta = f'<div class="srnb-meta">{" · ".join(extra)}</div>' if extra else ""
+    cls = f"srnb-lab-mark srnb-{tone}" if tone else "srnb-lab-mark"
+    return f'<td>{verdict}{meta}</td><td class="{cls}">{esc(mark, 10)}</td>'
+
+
+def _usage(s: LabSide) -> str:
+    return (
+        f'<span class="srnb-num">{fmt_tokens(s.tokens_in)} / {fmt_tokens(s.tokens_out)}</span><br>'
+        f'<span class="srnb-num">{fmt_cost(s.cost)}</span> · <span class="srnb-num">{fmt_ms(s.latency_ms)}</span>'
+    )
+
+
+def _run_body(run: LabRun) -> str:
+    t = run.totals()
+    head = (
+        f'<div class="srnb-card-h"><span class="srnb-stage">Run · {esc(run.role, 40)}</span>'
+        f'<span class="srnb-id">{esc(run.baseline, 40)}</span> → <span class="srnb-id">{esc(run.candidate, 40)}</span>'
+        f'<span class="srnb-meta">{esc(run.model, 200)} · {fmt_ms(run.wall_ms)}</span></div>'
+    )
+    note = f'<div class="srnb-banner srnb-banner-info">{esc(run.note, 600)}</div>' if run.note else ""
+    o, n = t["old"], t["new"]
+    totals = (
+        '<div class="srnb-lab-totals">'
+        f"agreement <strong>{pct(o['agreement'])}</strong> → <strong>{pct(n['agreement'])}</strong> "
+        f"({n['labelled']} labelled of {t['questions']}) · {t['changed']} changed"
+        + (f" · {t['errors']} error(s)" if t["errors"] else "")
+        + (
+            f" · precision {pct(o['precision'])} → {pct(n['precision'])}"
+            f" · recall {pct(o['recall'])} → {pct(n['recall'])}"
+            if run.role == "grade"
+            else ""
+        )
+        + f" · tokens {fmt_tokens(o['tokens_in'])} → {fmt_tokens(n['tokens_in'])} in"
+        f" · cost {fmt_cost(o['cost'])} → {fmt_cost(n['cost'])}</div>"
+    )
+    rows = []
+    for r in run.rows[:_STATIC_ROWS]:
+        cls = "srnb-lab-row srnb-lab-changed" if r.changed else "srnb-lab-row"
+        rows.append(
+            f'<tr class="{cls}"><td><span class="srnb-id">{esc(r.id, 100)}</span> '
+            f'<span class="srnb-meta">{esc(r.category, 100)}</span><div dir="auto">{esc(one_line(r.question, QUESTION_CHARS))}</div></td>'
+            f"<td>{esc(r.label, 400)}</td>{_side_cells(r.old)}{_side_cells(r.new)}"
+            f"<td>{_usage(r.old)}</td><td>{_usage(r.new)}</td></tr>"
+        )
+    more = ""
+    if len(run.rows) > _STATIC_ROWS:
+        more = f'<div class="srnb-trunc">{len(run.rows) - _STATIC_ROWS} more rows: see run.to_pandas()</div>'
+    table = (
+        '<table class="srnb-lab-table"><thead><tr><th>question</th><th>label</th><th>old verdict</th><th></th>'
+        "<th>new verdict</th><th></th><th>old tokens · cost · latency</th><th>new tokens · cost · latency</th>"
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+    )
+    return f'<section class="srnb-card srnb-lab-run">{head}{note}{totals}{table}</section>'
+
+
+def run_html(run: LabRun) -> str:
+    """Static HTML of one run: totals and one row per question."""
+    return f'<div class="srnb-root srnb-lab" dir="ltr"><style>{lab_css()}</style>{_run_body(run)}</div>'
+
+
+def _versions_table(lab: PromptLab, role: str) -> str:
+    last = lab.last_run(role)
+    best = lab.best(role)["hash"] if last is not None else None
+    rows = []
+    for v in lab.versions(role):
+        marks = [
+            m
+            for m, on in (("current", v["current"]), ("baseline", v["baseline"]), ("best", v["hash"] == best))
+            if on
+        ]
+        badges = " ".join(f'<span class="srnb-badge srnb-info">{m}</span>' for m in marks)
+        sc = v["scores"]
+        score = f"{pct(sc.get('agreement'))} on {sc.get('questions', 0)}" if sc else "not run"
+        rows.append(
+            f'<tr><td><span class="srnb-id">{esc(v["hash"], 40)}</span> {badges}</td>'
+            f"<td>{esc(v['note'], 300)}</td><td>{esc(score, 60)}</td></tr>"
+        )
+    return (
+        '<table class="srnb-lab-table srnb-lab-versions"><thead><tr><th>version</th><th>note</th>'
+        f"<th>agreement</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def lab_html(lab: PromptLab) -> str:
+    """Static HTML of the lab: per role the current template, its versions
+    and the last run. No script; every template and question is escaped."""
+    note = lab.note()
+    head = (
+        '<section class="srnb-card srnb-lab-head"><div class="srnb-card-h">'
+        '<span class="srnb-stage">Prompt Lab</span>'
+        f'<span class="srnb-meta">{len(lab.questions)} questions · {esc(lab.questions.name, 200)}</span></div>'
+        + (f'<div class="srnb-banner srnb-banner-info">{esc(note, 600)}</div>' if note else "")
+        + "</section>"
+    )
+    cards = []
+    for role in lab.roles:
+        last = lab.last_run(role)
+        cards.append(
+            f'<section class="srnb-card srnb-lab-role"><div class="srnb-card-h">'
+            f'<span class="srnb-stage">{esc(role, 40)}</span>'
+            f'<span class="srnb-meta">{esc(ROLE_LABELS.get(role, ""), 200)} · model {esc(lab.model_name(role), 200)}</span>'
+            f'<span class="srnb-meta">current <span class="srnb-id">{esc(lab.current(role), 40)}</span> · '
+            f'baseline <span class="srnb-id">{esc(lab.baseline(role), 40)}</span></span></div>'
+            f'<details class="srnb-details"><summary>template ({len(lab.template(role)):,} characters)</summary>'
+            f"{block(lab.template(role), cls='srnb-block srnb-code')}</details>"
+            f"{_versions_table(lab, role)}"
+            + (_run_body(last) if last is not None else '<div class="srnb-meta">not run yet</div>')
+            + "</section>"
+        )
+    return f'<div class="srnb-root srnb-lab" dir="ltr"><style>{lab_css()}</style>{head}{"".join(cards)}</div>'
+
+
+def run_text(run: LabRun) -> str:
+    s = f"LabRun {run_summary(run)} (baseline {run.baseline} → candidate {run.candidate})"
+    return s + (" [offline model: prompts not used]" if run.offline else "")
+
+
+def lab_text(lab: PromptLab) -> str:
+    parts = []
+    for role in lab.roles:
+        last = lab.last_run(role)
+        score = f", last run {pct(last.agreement_old)} → {pct(last.agreement_new)}" if last else ""
+        parts.append(f"{role}={lab.current(role)} ({len(lab.versions(role))} versions{score})")
+    n = len(lab.questions)
+    s = f"PromptLab: {n} question{'s' if n != 1 else ''} ({lab.questions.name}); " + "; ".join(parts)
+    return s + (" [offline model: prompts not used]" if lab.offline else "")
+
+
+def _lab_widget(lab: PromptLab) -> Any:
+    from selfrag_nb.display.prompt_lab_widget import PromptLabWidget
+
+    return PromptLabWidget.of(lab)
+
+
+faces.register(PromptLab, text=lab_text, html=lab_html, widget=_lab_widget)
+faces.register(LabRun, text=run_text, html=run_html, widget=None)
