@@ -1,0 +1,349 @@
+"""What every part of the KnowledgeBase shares: the table handle, damage
+handling, the write lock, the schema and the stored hashes.
+
+    kb.py KnowledgeBase(Writes, Search)      open(), sample()
+      writes.py Writes(Core)                 ingest, remove, restore, versions, reindex
+      search.py Search(Core)                 search, chunks, sources
+        kb_core.py Core                      _tbl, _reading (LanceDB errors -> KnowledgeBaseError),
+                                             _write_lock, _schema, _stored, index helpers
+
+The flow of each operation is drawn in kb.py's docstring.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from selfrag_nb.errors import KnowledgeBaseError
+from selfrag_nb.store.prepare import FORMAT
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from selfrag_nb.store.embedders import Embedder
+
+
+TABLE = "chunks"
+LOG_TABLE = "ingest_log"
+LOCK_FILE = ".selfrag_nb.lock"
+#: The first write builds the table here, then renames it into place.
+STAGING_PREFIX = f".{TABLE}.staging-"
+META_KEY = b"selfrag_nb"
+MODES = ("vector", "fts", "hybrid")
+MAX_K = 1000
+#: Rows an FTS index may lag behind before an ingest folds them in (search
+#: still sees unindexed rows, only slower).
+UNINDEXED_LIMIT = 2000
+#: optimize() must never delete old versions: they are what restore() needs.
+_KEEP_VERSIONS = timedelta(days=365 * 100)
+_EMBED_BATCH = 64
+
+__all__ = ["Core"]
+
+_Self = TypeVar("_Self", bound="Core")
+
+Progress = Callable[[int, int, str], None]
+
+_RESULT_COLUMNS = [
+    "chunk_id",
+    "doc_id",
+    "source",
+    "title",
+    "heading",
+    "text",
+    "context",
+    "ordinal",
+    "metadata",
+]
+
+
+def _cause(exc: BaseException) -> str:
+    """LanceDB's message without the Rust source location it appends."""
+    return re.sub(r",\s*/\S+\.rs:\d+:\d+", "", str(exc)).strip()
+
+
+def _damaged(uri: str, doing: str, exc: BaseException) -> KnowledgeBaseError:
+    """Damage in the chunk data itself: only another version or a rebuild has the rows."""
+    return KnowledgeBaseError(
+        f"knowledge base {uri} is damaged: {doing} failed, a data file is missing or truncated "
+        f"({_cause(exc)}). Restore an earlier version (kb.versions(), kb.restore(n)) if its files "
+        "are intact, or rebuild it in a new folder."
+    )
+
+
+def _index_damaged(uri: str, doing: str, exc: BaseException) -> KnowledgeBaseError:
+    """Damage in an index while the rows read fine: the index can be rebuilt from them."""
+    return KnowledgeBaseError(
+        f"knowledge base {uri}: {doing} failed because an index is damaged ({_cause(exc)}); "
+        "the chunk data is intact. Rebuild the indexes with kb.reindex()."
+    )
+
+
+def _sql_in(column: str, values: list[str]) -> str:
+    quoted = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+    return f"{column} IN ({quoted})"
+
+
+def _create_fts(t: Any) -> None:
+    from lancedb.index import FTS
+
+    t.create_index(
+        "search_text",
+        config=FTS(base_tokenizer="icu", stem=False, remove_stop_words=False, ascii_folding=True),
+        replace=True,
+    )
+
+
+def _index_config(kind: str) -> Any:
+    """A fresh config for an index LanceDB lists as ``kind`` (its default
+    parameters; vector indexes with the cosine distance this class searches by)."""
+    from lancedb import index
+
+    scalar = {"BTree": index.BTree, "Bitmap": index.Bitmap, "LabelList": index.LabelList}
+    vector = {
+        "IvfPq": index.IvfPq,
+        "IvfFlat": index.IvfFlat,
+        "IvfSq": index.IvfSq,
+        "IvfRq": index.IvfRq,
+        "IvfHnswPq": index.HnswPq,
+        "IvfHnswSq": index.HnswSq,
+        "IvfHnswFlat": index.HnswFlat,
+    }
+    if kind in scalar:
+        return scalar[kind]()
+    if kind in vector:
+        return vector[kind](distance_type="cosine")
+    raise KnowledgeBaseError(
+        f"kb.reindex() does not know how to rebuild a {kind!r} index; drop it (table.drop_index) "
+        "and create it again by hand"
+    )
+
+
+def _fts_works(t: Any) -> bool:
+    """Whether the full-text index answers a query (False: missing or damaged)."""
+    if not any(i.index_type == "FTS" for i in t.list_indices()):
+        return False
+    try:
+        Core._leg_fts(t, "index probe", 1, "true")
+    except Exception:  # noqa: BLE001 - any failure here is the index's (the caller just wrote the rows)
+        return False
+    return True
+
+
+class Core:
+    """The state and internals of one open knowledge base (see KnowledgeBase)."""
+
+    def __init__(
+        self,
+        *,
+        uri: str,
+        local_dir: Path | None,
+        db: Any,
+        table: Any,
+        embedder: Embedder,
+        max_chars: int,
+    ) -> None:
+        self._uri = uri
+        self._local_dir = local_dir
+        self._db = db
+        self._table = table
+        self._embedder = embedder
+        self._max_chars = max_chars
+        self._closed = False
+
+    @property
+    def path(self) -> str:
+        """The folder or URI of this knowledge base."""
+        return self._uri
+
+    @property
+    def embedder_name(self) -> str:
+        return self._embedder.name
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._embedder
+
+    @property
+    def max_chars(self) -> int:
+        return self._max_chars
+
+    @property
+    def version(self) -> int:
+        """The current LanceDB table version (0 before the first ingest)."""
+        t = self._tbl()
+        return 0 if t is None else int(t.version)
+
+    def __len__(self) -> int:
+        t = self._tbl()
+        return 0 if t is None else int(t.count_rows())
+
+    def __repr__(self) -> str:
+        return f"KnowledgeBase({self._uri!r}, embedder={self.embedder_name!r}, chunks={len(self)}, version={self.version})"
+
+    def describe(self) -> dict[str, Any]:
+        """Plain facts: path, embedder, dimension, chunk/source counts, version, indexes."""
+        t = self._tbl()
+        indexes = [] if t is None else [f"{i.index_type}({', '.join(i.columns)})" for i in t.list_indices()]
+        return {
+            "path": self._uri,
+            "embedder": self.embedder_name,
+            "dim": self._embedder.dim,
+            "chunks": len(self),
+            "sources": len(self._stored_hashes()),
+            "version": self.version,
+            "max_chars": self._max_chars,
+            "indexes": indexes,
+        }
+
+    def close(self) -> None:
+        """Drop the table handles (the data stays on disk)."""
+        self._table = None
+        self._db = None
+        self._closed = True
+
+    def __enter__(self: _Self) -> _Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _tbl(self) -> Any:
+        if self._closed:
+            raise KnowledgeBaseError(f"knowledge base {self._uri} is closed")
+        if self._table is None and TABLE in set(self._db.list_tables().tables):
+            with self._reading(f"opening the '{TABLE}' table", value_errors=True):
+                self._table = self._db.open_table(TABLE)
+        return self._table
+
+    @contextlib.contextmanager
+    def _reading(self, doing: str, *, value_errors: bool = False) -> Iterator[None]:
+        """Turn LanceDB's I/O errors (a deleted or truncated file) into a
+        KnowledgeBaseError naming this knowledge base. LanceDB raises
+        RuntimeError/OSError for those; ValueError means bad input (a caller's
+        filter) except where ``value_errors`` says only damage can cause it."""
+        try:
+            yield
+        except KnowledgeBaseError:
+            raise
+        except (RuntimeError, OSError) as exc:
+            raise _damaged(self._uri, doing, exc) from exc
+        except ValueError as exc:
+            if not value_errors:
+                raise
+            raise _damaged(self._uri, doing, exc) from exc
+
+    @contextlib.contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        if self._local_dir is None:
+            # Object stores have no shared file to lock; LanceDB's own commit
+            # protocol is all that serialises writers there.
+            yield
+            return
+        from filelock import FileLock
+
+        with FileLock(str(self._local_dir / LOCK_FILE), timeout=600):
+            yield
+
+    def _schema(self) -> pa.Schema:
+        import pyarrow as pa
+
+        meta = {"embedder": self._embedder.name, "dim": self._embedder.dim, "format": FORMAT}
+        meta["max_chars"] = self._max_chars
+        return pa.schema(
+            [
+                ("chunk_id", pa.string()),
+                ("doc_id", pa.string()),
+                ("source", pa.string()),
+                ("title", pa.string()),
+                ("heading", pa.string()),
+                ("text", pa.string()),
+                ("context", pa.string()),
+                ("search_text", pa.string()),
+                ("ordinal", pa.int32()),
+                ("content_hash", pa.string()),
+                ("acl_roles", pa.list_(pa.string())),
+                ("acl_users", pa.list_(pa.string())),
+                ("tenant", pa.string()),
+                ("lang", pa.string()),
+                ("metadata", pa.string()),
+                ("ingested_at", pa.string()),
+                ("origin", pa.string()),
+                ("vector", pa.list_(pa.float32(), self._embedder.dim)),
+            ],
+            metadata={META_KEY: json.dumps(meta).encode()},
+        )
+
+    def _stored_hashes(self) -> dict[str, str]:
+        return {source: h for source, (h, _) in self._stored().items()}
+
+    def _stored(self) -> dict[str, tuple[str, str]]:
+        """source -> (content hash, origin folder; "" before origins were stored)."""
+        t = self._tbl()
+        if t is None:
+            return {}
+        with self._reading("reading the stored sources", value_errors=True):
+            t.checkout_latest()
+            columns = ["source", "content_hash", *(["origin"] if "origin" in t.schema.names else [])]
+            data = t.search().select(columns).limit(None).to_arrow()
+        origins = data["origin"].to_pylist() if "origin" in columns else [""] * data.num_rows
+        return {
+            s: (h, o or "")
+            for s, h, o in zip(
+                data["source"].to_pylist(), data["content_hash"].to_pylist(), origins, strict=True
+            )
+        }
+
+    def _ensure_fts(self, t: Any) -> None:
+        fts = [i for i in t.list_indices() if i.index_type == "FTS"]
+        if not fts:
+            _create_fts(t)
+            return
+        stats = t.index_stats(fts[0].name)
+        if stats is not None and stats.num_unindexed_rows > UNINDEXED_LIMIT:
+            t.optimize(cleanup_older_than=_KEEP_VERSIONS)
+
+    @staticmethod
+    def _leg_vector(t: Any, vec: Any, k: int, flt: str) -> pa.Table:
+        q = t.search(vec, query_type="vector", vector_column_name="vector").distance_type("cosine")
+        return (
+            q.where(flt, prefilter=True)
+            .select([*_RESULT_COLUMNS, "_distance"])
+            .with_row_id(True)
+            .limit(k)
+            .to_arrow()
+        )
+
+    @staticmethod
+    def _leg_fts(t: Any, query: str, k: int, flt: str) -> pa.Table:
+        from lancedb.query import FullTextOperator, MatchQuery
+
+        # A MatchQuery is never parsed: quotes, AND/OR/NOT, field:value, ~, ^ and
+        # parentheses in a question are words to the ICU tokenizer, not syntax
+        # (a plain string goes through tantivy's query parser, where '"' starts a
+        # phrase query that this index, built without positions, cannot answer).
+        # exact words (no fuzziness), any of them: the ranking a plain question had
+        match = MatchQuery(
+            query,
+            "search_text",
+            boost=1.0,
+            fuzziness=0,
+            max_expansions=50,
+            operator=FullTextOperator.OR,
+            prefix_length=0,
+            document_granularity=None,
+        )
+        q = t.search(match, query_type="fts")
+        return (
+            q.where(flt, prefilter=True)
+            .select([*_RESULT_COLUMNS, "_score"])
+            .with_row_id(True)
+            .limit(k)
+            .to_arrow()
+        )
