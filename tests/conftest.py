@@ -3,16 +3,15 @@
 loopback   a started LoopbackServer (real HTTP on 127.0.0.1), stopped after the test
 
 pytest_terminal_summary prints "reliability cases: name: n, ..." from
-tests/reliability/cases.py (a hook only the root conftest can carry).
+tests/support/cases.py (a hook only the root conftest can carry).
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
+import cases
 import pytest
 from hypothesis import settings
 
@@ -42,12 +41,8 @@ def loopback() -> Iterator[LoopbackServer]:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    # The reliability tests import the registry as the top-level module "cases".
-    cases = sys.modules.get("cases")
-    records = getattr(cases, "RECORDS", None)
-    origin = Path(str(getattr(cases, "__file__", "")))
-    if not records or origin.parent.name != "reliability":
-        return
-    terminalreporter.write_line(
-        "reliability cases: " + ", ".join(f"{name}: {n}" for name, n in sorted(records.items()))
-    )
+    # The registry every reliability test records into (tests/support/cases.py).
+    if cases.RECORDS:
+        terminalreporter.write_line(
+            "reliability cases: " + ", ".join(f"{name}: {n}" for name, n in sorted(cases.RECORDS.items()))
+        )

@@ -1,6 +1,6 @@
-"""Fixtures of tests/display: the traces are built in display_fixtures.py (a
+"""Fixtures of tests/display: the traces are built in tests/support/display_fixtures.py (a
 uniquely named module, so tests can import its builders directly). The Prompt
-Lab widget tests reuse the engine's builders, tests/lab/prompt_lab_fixtures.py."""
+Lab widget tests reuse the engine's builders, tests/support/prompt_lab_fixtures.py."""
 
 from __future__ import annotations
 

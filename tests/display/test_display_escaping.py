@@ -13,8 +13,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from display_fixtures import HOSTILE
-from test_display_snapshots import assert_well_formed
+from display_fixtures import HOSTILE, assert_well_formed
 
 from selfrag_nb.display import static_html, text_summary
 from selfrag_nb.display.html import TEXT_LIMIT, css

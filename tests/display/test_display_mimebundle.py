@@ -34,7 +34,7 @@ def test_outside_a_kernel_every_object_offers_html_and_text(full_trace: Trace, h
 
 def test_display_needs_no_widget_library_to_be_imported() -> None:
     code = (
-        "import sys, json; sys.path.insert(0, 'tests/display'); from display_fixtures import build_full_trace;"
+        "import sys, json; sys.path.insert(0, 'tests/support'); from display_fixtures import build_full_trace;"
         "t = build_full_trace(); b = t._repr_mimebundle_();"
         "print(json.dumps([sorted(b), [m for m in ('anywidget', 'ipywidgets', 'plotly', 'IPython') if m in sys.modules]]))"
     )
@@ -111,7 +111,7 @@ def test_in_marimo_records_display_as_mo_ui_anywidget(tmp_path: Path) -> None:
     pytest.importorskip("marimo")
     app = tmp_path / "app.py"
     app.write_text(
-        MARIMO_APP.format(root=str(ROOT), fixtures=str(ROOT / "tests" / "display")), encoding="utf-8"
+        MARIMO_APP.format(root=str(ROOT), fixtures=str(ROOT / "tests" / "support")), encoding="utf-8"
     )
     out = tmp_path / "out.html"
     run = subprocess.run(

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from display_fixtures import build_full_trace
+from display_fixtures import assert_well_formed, build_full_trace
 
 from selfrag_nb.display import static_html, text_summary
 from selfrag_nb.display.html import css, render_body
@@ -22,7 +21,6 @@ from selfrag_nb.store.types import Hits
 from selfrag_nb.trace import Trace
 
 SNAP_DIR = Path(__file__).parent / "snapshots"
-VOID = {"br", "img", "hr", "input", "meta", "link", "wbr", "path"}
 
 
 def _readable(body: str) -> str:
@@ -39,34 +37,6 @@ def check_snapshot(name: str, content: str) -> None:
         pytest.fail(f"missing snapshot {path.name}: run SNAPSHOT_UPDATE=1 pytest tests/display")
     expected = path.read_text(encoding="utf-8")
     assert content == expected, f"{name} changed: review, then SNAPSHOT_UPDATE=1 pytest tests/display"
-
-
-class _Balance(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.stack: list[str] = []
-        self.errors: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag not in VOID:
-            self.stack.append(tag)
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        pass
-
-    def handle_endtag(self, tag: str) -> None:
-        if not self.stack or self.stack[-1] != tag:
-            self.errors.append(f"</{tag}> closes {self.stack[-1] if self.stack else 'nothing'}")
-        else:
-            self.stack.pop()
-
-
-def assert_well_formed(markup: str) -> None:
-    p = _Balance()
-    p.feed(markup)
-    p.close()
-    assert not p.errors, p.errors[:5]
-    assert not p.stack, p.stack
 
 
 def _named_traces(request: pytest.FixtureRequest) -> dict[str, Trace]:

@@ -14,7 +14,7 @@
                  FileNotFoundError naming the knowledge base, never a raw lance error
     file://      URI end to end: open, ingest, search, versions, restore, reopen
 
-Each test records its case count (tests/reliability/cases.py).
+Each test records its case count (tests/support/cases.py).
 """
 
 from __future__ import annotations

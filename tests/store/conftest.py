@@ -1,4 +1,4 @@
-"""Fixtures of the store tests (documents come from store_docs.py)."""
+"""Fixtures of the store tests (documents come from tests/support/store_docs.py)."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ hostile_trace   every text field carries an attack string
 
 from __future__ import annotations
 
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -499,3 +500,38 @@ def widget_module(tmp_path: Path, name: str) -> Path:
     out = tmp_path / (Path(name).stem + ".mjs")
     out.write_text(esm(name), encoding="utf-8")
     return out
+
+
+# --------------------------------------------------------------- well-formed HTML
+
+
+#: Elements without an end tag.
+VOID = {"br", "img", "hr", "input", "meta", "link", "wbr", "path"}
+
+
+class _Balance(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        pass
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1] if self.stack else 'nothing'}")
+        else:
+            self.stack.pop()
+
+
+def assert_well_formed(markup: str) -> None:
+    p = _Balance()
+    p.feed(markup)
+    p.close()
+    assert not p.errors, p.errors[:5]
+    assert not p.stack, p.stack

@@ -3,10 +3,9 @@
     test body --record("acl sweep", n)--> RECORDS --tests/conftest.py
     pytest_terminal_summary--> "reliability cases: acl sweep: 1032, ..."
 
-Test modules import it as ``from cases import record`` (pytest's default
-prepend import mode puts ``tests/reliability`` on ``sys.path``); the root
-conftest finds it in ``sys.modules`` at the end of the session, so the
-summary appears in every run that collected a reliability test.
+Test modules import it as ``from cases import record``: tests/support is on
+pytest's ``pythonpath`` (pyproject.toml), so the import works in every import
+mode, and the root conftest imports the same module to print the summary.
 """
 
 from __future__ import annotations
