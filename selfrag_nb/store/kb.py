@@ -5,7 +5,10 @@
     search.py   search, chunks, sources
     kb_core.py  the table handle, damage -> KnowledgeBaseError, write lock, schema
 
-    KnowledgeBase.open(path | file:// | s3://, embedder)
+    KnowledgeBase.open(path | file:// | s3:// gs:// az:// | db://, embedder, storage_options)
+      storage_options (str -> str) -> lancedb.connect: credentials / endpoint / region
+        for object stores, api_key / region for db://; refused for folders; secret
+        values registered with kb_core.scrub so no message, repr or describe shows them
       folder/chunks.lance        one row per chunk (text, context, ACL, metadata, vector)
       folder/ingest_log.lance    one row per write: which sources changed, chunk counts
       folder/.selfrag_nb.lock    serialises writers across processes (local folders only)
@@ -17,6 +20,8 @@
          (lazily: 64 chunks at a time straight into Arrow batches, store/batches.py)
       -> [lock] re-read hashes -> ONE merge_insert (insert new chunks, delete the
          old chunks of changed / pruned sources) -> log -> keep indexes fresh
+      -> object storage only (no lock there): re-read the chunk ids of the written
+         sources; one stored twice = a concurrent writer -> KnowledgeBaseError
       -> IngestReport (added / updated / unchanged / removed / skipped, version)
 
     search(query, k, mode, user, where)
@@ -32,6 +37,7 @@
     ingest / remove / restore: all or nothing. Write -> log -> index refresh; when
       any step fails the chunk table is restored to its version before the call
       and the KnowledgeBaseError names the step and the fix, so a retry applies once.
+      (Exception: on object storage a failed first write leaves the new table.)
 
     reindex()
       read every row -> drop + recreate each index (FTS on search_text, ICU)
@@ -42,7 +48,14 @@ touched, and the single transaction either lands (a new table version) or does
 not, so a failed ingest (embedder error, crash) never leaves a source half
 replaced. Why a file lock as well: concurrent merge_inserts on the same keys
 can both insert (lance#4585), so writers take turns and re-read the stored
-hashes inside the lock.
+hashes inside the lock. On object storage there is no file to lock: measured
+against moto, two processes ingesting the same new sources into an existing
+table both land and every chunk is stored twice, so an ingest there checks
+its sources for duplicate chunk ids afterwards and fails loudly (one writer
+at a time is the rule, docs/scaling.md). Two first writes race differently:
+one fails (LanceDB refuses the second create_table, or its index commit
+conflicts), and on object storage the undo never drops the table: it may be
+the other writer's.
 
 Damage (a deleted or truncated data, index or manifest file, a table folder
 that is not a table, unreadable metadata) surfaces as a KnowledgeBaseError
@@ -71,7 +84,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
-from selfrag_nb.errors import InputError, KnowledgeBaseError, PathNotFoundError
+from selfrag_nb.errors import InputError, InputTypeError, KnowledgeBaseError, PathNotFoundError
 from selfrag_nb.store.chunking import DEFAULT_MAX_CHARS
 from selfrag_nb.store.kb_core import (
     LOCK_FILE,
@@ -80,6 +93,7 @@ from selfrag_nb.store.kb_core import (
     STAGING_PREFIX,
     TABLE,
     _cause,
+    register_secrets,
 )
 from selfrag_nb.store.prepare import FORMAT
 from selfrag_nb.store.search import Search
@@ -109,6 +123,61 @@ def _resolve_uri(path: str | os.PathLike[str]) -> tuple[str, Path | None]:
     return str(local), local
 
 
+#: Object stores whose credentials, endpoint and region go through ``storage_options``.
+OBJECT_SCHEMES = ("s3", "s3+ddb", "gs", "gcs", "az", "abfs", "abfss")
+
+
+def _check_storage_options(uri: str, local: Path | None, options: Any) -> dict[str, str] | None:
+    """None, or a copy of ``options`` checked to be str -> str and fit for ``uri``."""
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise InputTypeError(f"storage_options must be a dict of str -> str, got {type(options).__name__}")
+    for key, value in options.items():
+        if not isinstance(key, str) or not key.strip():
+            raise InputTypeError(f"storage_options keys must be non-blank strings, got {key!r}")
+        if not isinstance(value, str):
+            # the value itself is never shown: it may be a secret
+            raise InputTypeError(
+                f"storage_options[{key!r}] must be a str, got {type(value).__name__} (write numbers and flags as text, e.g. 'true')"
+            )
+    if local is not None:
+        raise InputError(
+            f"storage_options apply to object storage (s3://, gs://, az://) and LanceDB Cloud (db://), "
+            f"not to the local folder {local}; drop storage_options"
+        )
+    scheme = uri.split("://", 1)[0].lower()
+    if scheme == "db":
+        unknown = sorted(set(options) - {"api_key", "region", "host_override"})
+        if unknown:
+            raise InputError(
+                f"storage_options for a db:// URI (LanceDB Cloud) take api_key, region and host_override, "
+                f"not {', '.join(repr(k) for k in unknown)}"
+            )
+    elif scheme not in OBJECT_SCHEMES:
+        raise InputError(
+            f"storage_options are not supported for {scheme}:// URIs (use s3://, gs://, az:// or db://)"
+        )
+    return dict(options)
+
+
+def _connect(uri: str, options: dict[str, str] | None) -> Any:
+    import lancedb
+
+    interval = timedelta(seconds=1)
+    if options is None:
+        return lancedb.connect(uri, read_consistency_interval=interval)
+    if uri.split("://", 1)[0].lower() == "db":
+        return lancedb.connect(
+            uri,
+            read_consistency_interval=interval,
+            api_key=options.get("api_key"),
+            region=options.get("region", "us-east-1"),
+            host_override=options.get("host_override"),
+        )
+    return lancedb.connect(uri, read_consistency_interval=interval, storage_options=options)
+
+
 def _cache_root() -> Path:
     from selfrag_nb.resources import cache_dir
 
@@ -130,18 +199,25 @@ class KnowledgeBase(Writes, Search):
         create: bool = True,
         *,
         max_chars: int = DEFAULT_MAX_CHARS,
+        storage_options: dict[str, str] | None = None,
         **embedder_options: Any,
     ) -> KnowledgeBase:
         """Open (or create) the knowledge base at ``path``: a folder, ``file://...``,
         or an object-store URI such as ``s3://bucket/kb`` (passed to LanceDB).
 
+        ``storage_options`` (str -> str) go to LanceDB for object storage:
+        credentials, endpoint, region (``{"aws_region": ..., "aws_access_key_id":
+        ...}``; docs/scaling.md); for ``db://`` (LanceDB Cloud) ``api_key`` and
+        ``region``. Refused for a local folder. Secret values never appear in
+        repr, describe() or error messages.
+
         ``embedder=None`` uses the embedder the knowledge base was built with
         ("minilm" for a new one); naming a different one than stored is an error."""
-        import lancedb
-
         from selfrag_nb.store.embedders import get_embedder
 
         uri, local = _resolve_uri(path)
+        options = _check_storage_options(uri, local, storage_options)
+        register_secrets(options)
         if local is not None:
             if local.exists() and not local.is_dir():
                 raise KnowledgeBaseError(f"{local} is a file, not a knowledge base folder")
@@ -149,11 +225,12 @@ class KnowledgeBase(Writes, Search):
                 if not create:
                     raise PathNotFoundError(f"no knowledge base at {local} (pass create=True to make one)")
                 local.mkdir(parents=True)
-        db = lancedb.connect(uri, read_consistency_interval=timedelta(seconds=1))
         try:
+            db = _connect(uri, options)
             names = set(db.list_tables().tables)
-        except Exception as exc:
-            raise KnowledgeBaseError(f"{uri} cannot be read as a LanceDB database: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - re-raised below, without LanceDB's text unscrubbed in the chain
+            # from None: LanceDB's own exception text may quote an option; _cause scrubs secrets
+            raise KnowledgeBaseError(f"{uri} cannot be read as a LanceDB database: {_cause(exc)}") from None
         table = None
         stored: dict[str, Any] | None = None
         if TABLE in names:

@@ -6,6 +6,7 @@ handling, the write lock, the schema and the stored hashes.
       search.py Search(Core)                 search, chunks, sources
         kb_core.py Core                      _tbl, _reading (LanceDB errors -> KnowledgeBaseError),
                                              _write_lock, _schema, _stored, index helpers
+        register_secrets / scrub / _cause    storage_options secret values never reach a message
 
 The flow of each operation is drawn in kb.py's docstring.
 """
@@ -63,9 +64,33 @@ _RESULT_COLUMNS = [
 ]
 
 
+#: Option keys whose values are secrets: never shown in a message, repr or log.
+_SECRET_WORDS = ("key", "secret", "token", "password", "credential", "sas")
+#: Secret values of every storage_options this process opened with (scrubbed by _cause).
+_SECRETS: set[str] = set()
+
+
+def is_secret_option(key: str) -> bool:
+    return any(w in key.lower() for w in _SECRET_WORDS)
+
+
+def register_secrets(options: dict[str, str] | None) -> None:
+    """Remember the secret values of ``options`` so that messages never show them."""
+    for key, value in (options or {}).items():
+        if is_secret_option(key) and value:
+            _SECRETS.add(value)
+
+
+def scrub(text: str) -> str:
+    """``text`` with every registered secret value replaced by ***."""
+    for secret in sorted(_SECRETS, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
 def _cause(exc: BaseException) -> str:
-    """LanceDB's message without the Rust source location it appends."""
-    return re.sub(r",\s*/\S+\.rs:\d+:\d+", "", str(exc)).strip()
+    """LanceDB's message without the Rust source location it appends, secrets scrubbed."""
+    return scrub(re.sub(r",\s*/\S+\.rs:\d+:\d+", "", str(exc)).strip())
 
 
 def _damaged(uri: str, doing: str, exc: BaseException) -> KnowledgeBaseError:
@@ -243,7 +268,9 @@ class Core:
     def _write_lock(self) -> Iterator[None]:
         if self._local_dir is None:
             # Object stores have no shared file to lock; LanceDB's own commit
-            # protocol is all that serialises writers there.
+            # protocol is all that serialises writers there, and it lets two
+            # merge_inserts of the same new chunks both land: ingest checks
+            # for that afterwards (Writes._check_no_race).
             yield
             return
         from filelock import FileLock

@@ -2,6 +2,7 @@
 
     ingest(path) -> load_tree -> prepare (store/prepare.py) -> embed (store/batches.py)
       -> [lock] one merge_insert -> log -> FTS refresh      all or nothing (_all_or_nothing)
+      -> object storage: duplicate chunk ids of the written sources? -> KnowledgeBaseError (_check_no_race)
     remove(source) / restore(version)                       all or nothing
     versions()                                              table versions + the ingest log
     reindex()                                               every index rebuilt, log repaired
@@ -102,6 +103,10 @@ class Writes(Core):
                 return "nothing had been written"
             if before is None:
                 # the first write of this call created the table: the state before was no table
+                if self._local_dir is None:
+                    # on object storage another writer may have created the same table
+                    # at the same moment: dropping it could delete that writer's files
+                    return "left as is: on object storage the new table is never dropped"
                 self._table = None
                 self._db.drop_table(TABLE)
                 return "the table it created was dropped"
@@ -282,6 +287,8 @@ class Writes(Core):
                         )
                         step("refreshing the full-text index")
                         self._ensure_fts(t)
+                if self._local_dir is None and new_rows:
+                    self._check_no_race([*added, *updated])
                 report(1, 1, "done")
         return IngestReport(
             added=added,
@@ -293,6 +300,41 @@ class Writes(Core):
             chunks_removed=n_del,
             version=self.version,
             seconds=round(time.perf_counter() - started, 4),
+        )
+
+    def _check_no_race(self, sources: list[str]) -> None:
+        """On object storage no lock keeps writers apart: two concurrent
+        merge_inserts of the same new chunks can both insert (lance#4585).
+        After a write, read the chunk ids of the sources it wrote (a filtered
+        read of one column) and fail loudly if any is stored twice."""
+        from collections import Counter
+
+        t = self._tbl()
+        with self._reading("checking the written chunks", value_errors=True):
+            t.checkout_latest()
+            ids = (
+                t.search()
+                .where(_sql_in("source", sources))
+                .select(["chunk_id", "source"])
+                .limit(None)
+                .to_arrow()
+            )
+        counts = Counter(ids["chunk_id"].to_pylist())
+        twice = {cid for cid, n in counts.items() if n > 1}
+        if not twice:
+            return
+        hit = sorted(
+            {
+                s
+                for cid, s in zip(ids["chunk_id"].to_pylist(), ids["source"].to_pylist(), strict=True)
+                if cid in twice
+            }
+        )
+        raise KnowledgeBaseError(
+            f"knowledge base {self._uri}: another process wrote the same sources at the same time "
+            f"(no lock exists on object storage) and {len(twice)} chunk(s) of {', '.join(hit[:5])}"
+            f"{' ...' if len(hit) > 5 else ''} are now stored twice. Run one writer at a time; to repair, "
+            "kb.remove(source) each of them and ingest again (or kb.restore(n) to a version before the race)."
         )
 
     def _embed_rows(self, todo: list[Prepared], report: Progress | None) -> dict[str, pa.Table]:
