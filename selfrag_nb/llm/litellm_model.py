@@ -6,7 +6,8 @@
         slot      a provider slot: at most request.provider_concurrency (default 16)
                   calls in flight per (model, api_base), process-wide; waiting for
                   one is bounded by the deadline, a slot is not held while backing off
-        attempt   litellm.acompletion(..., num_retries=0)  bounded by
+        attempt   litellm.acompletion(..., num_retries=0, response_format: the role's
+                  strict JSON schema, "strict": true (llm/strict_schema.py))  bounded by
                   min(per-call timeout, time left before request.deadline)
         ok        -> Completion(raw, tokens, cost, latency, retries)
         401/403/404, missing key                         -> ModelError (configuration)
@@ -52,6 +53,7 @@ from selfrag_nb.llm.litellm_loop import NoSlotError, on_litellm_loop, provider_s
 from selfrag_nb.llm.litellm_loop import background_loop as _background_loop  # bench_llm.py uses it
 from selfrag_nb.llm.pricing import cost_of, sync_litellm
 from selfrag_nb.llm.redact import redact
+from selfrag_nb.llm.strict_schema import strict_schema
 
 __all__ = [
     "LiteLLMModel",
@@ -442,8 +444,8 @@ class LiteLLMModel:
             "type": "json_schema",
             "json_schema": {
                 "name": request.output_schema.__name__,
-                "schema": request.output_schema.model_json_schema(),
-                "strict": False,
+                "schema": strict_schema(request.output_schema),
+                "strict": True,
             },
         }
         if self.response_format is True:
