@@ -13,7 +13,8 @@ Measured within one run (ratios, so the machine's speed cancels out):
                           with zero retrieval and zero judge calls
     repeated question     decide calls on the second ask                target == 0
 
-Run:  .venv/bin/python benchmarks/bench_pipeline.py [--latency 0.2] [--grade-concurrency 10]
+Run:  .venv/bin/python benchmarks/bench_pipeline.py [--latency 0.2] [--grade-concurrency N]
+      (default: the Settings default, grade_concurrency=None: every chunk in one wave)
 """
 
 from __future__ import annotations
@@ -91,8 +92,8 @@ def main() -> int:
     ap.add_argument(
         "--grade-concurrency",
         type=int,
-        default=10,
-        help="settings.grade_concurrency (the Settings default is 8: ten chunks then grade in two waves)",
+        default=None,
+        help="settings.grade_concurrency (default: the Settings default None, every chunk in one wave)",
     )
     args = ap.parse_args()
     latency = args.latency

@@ -34,9 +34,10 @@ from pydantic import (
 
 from selfrag_nb.errors import InputError, input_error
 
-__all__ = ["NUMERIC_SETTINGS", "Settings"]
+__all__ = ["NUMERIC_SETTINGS", "OPTIONAL_NUMBERS", "Settings"]
 
 #: Settings that hold a number (int or float): only real numbers are accepted.
+#: Those in ``OPTIONAL_NUMBERS`` also take None (see the field's comment).
 NUMERIC_SETTINGS: tuple[str, ...] = (
     "decision_cache_size",
     "decision_cache_ttl",
@@ -46,6 +47,7 @@ NUMERIC_SETTINGS: tuple[str, ...] = (
     "high_relevance",
     "relevance_cutoff",
     "grade_concurrency",
+    "provider_concurrency",
     "rerank_keep",
     "rerank_max_candidates",
     "max_regenerations",
@@ -54,6 +56,7 @@ NUMERIC_SETTINGS: tuple[str, ...] = (
     "timeout",
     "deadline",
 )
+OPTIONAL_NUMBERS: frozenset[str] = frozenset({"grade_concurrency"})
 
 
 class Settings(BaseModel):
@@ -80,7 +83,17 @@ class Settings(BaseModel):
     # -- grade (relevance bands: 80+ high, 50-79 partial, <50 irrelevant)
     high_relevance: int = Field(default=80, ge=0, le=100)
     relevance_cutoff: int = Field(default=50, ge=0, le=100)
-    grade_concurrency: int = Field(default=8, ge=1, le=256)
+    #: Grade calls in flight per question. None (default): every chunk that
+    #: reaches grading at once (at most ``total_cap``), so grading costs one
+    #: call's latency; a number bounds it. Providers are protected by
+    #: ``provider_concurrency``, which holds across questions.
+    grade_concurrency: int | None = Field(default=None, ge=1, le=1000)
+
+    # -- providers: at most this many calls in flight to one model endpoint
+    # (LiteLLM model string + api_base), shared by every question and pipeline
+    # in the process (a batch evaluation stays under a rate limit). The
+    # offline and in-process models are not limited.
+    provider_concurrency: int = Field(default=16, ge=1, le=1024)
 
     # -- rerank (validated protocol: keep >= 1, at most 50 candidates)
     rerank: bool = True
@@ -113,6 +126,8 @@ class Settings(BaseModel):
     def _a_number(cls, v: Any, info: ValidationInfo) -> Any:
         # Pydantic's lax mode turns True into 1 and "5" into 5; both are
         # caller mistakes here. numbers.Real keeps numpy scalars working.
+        if v is None and info.field_name in OPTIONAL_NUMBERS:
+            return v
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
             raise InputError(f"{info.field_name} must be a number, got {type(v).__name__} {v!r}")
         return v

@@ -39,6 +39,7 @@ from selfrag_nb._sync import run_sync  # re-exported: selfrag_nb.pipeline.run_sy
 from selfrag_nb.config import Settings
 from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.flow import RETRIEVAL_STAGES, STAGES
+from selfrag_nb.llm.base import PROVIDER_CONCURRENCY
 from selfrag_nb.llm.schemas import Message
 from selfrag_nb.rerankers import RerankerOptions, resolve_reranker
 
@@ -356,10 +357,14 @@ async def _run_stage(name: str, trace: Trace, ctx: StageContext) -> bool:
     if remaining <= 0:
         return False
     stage = _make_stage(name)
+    # Set before wait_for creates the stage's task, which copies the context.
+    token = PROVIDER_CONCURRENCY.set(ctx.settings.provider_concurrency)
     try:
         record: Record | None = await asyncio.wait_for(stage.run(trace, ctx), remaining + _GRACE_S)
     except asyncio.TimeoutError:
         return False
+    finally:
+        PROVIDER_CONCURRENCY.reset(token)
     if record is not None:
         trace.append(record)
     return True

@@ -12,6 +12,7 @@ cassette) gets them for free.
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,7 +20,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from selfrag_nb.errors import ModelError
 from selfrag_nb.llm.schemas import Message, Role
 
-__all__ = ["Completion", "Model", "ModelError", "ModelRequest"]
+__all__ = ["PROVIDER_CONCURRENCY", "Completion", "Model", "ModelError", "ModelRequest"]
+
+#: Settings.provider_concurrency of the question being run: the pipeline sets
+#: it around each stage (a context variable, so the stages' tasks and the
+#: reranker see it without every call site passing it); ModelRunner copies it
+#: onto each ModelRequest. None: the backend's own default.
+PROVIDER_CONCURRENCY: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "selfrag_nb_provider_concurrency", default=None
+)
 
 
 class ModelRequest(BaseModel):
@@ -40,6 +49,10 @@ class ModelRequest(BaseModel):
     deadline: float | None = None
     #: True on the one repair attempt after a parse failure.
     repair: bool = False
+    #: Calls allowed in flight at once to this model's provider, process-wide
+    #: (Settings.provider_concurrency; None: the backend's default). Only
+    #: backends that reach a provider (LiteLLMModel) enforce it.
+    provider_concurrency: int | None = None
 
 
 class Completion(BaseModel):

@@ -3,7 +3,11 @@
     LiteLLMModel.acomplete(request)
       preflight   provider known? key present?          -> ModelError (configuration)
       loop:
-        attempt   litellm.acompletion(..., num_retries=0)  bounded by
+        slot      a provider slot: at most request.provider_concurrency (default 16)
+                  calls in flight per (model, api_base), process-wide; waiting for
+                  one is bounded by the deadline, a slot is not held while backing off
+        attempt   litellm.acompletion(..., num_retries=0, response_format: the role's
+                  strict JSON schema, "strict": true (llm/strict_schema.py))  bounded by
                   min(per-call timeout, time left before request.deadline)
         ok        -> Completion(raw, tokens, cost, latency, retries)
         401/403/404, missing key                         -> ModelError (configuration)
@@ -17,7 +21,7 @@
     complete(request)  the same, from synchronous code: _sync.run_sync on the
                        background loop (works inside Jupyter's running loop)
     every LiteLLM call runs on one background event loop, whatever loop the
-    caller is on: LiteLLM's clients and logging worker are bound to one loop
+    caller is on, and the provider limit lives there too (llm/litellm_loop.py)
 
     arerank / rerank   Cohere/Jina-style /rerank endpoints -> [(index, score)]
     aembed / embed     /embeddings -> list of vectors
@@ -39,14 +43,17 @@ import os
 import random
 import threading
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from selfrag_nb._sync import run_sync
 from selfrag_nb.errors import InputError, InputTypeError, ProviderError
 from selfrag_nb.llm.base import Completion, ModelError, ModelRequest
+from selfrag_nb.llm.litellm_loop import NoSlotError, on_litellm_loop, provider_slots
+from selfrag_nb.llm.litellm_loop import background_loop as _background_loop  # bench_llm.py uses it
 from selfrag_nb.llm.pricing import cost_of, sync_litellm
 from selfrag_nb.llm.redact import redact
+from selfrag_nb.llm.strict_schema import strict_schema
 
 __all__ = [
     "LiteLLMModel",
@@ -60,6 +67,10 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+#: Calls in flight per provider endpoint when the request does not say
+#: (Settings.provider_concurrency's default).
+DEFAULT_PROVIDER_CONCURRENCY = 16
 
 #: HTTP statuses worth another attempt (the provider may recover).
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -86,8 +97,7 @@ _KEY_ENV = {
 }
 
 _LOAD_LOCK = threading.Lock()
-# Process-wide singletons, filled on first use: the litellm module and the
-# background event loop of the sync bridge.
+# Process-wide singleton, filled on first use: the litellm module.
 _STATE: dict[str, Any] = {}
 
 
@@ -112,34 +122,6 @@ def load_litellm() -> Any:
             _STATE["litellm"] = litellm
             sync_litellm()
     return _STATE["litellm"]
-
-
-# ------------------------------------------------------------ background loop
-
-_LOOP_LOCK = threading.Lock()
-
-
-def _background_loop() -> asyncio.AbstractEventLoop:
-    with _LOOP_LOCK:
-        loop: asyncio.AbstractEventLoop | None = _STATE.get("loop")
-        if loop is None or loop.is_closed():
-            loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="selfrag-nb-litellm", daemon=True).start()
-            _STATE["loop"] = loop
-        return loop
-
-
-async def _on_litellm_loop(coro: Coroutine[Any, Any, T]) -> T:
-    """Await ``coro`` on the one loop LiteLLM ever sees. LiteLLM 1.110 keeps
-    a process-wide logging worker and HTTP clients bound to the loop that
-    used them first: calls from a second loop (a notebook's, one
-    ``asyncio.run`` per question) restart that worker each time and spill
-    "Task exception was never retrieved" errors. Cancelling the caller
-    cancels the call on the LiteLLM loop too."""
-    loop = _background_loop()
-    if asyncio.get_running_loop() is loop:
-        return await coro
-    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
 
 
 # ------------------------------------------------------------------ helpers
@@ -205,6 +187,8 @@ class LiteLLMModel:
     where supported, else JSON mode where supported, else none: the prompt
     asks for JSON), True = always send the JSON schema, False = never.
     ``extra`` is passed to ``litellm.acompletion`` (temperature, seed, ...).
+    ``provider_concurrency``: calls in flight to this model + api_base, shared
+    process-wide, when the request does not carry the pipeline's setting.
     """
 
     offline = False
@@ -221,6 +205,7 @@ class LiteLLMModel:
         max_backoff: float = 8.0,
         response_format: bool | None = None,
         extra: dict[str, Any] | None = None,
+        provider_concurrency: int = DEFAULT_PROVIDER_CONCURRENCY,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise InputError("model must be a LiteLLM model string such as 'openai/gpt-4o-mini'")
@@ -228,6 +213,12 @@ class LiteLLMModel:
             raise InputError(f"timeout must be > 0 seconds, got {timeout}")
         if max_retries < 0:
             raise InputError(f"max_retries must be >= 0, got {max_retries}")
+        if (
+            isinstance(provider_concurrency, bool)
+            or not isinstance(provider_concurrency, int)
+            or provider_concurrency < 1
+        ):
+            raise InputError(f"provider_concurrency must be an int >= 1, got {provider_concurrency!r}")
         if backoff < 0 or max_backoff < 0:
             raise InputError(f"backoff and max_backoff must be >= 0, got {backoff} and {max_backoff}")
         self.name = model
@@ -239,6 +230,7 @@ class LiteLLMModel:
         self.max_backoff = float(max_backoff)
         self.response_format = response_format
         self.extra = dict(extra or {})
+        self.provider_concurrency = provider_concurrency
         self._checked = False
 
     @property
@@ -268,6 +260,7 @@ class LiteLLMModel:
         self._preflight(litellm)
         kwargs = self._kwargs(litellm, request)
         per_call = float(request.timeout or self.timeout)
+        limit = request.provider_concurrency or self.provider_concurrency
         started = time.perf_counter()
         attempts = 0
         last_error = ""
@@ -280,19 +273,20 @@ class LiteLLMModel:
                     started,
                     kwargs,
                 )
-            budget = per_call if remaining is None else min(per_call, remaining)
             attempts += 1
+            budget = [per_call]
             try:
-                # LiteLLM gets the stable per-call timeout (its HTTP clients are
-                # cached per timeout value); the deadline is enforced here.
-                response = await _on_litellm_loop(
-                    asyncio.wait_for(
-                        litellm.acompletion(timeout=per_call, **kwargs),
-                        timeout=budget + (0.05 if budget == per_call else 0.0),
-                    )
+                response = await on_litellm_loop(self._attempt(litellm, kwargs, request, per_call, budget))
+            except NoSlotError:
+                return self._gave_up(
+                    f"deadline exceeded after {attempts - 1} attempts: waited for a provider slot "
+                    f"({limit} calls in flight to {self.name}); {last_error or 'no answer yet'}",
+                    attempts - 1,
+                    started,
+                    kwargs,
                 )
             except asyncio.TimeoutError:
-                last_error = f"Timeout: no answer within {budget:.2f} s"
+                last_error = f"Timeout: no answer within {budget[0]:.2f} s"
                 retryable, wait = True, None
             except asyncio.CancelledError:
                 raise
@@ -328,6 +322,32 @@ class LiteLLMModel:
             await asyncio.sleep(wait)
 
     # ----------------------------------------------------------- internals
+
+    async def _attempt(
+        self, litellm: Any, kw: dict[str, Any], req: ModelRequest, per_call: float, budget: list[float]
+    ) -> Any:
+        """One HTTP call, on the LiteLLM loop, inside a provider slot: the wait
+        for the slot is bounded by the deadline (else ``NoSlotError``), the
+        call by min(per-call timeout, time left), written to ``budget[0]``."""
+        slots = provider_slots(self.name, self.api_base)
+        wait = None if req.deadline is None else max(0.0, req.deadline - time.monotonic())
+        try:
+            await asyncio.wait_for(slots.acquire(req.provider_concurrency or self.provider_concurrency), wait)
+        except asyncio.TimeoutError:
+            raise NoSlotError from None
+        try:
+            remaining = None if req.deadline is None else req.deadline - time.monotonic()
+            if remaining is not None and remaining <= 0.01:
+                raise NoSlotError
+            budget[0] = per_call if remaining is None else min(per_call, remaining)
+            # LiteLLM gets the stable per-call timeout (its HTTP clients are
+            # cached per timeout value); the deadline is enforced here.
+            return await asyncio.wait_for(
+                litellm.acompletion(timeout=per_call, **kw),
+                timeout=budget[0] + (0.05 if budget[0] == per_call else 0.0),
+            )
+        finally:
+            slots.release()
 
     def _preflight(self, litellm: Any) -> None:
         """Configuration problems are found before the first request: an
@@ -424,8 +444,8 @@ class LiteLLMModel:
             "type": "json_schema",
             "json_schema": {
                 "name": request.output_schema.__name__,
-                "schema": request.output_schema.model_json_schema(),
-                "strict": False,
+                "schema": strict_schema(request.output_schema),
+                "strict": True,
             },
         }
         if self.response_format is True:
@@ -552,7 +572,7 @@ async def arerank(
     if api_key:
         kwargs["api_key"] = api_key
     try:
-        response = await _on_litellm_loop(asyncio.wait_for(litellm.arerank(**kwargs), timeout=timeout + 0.05))
+        response = await on_litellm_loop(asyncio.wait_for(litellm.arerank(**kwargs), timeout=timeout + 0.05))
     except asyncio.TimeoutError:
         raise ProviderError(f"rerank {model!r}: no answer within {timeout} s") from None
     except Exception as exc:  # noqa: BLE001 - classified below; keys redacted
@@ -609,7 +629,7 @@ async def aembed(
     if api_key:
         kwargs["api_key"] = api_key
     try:
-        response = await _on_litellm_loop(
+        response = await on_litellm_loop(
             asyncio.wait_for(litellm.aembedding(**kwargs), timeout=timeout + 0.05)
         )
     except asyncio.TimeoutError:

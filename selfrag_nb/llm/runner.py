@@ -7,7 +7,9 @@
       prompts.render(role, inputs)       system + user messages, template hash
       injection flags                    over the untrusted parts of the inputs
       deadline left? ── no ──> conservative default, status "error", "deadline exceeded"
-      await model.acomplete(request)     the backend enforces timeout + deadline;
+      await model.acomplete(request)     the backend enforces timeout + deadline (and the
+                                         provider limit PROVIDER_CONCURRENCY, which the
+                                         pipeline sets per stage from Settings);
                                          the runner cuts an overrunning one at the deadline
         Completion.error ──────────────> conservative default, status "error"
       parsing.parse(role, raw) ── ok ──> output, status "ok"
@@ -34,7 +36,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from selfrag_nb.errors import InputError, InputTypeError
-from selfrag_nb.llm.base import Completion, Model, ModelError, ModelRequest
+from selfrag_nb.llm.base import PROVIDER_CONCURRENCY, Completion, Model, ModelError, ModelRequest
 from selfrag_nb.llm.injection import find_injection
 from selfrag_nb.llm.parsing import parse
 from selfrag_nb.llm.prompts import Prompts, template_key
@@ -369,6 +371,7 @@ class ModelRunner:
             timeout=per_call,
             deadline=deadline,
             repair=repair,
+            provider_concurrency=PROVIDER_CONCURRENCY.get(),
         )
         started = time.perf_counter()
         try:

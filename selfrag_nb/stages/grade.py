@@ -1,8 +1,10 @@
 """Stage 4, grade: is each retrieved chunk useful for the question?
 
     Retrieval.hits (minus chunks dropped in the stepper)
-      -> one "grade" call per chunk (GradeInputs), all at once,
-         bounded by asyncio.Semaphore(grade_concurrency), per-call timeout
+      -> one "grade" call per chunk (GradeInputs), all at once (one wave: at most
+         total_cap chunks reach here), or bounded by asyncio.Semaphore(grade_concurrency)
+         when that is set; per-call timeout; the provider's own bound
+         (Settings.provider_concurrency, LiteLLMModel) holds across questions
       -> relevanceScore -> band: >= high_relevance "high", >= relevance_cutoff "partial",
          else "irrelevant"
       -> relevant iff parsed ok and score >= cutoff (an unparsed grade never is)
@@ -34,7 +36,9 @@ class GradeStage(Stage):
         s = ctx.settings
         retrieval = trace.retrieval
         hits = [h for h in (retrieval.hits if retrieval else []) if h.chunk_id not in ctx.dropped]
-        sem = asyncio.Semaphore(s.grade_concurrency)
+        # None: every chunk at once (one wave); the provider limit still applies.
+        concurrency = s.grade_concurrency or max(1, len(hits))
+        sem = asyncio.Semaphore(concurrency)
         question = resolved_question(trace, ctx)
 
         async def grade_one(hit: Hit) -> tuple[Grade, ModelCall]:
@@ -98,6 +102,6 @@ class GradeStage(Stage):
             kept=[g.chunk_id for g in ranked],
             relevance_cutoff=s.relevance_cutoff,
             high_relevance=s.high_relevance,
-            concurrency=s.grade_concurrency,
+            concurrency=concurrency,
             question=question,
         )

@@ -9,7 +9,8 @@
        POST any route below       -> next queued failure (fail(); role= : chat of that role only), acted out:
                                      500/502/503/504 | 429 + Retry-After | 401 | 403 |
                                      timeout (stall, then answer) | truncated | empty | malformed | wrong_shape
-       POST /v1/chat/completions  -> latency -> responder(body) -> OpenAI JSON (+ usage)
+       POST /v1/chat/completions  -> latency -> responder(body) -> OpenAI JSON (+ usage);
+                                     .in_flight / .max_in_flight count chat requests being answered
        POST /v1/embeddings        -> deterministic vectors (sha256 of the text)
        POST /v1/rerank, /rerank   -> word-overlap relevance scores
        GET  /v1/models            -> one model
@@ -122,6 +123,9 @@ class LoopbackServer:
         self._httpd: http.server.ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._connections: set[socket.socket] = set()
+        #: Chat requests being answered now, and the most at once since start/clear.
+        self.in_flight = 0
+        self.max_in_flight = 0
 
     # ---------------------------------------------------------- lifecycle
 
@@ -208,6 +212,7 @@ class LoopbackServer:
         with self._lock:
             self.requests.clear()
             self._failures.clear()
+            self.max_in_flight = self.in_flight
 
     def chat_requests(self) -> list[ReceivedRequest]:
         """The chat-completion requests received so far."""
@@ -236,6 +241,11 @@ class LoopbackServer:
                 self._connections.add(conn)
             else:
                 self._connections.discard(conn)
+
+    def _enter_chat(self, entering: bool) -> None:
+        with self._lock:
+            self.in_flight += 1 if entering else -1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
     def _sleep(self, seconds: float) -> None:
         # Small steps: a stopping server wakes its sleepers at once.
@@ -377,13 +387,18 @@ def _make_handler(server: LoopbackServer) -> type[http.server.BaseHTTPRequestHan
                 self._rerank(body)
 
         def _chat(self, body: dict[str, Any]) -> None:
-            if server.latency:
-                server._sleep(server.latency)
+            # Counted out before the answer is written: the client may send its
+            # next request as soon as it reads this one.
+            server._enter_chat(True)
             try:
+                if server.latency:
+                    server._sleep(server.latency)
                 answer = server._chat_answer(body)
             except Exception as exc:  # noqa: BLE001 - a responder bug becomes a visible 500, not a dead thread
+                server._enter_chat(False)
                 self._error(500, f"loopback responder failed: {type(exc).__name__}: {exc}", "server_error")
                 return
+            server._enter_chat(False)
             self._json(200, answer)
 
         def _failed(self, failure: _Failure) -> bool:
