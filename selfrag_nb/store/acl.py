@@ -212,13 +212,13 @@ def _check_contained(where: str) -> None:
                 else:
                     quote = None
         elif c == "$":
-            raise ValueError(
+            raise InputError(
                 f"where must not contain '$' outside a '...' string (dollar-quoted strings and "
                 f"placeholders are not supported; write a single-quoted literal): {where!r}"
             )
         elif c in "'\"`":
             if i and (where[i - 1].isalnum() or where[i - 1] in "_&"):
-                raise ValueError(
+                raise InputError(
                     f"where must not use a prefixed string such as E'...' or N'...' (escapes the "
                     f"check cannot follow; write a plain '...' literal, quotes doubled): {where!r}"
                 )
