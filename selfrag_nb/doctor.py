@@ -92,6 +92,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
         "playwright",
         "psutil",
         "build",
+        "moto",
     ),
 }
 
