@@ -1,4 +1,4 @@
-"""Test doubles designed with the code (DESIGN.md style rule 5).
+"""Test doubles designed with the code: a scripted model and a real loopback server, never a mock of the thing under test.
 
     selfrag_nb.testing
       scripted.py    ScriptedModel    a Model answering from per-role queues (no network)
