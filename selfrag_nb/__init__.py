@@ -4,6 +4,7 @@
     kb = sr.KnowledgeBase.sample()
     rag = sr.SelfRAG(kb)                 # offline model unless configured
     trace = rag.ask("What is the refund window?", user=sr.User("ana"))
+    sr.compare(trace, other_trace)       # side by side, first divergence named
 
 Heavy dependencies (litellm, lancedb, pandas, plotly, pyarrow, numpy) are
 imported on first use, never by ``import selfrag_nb``: public names below are
@@ -57,9 +58,12 @@ _LAZY: dict[str, str] = {
     "view": "selfrag_nb._displayable",
     "evaluate": "selfrag_nb.eval.runner",
     "EvalReport": "selfrag_nb.eval.report",
+    "compare": "selfrag_nb.comparison",
+    "Comparison": "selfrag_nb.comparison",
 }
 
 __all__ = [
+    "Comparison",
     "ConfigurationError",
     "EmbedderError",
     "EvalReport",
@@ -91,6 +95,7 @@ __all__ = [
     "User",
     "__version__",
     "calibrate",
+    "compare",
     "evaluate",
     "questions",
     "view",
@@ -98,6 +103,8 @@ __all__ = [
 
 if TYPE_CHECKING:  # for type checkers and IDEs only; runtime goes through __getattr__
     from selfrag_nb._displayable import view as view
+    from selfrag_nb.comparison import Comparison as Comparison
+    from selfrag_nb.comparison import compare as compare
     from selfrag_nb.config import Settings as Settings
     from selfrag_nb.eval.calibrate import calibrate as calibrate
     from selfrag_nb.eval.questions import questions as questions

@@ -2,17 +2,20 @@
 three faces for each object, registered per type in one seam (faces.py).
 
     obj (a Displayable: record / Trace / Hits / EvalReport / Calibration /
-         RegressionDiff / PromptLab / LabRun)
+         RegressionDiff / PromptLab / LabRun / Comparison)
       ._repr_mimebundle_() -> faces.mimebundle(obj)
            text/plain   faces.text(obj)     records: text_summary   (text.py)
                                             eval: the objects' own to_text
                                             lab: lab_text / run_text (prompt_lab_html.py)
+                                            compare: compare_text (compare_html.py)
            text/html    faces.html(obj)     records: static_html    (html.py)
                                             eval: eval_html.py
                                             lab: prompt_lab_html.py
+                                            compare: compare_html.py
            widget view  faces.widget(obj)   TraceWidget (widget.py), EvalWidget
                                             (eval_widget.py), PromptLabWidget
-                                            (prompt_lab_widget.py): only inside a kernel
+                                            (prompt_lab_widget.py), CompareWidget
+                                            (compare_widget.py): only inside a kernel
       ._display_()         -> faces.marimo_view(obj)   mo.ui.anywidget(...) in marimo
       view(obj)            -> faces.widget(obj)        the interactive view, explicitly
       charts.*             -> plotly figures           (charts.py, plotly imported lazily)
@@ -22,7 +25,7 @@ invisible characters shown as labels); the widgets' JS labels the same set
 (selfrag_nb.text.VIEW_CONTROLS, joined to each view by js.py with prelude.js).
 
 Importing this package registers every renderer (text.py, html.py,
-eval_html.py, prompt_lab_html.py and the widget faces below). Views never
+eval_html.py, prompt_lab_html.py, compare_html.py and the widget faces below). Views never
 call models; records never hold widgets. Importing this package imports
 neither anywidget nor plotly: a widget module is imported only when a view
 is built, and a failure to build it falls back to the static HTML.
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from selfrag_nb.display import compare_html as _compare_html  # noqa: F401 - registers the comparison faces
 from selfrag_nb.display import eval_html as _eval_html  # noqa: F401 - registers the evaluation faces
 from selfrag_nb.display import prompt_lab_html as _prompt_lab_html  # noqa: F401 - registers the lab's faces
 from selfrag_nb.display.faces import WIDGET_MIME, StaticView, in_kernel, marimo_view, mimebundle
