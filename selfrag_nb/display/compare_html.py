@@ -43,8 +43,8 @@ ROOT_CLASS = "srnb-root srnb-cmp tex2jax_ignore mathjax_ignore"
 #: How an item relates to the other side, as the legend and the hover say it.
 MARK_LABELS = {
     "only": "only on this side",
-    "moved": "at another position on the other side",
-    "changed": "other score or verdict on the other side",
+    "moved": "other position there",
+    "changed": "other score / verdict there",
 }
 
 
