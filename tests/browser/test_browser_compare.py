@@ -1,0 +1,229 @@
+"""sr.compare in a real JupyterLab, driven by Debian chromium, light and dark.
+
+jupyterlab fixture (conftest.py)  <-  compare.ipynb generated here:
+    two traces of one question on the sample knowledge base, rerank off / on,
+    shown as the widget (the cell's value) and as static HTML (to_html())
+chromium at 1000 px wide opens /lab/tree/compare.ipynb (window.jupyterapp)
+  -> notebook:run-all-cells; poll the notebook model until every cell ran
+  -> both faces: the first divergence (Rerank) is the one highlighted row,
+     its banner and row are visible, nothing is wider than the output area
+  -> the widget: click a stage's title, its items appear (chunk names, ids on hover)
+  -> switch to JupyterLab Dark, check again; screenshots of both themes in
+     test-artifacts/browser/; no console error, no page error
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+needs_chromium = pytest.mark.skipif(
+    not Path("/usr/bin/chromium").exists(),
+    reason="Debian chromium is not installed at /usr/bin/chromium (apt-get install chromium)",
+)
+Server = Any  # conftest.py's Server and PageLog, duck-typed (not importable from here)
+PageLog = Any
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium, pytest.mark.timeout(300)]
+
+WIDTH = 1000
+WIDGET_OUT = ".jp-OutputArea-output:not([data-mime-type])"
+HTML_OUT = '.jp-OutputArea-output[data-mime-type="text/html"]'
+RUN_BUDGET_S = 200.0
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+CELLS = [
+    """import selfrag_nb as sr
+
+kb = sr.KnowledgeBase.sample()
+rag = sr.SelfRAG(kb)
+q = "What is the refund window for a Pro subscription?"
+on = rag.ask(q, user=sr.User("ana"))
+off = rag.with_settings(rerank=False).ask(q, user=sr.User("ana"))
+cmp = sr.compare(off, on, labels=("rerank off", "rerank on"))
+assert cmp.first_divergence.stage == "rerank", cmp.to_text()
+cmp""",
+    """from IPython.display import HTML, display
+
+display(HTML(cmp.to_html()))""",
+]
+
+
+def _notebook(cells: list[str]) -> dict[str, Any]:
+    return {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": f"c{i}",
+                "metadata": {},
+                "outputs": [],
+                "source": s,
+            }
+            for i, s in enumerate(cells)
+        ],
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+STATE_JS = """() => {
+  const p = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  if (!p || !p.content || !p.sessionContext || !p.content.widgets) return null;
+  const cells = p.content.widgets.filter((c) => c.model.type === "code");
+  const errors = [];
+  for (const c of cells) {
+    for (let i = 0; i < c.model.outputs.length; i++) {
+      const o = c.model.outputs.get(i).toJSON();
+      if (o.output_type === "error") errors.push(o.ename + ": " + o.evalue + "\\n" + (o.traceback || []).join("\\n"));
+    }
+  }
+  const k = p.sessionContext.session && p.sessionContext.session.kernel;
+  return { status: k ? k.status : null, counts: cells.map((c) => c.model.executionCount), errors };
+}"""
+
+# Widths of every element of a view that is wider than the room it has.
+OVERFLOW_JS = """(root) => {
+  const out = [];
+  const area = root.closest(".jp-OutputArea-output") || root.parentElement;
+  const right = area.getBoundingClientRect().right + 1;
+  if (root.scrollWidth > root.clientWidth + 1) out.push(["root", root.scrollWidth, root.clientWidth]);
+  for (const e of root.querySelectorAll("*")) {
+    const r = e.getBoundingClientRect();
+    if (r.width && r.right > right) out.push([e.className && e.className.baseVal === undefined ? String(e.className) : e.tagName, Math.round(r.right), Math.round(right)]);
+  }
+  return out.slice(0, 10);
+}"""
+
+
+def _run_all(page: Any, lab: Server, name: str) -> None:
+    page.goto(lab.url(f"/lab/tree/{name}"))
+    page.wait_for_function(
+        """(name) => {
+          const p = window.jupyterapp && window.jupyterapp.shell && window.jupyterapp.shell.currentWidget;
+          return !!(p && p.context && p.context.path === name && p.sessionContext
+                    && p.sessionContext.session && p.sessionContext.session.kernel);
+        }""",
+        arg=name,
+        timeout=60_000,
+    )
+    page.wait_for_selector(".jp-Notebook .jp-Cell", state="attached")
+    page.evaluate(
+        """async () => {
+          const app = window.jupyterapp;
+          await app.shell.currentWidget.sessionContext.ready;
+          void app.commands.execute("notebook:run-all-cells");
+        }"""
+    )
+    deadline = time.monotonic() + RUN_BUDGET_S
+    settled = 0
+    state: dict[str, Any] | None = None
+    while time.monotonic() < deadline:
+        state = page.evaluate(STATE_JS)
+        assert state is not None, "the notebook panel went away"
+        if state["errors"]:
+            pytest.fail("a cell raised:\n" + ANSI.sub("", "\n\n".join(state["errors"])))
+        done = state["status"] == "idle" and all(c is not None for c in state["counts"])
+        settled = settled + 1 if done else 0  # two idle polls: idle between cells is brief
+        if settled >= 2:
+            return
+        time.sleep(0.5)
+    pytest.fail(f"not finished after {RUN_BUDGET_S} s: {state}")
+
+
+def _shoot(page: Any, target: Any, name: str) -> Path:
+    """Screenshot with ``target`` in view; the viewport grows to hold all of it."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    size = page.viewport_size
+    box = target.bounding_box()
+    height = int(min(max(size["height"], (box["height"] if box else 0) + 250), 6000))
+    page.set_viewport_size({"width": size["width"], "height": height})
+    path = ARTIFACTS / f"{name}.png"
+    try:
+        target.scroll_into_view_if_needed()
+        page.wait_for_timeout(200)
+        page.screenshot(path=str(path))
+    finally:
+        page.set_viewport_size(size)
+    return path
+
+
+def _check_face(face: Any, theme: str) -> None:
+    assert face.count() == 1
+    classes = (face.get_attribute("class") or "").split()
+    assert {"srnb-cmp", "tex2jax_ignore", "mathjax_ignore"} <= set(classes)
+    assert face.locator("script").count() == 0
+    rows = face.locator(".srnb-cmp-row[data-stage]")
+    assert rows.count() == 9
+    first = face.locator(".srnb-cmp-first")
+    assert first.count() == 1
+    assert first.get_attribute("data-stage") == "rerank"
+    first.scroll_into_view_if_needed()
+    assert first.is_visible()
+    banner = face.locator(".srnb-cmp-banner")
+    assert banner.is_visible()
+    assert banner.inner_text().startswith("First divergence: Rerank")
+    # Highlighted: the first divergent row is drawn unlike an identical one.
+    colour = "(e) => getComputedStyle(e).backgroundColor"
+    same = face.locator('.srnb-cmp-row[data-stage="decide"]')
+    assert first.evaluate(colour) != same.evaluate(colour), theme
+    assert first.evaluate("(e) => getComputedStyle(e).borderTopColor") != same.evaluate(
+        "(e) => getComputedStyle(e).borderTopColor"
+    )
+    assert face.evaluate(OVERFLOW_JS) == [], theme
+    text = face.inner_text()
+    assert not re.search(r"\b[0-9a-f]{24}\b", text), "a chunk is named by its bare id"
+
+
+def test_compare_view_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any, page_log: PageLog) -> None:
+    name = "compare.ipynb"
+    (jupyterlab.root / name).write_text(json.dumps(_notebook(CELLS)), encoding="utf-8")
+    page.set_viewport_size({"width": WIDTH, "height": 1000})
+    _run_all(page, jupyterlab, name)
+
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    widget = cells.nth(0).locator(f"{WIDGET_OUT} .srnb-root")
+    static = cells.nth(1).locator(f"{HTML_OUT} .srnb-root")
+    for face in (widget, static):
+        _check_face(face, "light")
+
+    # The widget: the first divergence starts expanded (chunk names, ids on hover);
+    # a click on another stage's title expands it too.
+    items = widget.locator(".srnb-cmp-first .srnb-cmp-item")
+    assert items.count() >= 1
+    assert re.fullmatch(r"chunk [0-9a-f]{24}.*", items.first.get_attribute("title") or "")
+    grade = widget.locator('.srnb-cmp-row[data-stage="grade"]')
+    assert grade.locator(".srnb-cmp-item").count() == 0
+    grade.locator(".srnb-cmp-stage").click()
+    grade.locator(".srnb-cmp-item").first.wait_for()
+    assert "›" in grade.locator(".srnb-cmp-item").first.inner_text()
+    _shoot(page, widget, "jupyterlab-compare-widget-light")
+    _shoot(page, static, "jupyterlab-compare-static-light")
+
+    page.evaluate(
+        """() => window.jupyterapp.commands.execute("apputils:change-theme", {theme: "JupyterLab Dark"})"""
+    )
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+    page.wait_for_timeout(500)  # the theme's stylesheet settles
+    for face in (widget, static):
+        _check_face(face, "dark")
+    # Text stays readable on the dark background: light text colour.
+    fg = widget.locator(".srnb-cmp-first .srnb-stage").evaluate("(e) => getComputedStyle(e).color")
+    channels = [int(x) for x in re.findall(r"\d+", fg)[:3]]
+    assert sum(channels) / 3 > 128, fg
+    _shoot(page, widget, "jupyterlab-compare-widget-dark")
+    _shoot(page, static, "jupyterlab-compare-static-dark")
+
+    page.wait_for_timeout(300)
+    assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)
