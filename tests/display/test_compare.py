@@ -24,6 +24,7 @@ from helpers_pipeline import DOCS, REFUND_CLAIM, REFUND_QUOTE, grade_by_words, s
 
 import selfrag_nb as sr
 from selfrag_nb.comparison import KINDS, Comparison
+from selfrag_nb.display import StaticView
 from selfrag_nb.display.compare_widget import CompareWidget, compare_state
 from selfrag_nb.display.state import STATE_BUDGET, state_size
 from selfrag_nb.flow import STAGES
@@ -340,6 +341,11 @@ def test_static_html_marks_the_first_divergence(run: Callable[..., Trace]) -> No
     assert f">{cid}<" not in html
     bundle = cmp._repr_mimebundle_()
     assert bundle["text/html"] == html
+    # marimo's hook, outside a marimo run: the static face with its text fallback.
+    shown = cmp._display_()
+    assert isinstance(shown, StaticView)
+    assert shown._repr_html_() == html
+    assert repr(shown) == cmp.to_text()
 
 
 def test_static_html_escapes_hostile_document_text(tmp_path: Path) -> None:
