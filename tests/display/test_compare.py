@@ -297,6 +297,8 @@ def test_the_record_is_plain_frozen_data(run: Callable[..., Trace]) -> None:
     assert again == cmp
     with pytest.raises(Exception, match="frozen"):
         cmp.rows = []  # type: ignore[misc]  # deliberately writing a frozen field
+    with pytest.raises(sr.InputError, match="no stage 'ranking'"):
+        cmp.row("ranking")
 
 
 # ------------------------------------------------------------------ faces
