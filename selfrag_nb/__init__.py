@@ -57,6 +57,7 @@ _LAZY: dict[str, str] = {
     "view": "selfrag_nb._displayable",
     "evaluate": "selfrag_nb.eval.runner",
     "EvalReport": "selfrag_nb.eval.report",
+    "export_otel": "selfrag_nb.otel",
 }
 
 __all__ = [
@@ -92,6 +93,7 @@ __all__ = [
     "__version__",
     "calibrate",
     "evaluate",
+    "export_otel",
     "questions",
     "view",
 ]
@@ -105,6 +107,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs only; runtime goes through __get
     from selfrag_nb.eval.runner import evaluate as evaluate
     from selfrag_nb.llm.litellm_model import LiteLLMModel as LiteLLMModel
     from selfrag_nb.llm.offline import OfflineModel as OfflineModel
+    from selfrag_nb.otel import export_otel as export_otel
     from selfrag_nb.pipeline import SelfRAG as SelfRAG
     from selfrag_nb.pipeline import Stepper as Stepper
     from selfrag_nb.promptlab import PromptLab as PromptLab
