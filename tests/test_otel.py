@@ -23,7 +23,7 @@ import selfrag_nb as sr
 from selfrag_nb.errors import ConfigurationError, InputError, InputTypeError, MissingDependencyError
 from selfrag_nb.testing import LoopbackServer
 from selfrag_nb.trace import Claim as TraceClaim
-from selfrag_nb.trace import ClaimEvidence, Decision, Generation, Outcome, Support
+from selfrag_nb.trace import ClaimEvidence, Decision, Generation, ModelCall, Outcome, Support
 
 pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra is part of the dev extra")
 
@@ -192,6 +192,39 @@ def test_regeneration_records_nest_under_finish(sink: OtlpSink) -> None:
     assert nested[1]["end_ns"] == pytest.approx(t0 + 80 * ms, abs=2e3)
     assert root["end_ns"] == pytest.approx(t0 + 100 * ms, abs=2e3)
     assert root["attributes"]["output.value"] == "second"
+
+
+def test_a_failed_call_is_an_error_span_and_unknown_cost_is_left_out(sink: OtlpSink) -> None:
+    failed = ModelCall(
+        role="decide",
+        model="openai/gpt-x",
+        messages=[{"role": "user", "content": "q?"}],
+        parse_status="error",
+        error="ProviderError: 503 from the provider",
+        fallback="retrieve (the conservative default)",
+        latency_ms=4.0,
+    )
+    ok = ModelCall(role="generate", model="openai/gpt-x", raw="fine", tokens_in=7, tokens_out=None, cost=None)
+    trace = sr.Trace(
+        question="q?",
+        records=[
+            Decision(retrieve=False, reason="model failed", source="model", calls=[failed], latency_ms=5.0),
+            Generation(answer="fine", mode="direct", calls=[ok], latency_ms=3.0),
+            Outcome(outcome="direct", answer="fine", latency_ms=1.0),
+        ],
+    )
+    sr.export_otel(trace, endpoint=sink.url)
+    llm = {s["attributes"]["selfrag.role"]: s for s in sink.spans if s["attributes"][KIND] == "LLM"}
+    status_error, status_ok = 2, 1  # OTLP Status.StatusCode
+    assert llm["decide"]["status"] == status_error
+    assert llm["decide"]["attributes"]["selfrag.error"] == failed.error
+    assert llm["decide"]["attributes"]["selfrag.fallback"] == failed.fallback
+    assert "llm.token_count.prompt" not in llm["decide"]["attributes"]
+    assert llm["generate"]["status"] == status_ok
+    assert llm["generate"]["attributes"]["llm.token_count.prompt"] == 7
+    assert llm["generate"]["attributes"]["llm.token_count.total"] == 7
+    assert "llm.token_count.completion" not in llm["generate"]["attributes"]
+    assert "llm.cost.total" not in llm["generate"]["attributes"]  # unknown price: no invented zero
 
 
 def test_several_traces_in_one_export_are_separate_trees(sample_trace: sr.Trace, sink: OtlpSink) -> None:
