@@ -2,6 +2,7 @@
 
     export_otel(traces, endpoint, project, headers)          after the fact, one POST
     SelfRAG(kb, otel=True | TracerProvider)                  live: each question when it finishes
+      (otel=True: tracer_provider(), a batching provider for OTEL_EXPORTER_OTLP_ENDPOINT)
       -> emit(trace, tracer)                                  one span tree per Trace
            CHAIN      selfrag_nb.ask    input: question, output: answer, selfrag.outcome
              CHAIN      <stage>          one per record, flow order, output: the record as JSON
@@ -61,7 +62,9 @@ __all__ = [
     "DEFAULT_PROJECT",
     "OtelExport",
     "emit",
+    "emit_live",
     "export_otel",
+    "live_provider",
     "resolve_endpoint",
     "tracer_provider",
 ]
