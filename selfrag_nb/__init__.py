@@ -60,6 +60,7 @@ _LAZY: dict[str, str] = {
     "EvalReport": "selfrag_nb.eval.report",
     "compare": "selfrag_nb.comparison",
     "Comparison": "selfrag_nb.comparison",
+    "export_otel": "selfrag_nb.otel",
 }
 
 __all__ = [
@@ -97,6 +98,7 @@ __all__ = [
     "calibrate",
     "compare",
     "evaluate",
+    "export_otel",
     "questions",
     "view",
 ]
@@ -112,6 +114,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs only; runtime goes through __get
     from selfrag_nb.eval.runner import evaluate as evaluate
     from selfrag_nb.llm.litellm_model import LiteLLMModel as LiteLLMModel
     from selfrag_nb.llm.offline import OfflineModel as OfflineModel
+    from selfrag_nb.otel import export_otel as export_otel
     from selfrag_nb.pipeline import SelfRAG as SelfRAG
     from selfrag_nb.pipeline import Stepper as Stepper
     from selfrag_nb.promptlab import PromptLab as PromptLab

