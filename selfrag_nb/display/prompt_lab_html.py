@@ -3,8 +3,12 @@
     PromptLab -> lab_html(lab)   header + per role: current template (folded),
                                  versions table (current / baseline / best), last run
               -> lab_text(lab)   "PromptLab: N questions (set); role=hash (versions, last run) ..."
-    LabRun    -> run_html(run)   totals (agreement old -> new, tokens, cost) + a row per question
+    LabRun    -> run_html(run)   "cancelled after n/N" banner, "k of n sides cached" line,
+                                 totals (agreement old -> new, tokens, cost) + a row per question
+                                 (verdict + the role's own measures: side_notes)
               -> run_text(run)   "LabRun grade: agreement 50% -> 100% on 2 questions, ..."
+    Every root: class ROOT_CLASS (tex2jax_ignore mathjax_ignore: MathJax leaves "$0 → $0" alone);
+    tables left-aligned (Jupyter right-aligns rendered table cells).
 
 Registered here: PromptLab gets the widget face too (PromptLabWidget, one per
 lab, prompt_lab_widget.py, imported when built); a LabRun is static only (it is

@@ -441,6 +441,7 @@ const cancel = () => el.all((e) => e.tagName === "BUTTON" && e.textContent === "
 const out = {};
 out.root = el.all((e) => (e.className || "").includes("srnb-lab"))[0].className;
 out.idle_hidden = cancel().style.display === "none";
+out.scored = el.byClass("srnb-lab-scored").map((e) => e.textContent);
 out.exports_line = el.textContent.includes("exports are written to " + traits.export_dir);
 model.set("running", true);
 out.running_shown = cancel().style.display === "" && !cancel().disabled;
@@ -492,6 +493,7 @@ def test_js_cancel_button_sends_cancel_and_the_view_says_cancelled_after(
     out = json.loads(proc.stdout)
     assert out["root"] == "srnb-root srnb-lab tex2jax_ignore mathjax_ignore"
     assert out["idle_hidden"]
+    assert out["scored"] == ["scored on: " + ROLE_LABELS["grade"]]  # one line under the role picker
     assert out["exports_line"]
     assert out["running_shown"]
     assert out["sent"] == [{"action": "cancel"}]

@@ -69,7 +69,8 @@ class Lab {
       this.model.set("role", this.roleSelect.value);
       this.model.save_changes();
     });
-    this.roleInfo = h("span", "srnb-meta");
+    // One line under the picker: what the selected role is scored on.
+    this.roleInfo = h("div", "srnb-meta srnb-lab-scored");
     this.placeholders = h("div", "srnb-meta srnb-lab-placeholders");
     this.editor = h("textarea", "srnb-lab-editor");
     this.editor.spellcheck = false;
@@ -91,7 +92,7 @@ class Lab {
     this.errorBox = h("div", "srnb-banner srnb-banner-bad srnb-lab-error");
     this.status = h("div", "srnb-lab-status");
     this.download = h("div", "srnb-lab-download");
-    const roleBar = add(h("div", "srnb-lab-bar"), h("span", "srnb-label", "role"), this.roleSelect, this.roleInfo);
+    const roleBar = add(h("div", "srnb-lab-bar"), h("span", "srnb-label", "role"), this.roleSelect);
     const actions = add(
       h("div", "srnb-lab-bar"),
       this.hashLine,
@@ -103,7 +104,7 @@ class Lab {
       this.exportBtn,
       this.cancelBtn,
     );
-    add(this.editorCard, roleBar, this.placeholders, this.editor, actions, this.exportsLine, this.errorBox, this.status, this.download);
+    add(this.editorCard, roleBar, this.roleInfo, this.placeholders, this.editor, actions, this.exportsLine, this.errorBox, this.status, this.download);
   }
 
   renderRole() {
