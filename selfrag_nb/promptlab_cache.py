@@ -14,7 +14,8 @@
 Why the model's identity and not only its name: the same name with another
 ``api_base``, response format or sampling options (``extra``: temperature...)
 answers differently. Credentials are never part of an identity (an ``extra``
-key naming a key, token, secret or password is left out). A model whose
+key naming a key, token, secret, password, auth, header or credential is
+left out; the identity is only hashed, never written). A model whose
 answers are code rather than configuration (a ScriptedModel, any class this
 module does not know) gets a process-local identity: it is cached for the
 life of the object only, never served to another process.
@@ -51,7 +52,7 @@ _REPRODUCIBLE = frozenset(
 )
 #: Wrappers that answer like the model they wrap.
 _WRAPPERS = frozenset({"selfrag_nb.llm.cache.CachedModel", "selfrag_nb.llm.cassette.CassetteModel"})
-_SECRET_WORDS = ("key", "token", "secret", "password", "auth")
+_SECRET_WORDS = ("key", "token", "secret", "password", "auth", "header", "credential")
 _TOKENS: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
 
 

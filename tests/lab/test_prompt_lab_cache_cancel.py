@@ -222,3 +222,21 @@ def test_cancel_from_another_thread_lets_the_question_in_flight_finish(kb: Any) 
     assert [r.id for r in run.rows] == ["refund-1"]
     assert run.rows[0].old.error is None  # the question in flight finished normally
     assert {r.inputs.question for r in model.requests_for("grade")} == {"What is the refund window?"}
+
+
+def test_model_identity_leaves_credentials_out() -> None:
+    from selfrag_nb.llm.litellm_model import LiteLLMModel
+
+    model = LiteLLMModel(
+        "openai/gpt-4o-mini",
+        api_base="http://127.0.0.1:9",
+        api_key="sk-secret-1",
+        extra={"temperature": 0.2, "extra_headers": {"Authorization": "Bearer sk-secret-2"}},
+    )
+    ident = model_identity(model)
+    assert ident["name"] == "openai/gpt-4o-mini"
+    assert ident["api_base"] == "http://127.0.0.1:9"
+    assert ident["extra"] == {"temperature": "0.2"}  # sampling options change answers: part of the key
+    assert "sk-secret" not in json.dumps(ident)
+    hotter = LiteLLMModel("openai/gpt-4o-mini", api_base="http://127.0.0.1:9", extra={"temperature": 0.9})
+    assert model_identity(hotter) != ident
