@@ -1,25 +1,31 @@
-"""Prompt Lab engine: edit an evaluator prompt, re-run labelled questions, compare.
+"""Prompt Lab engine: edit any role's prompt, re-run labelled questions, compare.
 
-    PromptLab(rag, questions)
+    PromptLab(rag, questions, role="grade", cache=True)
+      roles            every model role, in flow order (flow.ROLES): decide rewrite grade
+                       rerank assess generate verify;  role = the one a view opens on
       versions[role]   hash -> template text, note, scores  (baseline = rag.prompts at creation)
       current[role]    the candidate being edited
       set_template(role, text) --validate (Prompts rules)--> version hash   (TemplateError)
-      run(role, ids, version, baseline)
+      run(role, ids, version, baseline, cancel=event)
         ids (default: stratified, one per category among the questions the role is labelled for)
         for side in (baseline, candidate):          same template hash -> run once
           variant = rag with a copy of its prompts where prompts[role] = that version
-          per question (thread pool, bounded):     cached per (role, hash, context, question)
-            decide -> stepper.decide()  RETRIEVE / NO_RETRIEVE  vs should_retrieve
-            grade  -> stepper.grade()   chunks judged relevant  vs relevant sources
-            verify -> full run          recommendation + outcome vs expected
+          per question, at most `concurrency` in flight; a cancel stops scheduling more:
+            cached?  memory, then disk (promptlab_cache.py: prompt hash + model identity
+                     + context + question record)  -> LabSide(cached=True), no model call
+            else     stepper run up to the role's stage -> score_side  (promptlab_exec.py)
+                     (promptlab_runs.py: what each role is scored against, ROLE_LABELS)
           -> LabSide (verdict, agreement, tokens/cost/latency of the role's calls)
-        -> LabRun (rows: old vs new per question, totals; offline note when offline)
+        -> LabRun (rows: old vs new per finished question, planned, cancelled, offline note)
         -> scores recorded on both versions
+      cancel(role?)    ask running runs to stop: questions in flight finish, no new ones start
       best(role)       highest agreement on the last run's questions (ties keep the older)
       export(role)     the winning template text (+ JSON sidecar with its hash) / apply(role)
+      export_path()    where the widget writes exports: export_dir (prompt_lab_exports/)
 
 The records a run produces (LabSide, LabRow, LabRun) and the scoring of one
-side live in promptlab_runs.py. The engine is plain data and methods, usable from a script. Its notebook
+side live in promptlab_runs.py; the disk cache in promptlab_cache.py. The
+engine is plain data and methods, usable from a script. Its notebook
 faces come through ``Displayable`` (static HTML and text in
 display/prompt_lab_html.py; the AnyWidget in display/prompt_lab_widget.py, one per
 lab). The widget holds the engine; the engine holds no widget, it only calls
@@ -30,12 +36,12 @@ and only ``apply`` writes a template into ``rag.prompts``.
 Why variants are rag copies: the runner's ``Prompts`` is shared by every
 stage, so swapping one template in place would race with a running question.
 A shallow copy of the runner keeps the same models, cache and cassette (so
-nothing is re-authenticated or re-opened) with its own ``Prompts``.
+nothing is re-authenticated or re-opened) with its own ``Prompts``; the
+model reranker is rebuilt on that copy, since it calls the runner it was made with.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import inspect
 import json
@@ -43,7 +49,6 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -52,14 +57,20 @@ from selfrag_nb._displayable import Displayable, view
 from selfrag_nb.errors import InputError, InputTypeError, NotFoundError, TemplateError
 from selfrag_nb.eval.questions import Question, QuestionSet
 from selfrag_nb.eval.questions import questions as load_questions
-from selfrag_nb.promptlab_runs import LabRow, LabRun, LabSide, is_labelled, label_for, mean_of, score_side
+from selfrag_nb.flow import ROLES
+from selfrag_nb.promptlab_cache import RunStore, default_run_dir, model_identity, side_key
+from selfrag_nb.promptlab_exec import schedule
+from selfrag_nb.promptlab_runs import LabRow, LabRun, LabSide, is_labelled, label_for, mean_of
+from selfrag_nb.rerankers import ModelReranker
 
 if TYPE_CHECKING:
     from selfrag_nb.llm.schemas import Role
     from selfrag_nb.pipeline import SelfRAG
 
 __all__ = [
+    "EXPORT_DIR",
     "OFFLINE_PROMPT_NOTE",
+    "ROLE_LABELS",
     "TUNABLE_ROLES",
     "LabRow",
     "LabRun",
@@ -72,17 +83,21 @@ OFFLINE_PROMPT_NOTE = (
     "The offline model reads structured inputs, not prompts: template edits do not change its "
     "verdicts. Configure a real model (or a recorded cassette) to tune prompts."
 )
-#: Roles whose verdicts can be scored against the question-set labels.
-TUNABLE_ROLES: tuple[str, ...] = ("decide", "grade", "verify")
-#: What each role is scored against (shown next to the role picker).
+#: Every model role, in flow order: each is scored against the question-set labels.
+TUNABLE_ROLES: tuple[str, ...] = ROLES
+#: What each role is scored against (shown under the role picker; promptlab_runs.py scores it).
 ROLE_LABELS = {
     "decide": "retrieve or not, vs should_retrieve",
-    "grade": "chunks judged relevant, vs the relevant sources",
+    "rewrite": "protected spans kept in every query, and retrieval recall of the relevant sources",
+    "grade": "chunks judged relevant, vs the relevant sources (precision / recall)",
+    "rerank": "rank of the first relevant source after reranking (reciprocal rank, MRR)",
+    "assess": "answer / clarify / refuse, vs the expected outcomes",
+    "generate": "must_include found, must_not_include avoided, relevant sources cited",
     "verify": "recommendation and outcome, vs expected outcomes",
 }
-# The stage a role's verdict needs: running further would spend tokens on
-# stages the template cannot influence before its own verdict.
-_STOP_AT = {"decide": "decide", "grade": "grade", "verify": "finish"}
+#: Where the widget writes exported templates (relative to the working
+#: directory, i.e. next to the notebook; gitignored in this repository).
+EXPORT_DIR = Path("prompt_lab_exports")
 
 
 # ------------------------------------------------------------------ versions
@@ -143,40 +158,60 @@ class PromptLab(Displayable):
         questions: QuestionSet | str | Path | Iterable[Any] | None = None,
         *,
         roles: Sequence[str] = TUNABLE_ROLES,
+        role: str | None = None,
         concurrency: int = 4,
         per_category: int = 1,
+        cache: bool | str | Path = True,
+        export_dir: str | Path = EXPORT_DIR,
     ) -> None:
         if rag is None or not hasattr(rag, "prompts") or not hasattr(rag, "runner"):
             raise InputTypeError(
                 "PromptLab needs a SelfRAG pipeline: PromptLab(sr.SelfRAG(kb), sr.questions('sample'))"
             )
+        if isinstance(roles, str):
+            raise InputTypeError(f"roles must be a list of role names, not one string: use [{roles!r}]")
         bad = [r for r in roles if r not in TUNABLE_ROLES]
         if bad or not roles:
             raise InputError(f"roles must be a non-empty subset of {list(TUNABLE_ROLES)}; got {list(roles)}")
+        # Flow order whatever order they were given in: the picker reads like the pipeline.
+        chosen = tuple(r for r in TUNABLE_ROLES if r in roles)
+        if role is not None and role not in chosen:
+            raise InputError(f"role must be one of this lab's roles {list(chosen)}; got {role!r}")
         if not isinstance(concurrency, int) or concurrency < 1:
             raise InputError(f"concurrency must be an integer >= 1, got {concurrency!r}")
         if not isinstance(per_category, int) or per_category < 1:
             raise InputError(f"per_category must be an integer >= 1, got {per_category!r}")
+        if not isinstance(cache, (bool, str, Path)):
+            raise InputTypeError(f"cache must be True, False or a folder path; got {type(cache).__name__}")
         self.rag = rag
         self.questions = _as_question_set(questions)
-        self.roles: tuple[str, ...] = tuple(dict.fromkeys(roles))
+        self.roles: tuple[str, ...] = chosen
+        #: The role a view of this lab opens on.
+        self.role: str = role or chosen[0]
         self.concurrency = concurrency
         self.per_category = per_category
+        #: Scored sides on disk (None: memory only). Re-runs across kernel restarts are free.
+        self.store: RunStore | None = (
+            None if cache is False else RunStore(default_run_dir() if cache is True else cache)
+        )
+        #: Folder the widget writes exports into (relative: to the working directory).
+        self.export_dir = Path(export_dir)
         self._lock = threading.RLock()
         self._versions: dict[str, dict[str, _Version]] = {}
         self._current: dict[str, str] = {}
         self._baseline: dict[str, str] = {}
         self._last: dict[str, LabRun] = {}
-        self._cache: dict[tuple[str, str, str, str], LabSide] = {}
+        self._cache: dict[str, LabSide] = {}
+        self._active: dict[int, tuple[str, threading.Event]] = {}
         self._listeners: list[Callable[[], Callable[[str], None] | None]] = []
         now = time.time()
-        for role in self.roles:
-            text = rag.prompts[role]
+        for r in self.roles:
+            text = rag.prompts[r]
             h = _template_hash(text)
-            note = "baseline: packaged default" if rag.prompts.is_default(role) else "baseline: rag.prompts"
-            self._versions[role] = {h: _Version(role, h, text, now, note)}
-            self._current[role] = h
-            self._baseline[role] = h
+            note = "baseline: packaged default" if rag.prompts.is_default(r) else "baseline: rag.prompts"
+            self._versions[r] = {h: _Version(r, h, text, now, note)}
+            self._current[r] = h
+            self._baseline[r] = h
 
     def __repr__(self) -> str:
         cur = ", ".join(f"{r}={self._current[r]}" for r in self.roles)
@@ -185,7 +220,7 @@ class PromptLab(Displayable):
     # -- roles and templates ------------------------------------------------
     def _role(self, role: str) -> str:
         if role not in self.roles:
-            raise InputError(f"unknown role {role!r} for this lab; tunable roles: {', '.join(self.roles)}")
+            raise InputError(f"unknown role {role!r} for this lab; its roles: {', '.join(self.roles)}")
         return role
 
     def model_name(self, role: str) -> str:
@@ -201,10 +236,31 @@ class PromptLab(Displayable):
         """True when any tunable role is answered by the offline model."""
         return any(self.is_offline(r) for r in self.roles)
 
+    def unused_reason(self, role: str) -> str:
+        """Why ``role``'s template cannot reach a model in this pipeline
+        (its stage is switched off, or the reranker is not the model), else ""."""
+        self._role(role)
+        s = self.rag.settings
+        if role == "rewrite" and not s.rewrite:
+            return "Rewriting is off (settings.rewrite=False): the rewrite template is not used."
+        if role == "rerank":
+            if not s.rerank:
+                return "Reranking is off (settings.rerank=False): the rerank template is not used."
+            if not isinstance(self.rag.reranker, ModelReranker):
+                return (
+                    f"The reranker is {self.rag.reranker_name!r}, not the model: the rerank template "
+                    "is not used. Build the pipeline with reranker='model' to tune it."
+                )
+        return ""
+
     def note(self, role: str | None = None) -> str:
-        """The offline note when template edits cannot change verdicts, else ""."""
+        """Why template edits cannot change verdicts (offline model, stage off,
+        reranker not a model), else ""."""
         off = self.offline if role is None else self.is_offline(role)
-        return OFFLINE_PROMPT_NOTE if off else ""
+        parts = [OFFLINE_PROMPT_NOTE] if off else []
+        if role is not None and self.unused_reason(role):
+            parts.append(self.unused_reason(role))
+        return " ".join(parts)
 
     def template(self, role: str) -> str:
         """The candidate template of ``role`` (what the editor holds)."""
@@ -324,52 +380,35 @@ class PromptLab(Displayable):
         return [by_id[i] for i in chosen]
 
     # -- running --------------------------------------------------------------
-    def _context_key(self, role: str) -> str:
-        """Everything besides the role's template that shapes a verdict: the
-        other templates, the settings, the models. A cached side is reused
-        only while all of these are unchanged."""
+    def _context(self, role: str) -> dict[str, Any]:
+        """Everything besides the role's template and the question that shapes
+        a verdict: the other templates, the settings, the models (their
+        identities, not only names), the knowledge base and its version. A
+        cached side is reused only while all of these are unchanged."""
         rag = self.rag
-        hashes = {k: v for k, v in rag.prompts.hashes().items() if k != role}
-        blob = json.dumps(
-            {
-                "prompts": hashes,
-                "lang": rag.prompts.lang,
-                "settings": rag.settings.model_dump(mode="json"),
-                "models": rag.runner.models_by_role(),
-                "kb": str(getattr(rag.kb, "path", "")),
-                "kb_version": str(getattr(rag.kb, "version", "")),
-            },
-            sort_keys=True,
-            default=str,
-        )
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        runner = rag.runner
+        return {
+            "prompts": {k: v for k, v in rag.prompts.hashes().items() if k != role},
+            "lang": rag.prompts.lang,
+            "settings": rag.settings.model_dump(mode="json"),
+            "models": {r: model_identity(runner.model_for(cast("Role", r))) for r in ROLES},
+            "reranker": str(getattr(rag, "reranker_name", "")),
+            "kb": str(getattr(rag.kb, "path", "")),
+            "kb_version": str(getattr(rag.kb, "version", "")),
+        }
 
-    def _variant(self, role: str, text: str) -> SelfRAG:
-        prompts = self.rag.prompts.copy()
-        prompts[role] = text
-        runner = copy.copy(self.rag.runner)
-        runner.prompts = prompts
-        variant = self.rag.with_settings()  # same kb/models/reranker, its own decision cache
-        variant.runner = runner
-        return variant
+    def _key(self, role: str, version: str, ctx: dict[str, Any], q: Question) -> str:
+        return side_key(role, version, ctx, q.model_dump(mode="json"))
 
-    @staticmethod
-    def _ask(variant: SelfRAG, role: str, version: str, q: Question) -> LabSide:
-        t0 = time.perf_counter()
-        try:
-            step = variant.stepper(q.question, user=q.make_user(), history=q.history)
-            stop = _STOP_AT[role]
-            if stop == "finish":
-                step.run()
-            else:
-                getattr(step, stop)()
-            trace = step.trace
-        except Exception as exc:  # noqa: BLE001 - one failing question is a visible row, not a lost run
-            wall = (time.perf_counter() - t0) * 1000
-            return LabSide(
-                version=version, verdict="error", error=f"{type(exc).__name__}: {exc}", wall_ms=wall
-            )
-        return score_side(role, version, q, trace, (time.perf_counter() - t0) * 1000)
+    def _cached(self, key: str) -> LabSide | None:
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is None and self.store is not None:
+            hit = self.store.get(key)
+            if hit is not None:
+                with self._lock:
+                    self._cache[key] = hit
+        return hit
 
     def run(
         self,
@@ -380,77 +419,100 @@ class PromptLab(Displayable):
         baseline: str | None = None,
         use_cache: bool = True,
         on_row: Callable[[LabRow, int, int], None] | None = None,
+        cancel: threading.Event | None = None,
     ) -> LabRun:
         """Run questions ``ids`` (default: ``default_ids(role)``) with the
         baseline and the candidate (default: the current version) and compare
-        them question by question. Sides already run with the same template
-        and context are reused unless ``use_cache=False``. ``on_row(row,
-        done, total)`` is called as each question finishes (both sides)."""
+        them question by question. Sides already run with the same template,
+        model, context and question are reused from memory or the disk cache
+        unless ``use_cache=False``. ``on_row(row, done, total)`` is called as
+        each question finishes (both sides). Setting ``cancel`` (or calling
+        ``lab.cancel(role)``) stops scheduling new questions: those in flight
+        finish, and the run returns with ``cancelled=True`` and the rows done."""
         role = self._role(role)
         qs = self._pick(role, ids)
         with self._lock:
             cand = self._resolve(role, version or self._current[role])
             base = self._resolve(role, baseline or self._baseline[role])
-        ctx = self._context_key(role)
+        ctx = self._context(role)
         t0 = time.perf_counter()
+        stop = threading.Event()
+        token = id(stop)
+        with self._lock:
+            self._active[token] = (role, stop)
+
+        def stopped() -> bool:
+            return stop.is_set() or (cancel is not None and cancel.is_set())
+
+        versions = list(dict.fromkeys([base.hash, cand.hash]))
         sides: dict[tuple[str, str], LabSide] = {}
-        todo: list[tuple[_Version, Question]] = []
-        for v in dict.fromkeys([base.hash, cand.hash]):
-            ver = self._versions[role][v]
+        keys: dict[tuple[str, str], str] = {}
+        for v in versions:
             for q in qs:
-                hit = self._cache.get((role, v, ctx, q.id)) if use_cache else None
+                keys[(v, q.id)] = self._key(role, v, ctx, q)
+                hit = self._cached(keys[(v, q.id)]) if use_cache else None
                 if hit is not None:
                     sides[(v, q.id)] = hit.model_copy(update={"cached": True})
-                else:
-                    todo.append((ver, q))
 
         rows: dict[str, LabRow] = {}
-        emitted: set[str] = set()
 
-        def emit(qid: str) -> None:
-            if qid in emitted or (base.hash, qid) not in sides or (cand.hash, qid) not in sides:
+        def emit(q: Question) -> None:
+            if q.id in rows or any((v, q.id) not in sides for v in versions):
                 return
-            q = next(x for x in qs if x.id == qid)
             row = LabRow(
                 id=q.id,
                 category=q.category,
                 question=q.question,
                 label=label_for(role, q),
-                old=sides[(base.hash, qid)],
-                new=sides[(cand.hash, qid)],
+                old=sides[(base.hash, q.id)],
+                new=sides[(cand.hash, q.id)],
             )
-            rows[qid] = row
-            emitted.add(qid)
+            rows[q.id] = row
             if on_row is not None:
-                on_row(row, len(emitted), len(qs))
+                on_row(row, len(rows), len(qs))
 
-        for q in qs:
-            emit(q.id)
-        if todo:
-            variants = {v.hash: self._variant(role, v.text) for v, _ in todo}
-            workers = min(self.concurrency, len(todo))
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="selfrag-lab") as pool:
-                futures: dict[Future[LabSide], tuple[str, str]] = {
-                    pool.submit(self._ask, variants[v.hash], role, v.hash, q): (v.hash, q.id) for v, q in todo
-                }
-                for fut in as_completed(futures):
-                    key = futures[fut]
-                    side = fut.result()
-                    sides[key] = side
+        try:
+            for q in qs:
+                emit(q)  # fully cached questions are free: they never wait for a cancel
+            waiting = [q for q in qs if q.id not in rows]
+            if waiting and not stopped():
+                with self._lock:
+                    texts = {v: self._versions[role][v].text for v in versions}
+                for (v, qid), side in schedule(
+                    self.rag,
+                    role,
+                    texts,
+                    waiting,
+                    sides,
+                    concurrency=self.concurrency,
+                    emit=emit,
+                    stopped=stopped,
+                ):
                     if side.error is None:
-                        self._cache[(role, key[0], ctx, key[1])] = side
-                    emit(key[1])
+                        with self._lock:
+                            self._cache[keys[(v, qid)]] = side
+                        if self.store is not None:
+                            self.store.put(keys[(v, qid)], side)
+        finally:
+            with self._lock:
+                self._active.pop(token, None)
         run = LabRun(
             role=role,
             baseline=base.hash,
             candidate=cand.hash,
             question_set=self.questions.name,
-            rows=[rows[q.id] for q in qs],
+            rows=[rows[q.id] for q in qs if q.id in rows],
             offline=self.is_offline(role),
             note=self.note(role),
             model=self.model_name(role),
             wall_ms=(time.perf_counter() - t0) * 1000,
+            planned=len(qs),
+            cancelled=len(rows) < len(qs) and stopped(),
         )
+        self._record(role, run, base, cand)
+        return run
+
+    def _record(self, role: str, run: LabRun, base: _Version, cand: _Version) -> None:
         with self._lock:
             self._last[role] = run
             totals = run.totals()
@@ -459,24 +521,45 @@ class PromptLab(Displayable):
                 scored.scores = {
                     "agreement": t["agreement"],
                     "labelled": t["labelled"],
-                    "questions": len(qs),
+                    "questions": len(run.rows),
                     "precision": t["precision"],
                     "recall": t["recall"],
                     "tokens_in": t["tokens_in"],
                     "cost": t["cost"],
                     "run_at": run.created,
+                    "cancelled": run.cancelled,
                 }
         self._changed(role)
-        return run
+
+    def cancel(self, role: str | None = None) -> int:
+        """Ask the running runs of ``role`` (default: every role) to stop:
+        questions already started finish, no new one starts. Returns how many
+        runs were asked."""
+        if role is not None:
+            self._role(role)
+        with self._lock:
+            hits = [ev for r, ev in self._active.values() if role is None or r == role]
+        for ev in hits:
+            ev.set()
+        return len(hits)
+
+    @property
+    def running(self) -> bool:
+        """True while a run of this lab is in progress (in any thread)."""
+        with self._lock:
+            return bool(self._active)
 
     def last_run(self, role: str) -> LabRun | None:
         with self._lock:
             return self._last.get(self._role(role))
 
-    def clear_cache(self) -> None:
-        """Forget every cached side: the next run asks the model again."""
+    def clear_cache(self, *, disk: bool = False) -> None:
+        """Forget every cached side (and with ``disk=True`` the stored ones
+        too): the next run asks the model again."""
         with self._lock:
             self._cache.clear()
+        if disk and self.store is not None:
+            self.store.clear()
 
     # -- choosing and exporting -----------------------------------------------
     def best(self, role: str) -> dict[str, Any]:
@@ -488,11 +571,20 @@ class PromptLab(Displayable):
             last = self._last.get(role)
             if last is None:
                 raise InputError(f"no run for {role!r} yet: call lab.run({role!r}) first")
-            ctx = self._context_key(role)
-            ids = last.ids
+            if not last.rows:  # cancelled before any question finished: nothing to rank
+                base = self._versions[role][self._baseline[role]]
+                return {
+                    "hash": base.hash,
+                    "agreement": None,
+                    "questions": 0,
+                    "note": base.note,
+                    "created": base.created,
+                }
+            ctx = self._context(role)
+            qs = self._pick(role, last.ids)
             ranked: list[tuple[float, int, int, _Version]] = []
             for order, v in enumerate(self._versions[role].values()):
-                sides = [self._cache.get((role, v.hash, ctx, i)) for i in ids]
+                sides = [self._cache.get(self._key(role, v.hash, ctx, q)) for q in qs]
                 if v.hash in (last.baseline, last.candidate):
                     sides = [
                         r.old if v.hash == last.baseline else r.new for r in last.rows
@@ -506,7 +598,7 @@ class PromptLab(Displayable):
             return {
                 "hash": win.hash,
                 "agreement": None if score < 0 else score,
-                "questions": len(ids),
+                "questions": len(qs),
                 "note": win.note,
                 "created": win.created,
             }

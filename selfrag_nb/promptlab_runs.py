@@ -1,37 +1,64 @@
 """What a Prompt Lab run produces, and how one question's side is scored.
 
-    question + role + template version --stepper run--> Trace
-      score_side(role, version, question, trace)  (score_side)
-        decide  Decision.retrieve            vs should_retrieve        -> 1.0 / 0.0
-        grade   chunks graded relevant       vs relevant sources       -> share of chunks judged right,
-                                                                          precision / recall
-        verify  first recommendation -> outcome vs expected outcomes   -> 1.0 / 0.0
+    question + role + template version --stepper run (up to the role's stage)--> Trace
+      score_side(role, version, question, trace)  each role against what the labels say about it
+        decide    Decision.retrieve               vs should_retrieve          -> 1.0 / 0.0
+        rewrite   every query keeps the protected spans (1/0) and
+                  retrieval recall of the relevant sources               -> mean of the labelled parts
+        grade     chunks graded relevant          vs relevant sources         -> share of chunks judged
+                                                                             right, precision / recall
+        rerank    reranked order                  vs relevant sources         -> reciprocal rank (MRR)
+        assess    answer / clarify / refuse       vs expected outcomes        -> 1.0 / 0.0
+        generate  must_include hit rate, must_not_include kept out, relevant
+                  sources in the evidence cited with a valid marker       -> mean of the labelled parts
+        verify    first recommendation -> outcome vs expected outcomes        -> 1.0 / 0.0
         + tokens, cost, latency of the role's own calls, unparsed calls, prompt hashes
       -> LabSide;  baseline + candidate sides of one question -> LabRow
-    LabRow* -> LabRun (.totals() .agreement_old/new .to_pandas() .to_json();
+    LabRow* -> LabRun (.totals() .agreement_old/new .to_pandas() .to_json(), cancelled / planned;
                text and static HTML faces through Displayable: display/prompt_lab_html.py)
 
-Plain records, usable without the lab (``LabRun.model_validate_json``); the
-engine that runs them is ``selfrag_nb.promptlab.PromptLab``.
+The measures are those of the evaluation (selfrag_nb/eval/metrics.py:
+protected_kept, recall_at_k, reciprocal_rank, grading_precision_recall,
+source_matches), applied to the part of the trace the role's template
+shapes. A measure is None when its label is missing; "agreement" is the one
+number a version is ranked by. Plain records, usable without the lab
+(``LabRun.model_validate_json``); the engine that runs them is
+``selfrag_nb.promptlab.PromptLab``.
 """
 
 from __future__ import annotations
 
 import time
+import unicodedata
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from selfrag_nb._displayable import Displayable
-from selfrag_nb.eval.metrics import grading_precision_recall, source_matches
+from selfrag_nb.eval.metrics import (
+    grading_precision_recall,
+    protected_kept,
+    recall_at_k,
+    reciprocal_rank,
+    source_matches,
+)
 from selfrag_nb.eval.questions import Question
 from selfrag_nb.trace import ModelCall, Trace
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["LabRow", "LabRun", "LabSide", "is_labelled", "label_for", "mean_of", "score_side"]
+__all__ = [
+    "ACTION_OUTCOMES",
+    "LabRow",
+    "LabRun",
+    "LabSide",
+    "is_labelled",
+    "label_for",
+    "mean_of",
+    "score_side",
+]
 
 
 # ------------------------------------------------------------------ records
@@ -49,13 +76,27 @@ class LabSide(_Frozen):
     version: str
     verdict: str
     #: 1.0 agrees with the label, 0.0 disagrees; for grade the share of graded
-    #: chunks whose relevance matches the label. None: not labelled / did not run.
+    #: chunks whose relevance matches the label; for rewrite / generate the mean
+    #: of their labelled parts; for rerank the reciprocal rank. None: not labelled / did not run.
     agreement: float | None = None
     #: grade: sources graded relevant (unique, retrieval order); precision/recall vs labels.
+    #: rewrite: ``recall`` is the retrieval recall of the relevant sources.
     relevant: list[str] = Field(default_factory=list)
     graded: int = 0
     precision: float | None = None
     recall: float | None = None
+    #: rewrite: the queries searched (original first); whether each kept every protected span.
+    queries: list[str] = Field(default_factory=list)
+    protected_ok: bool | None = None
+    #: rerank: sources in the reranked order; 1-based rank of the first relevant one.
+    order: list[str] = Field(default_factory=list)
+    rank: int | None = None
+    #: generate: must_include strings found, must_not_include strings found,
+    #: relevant sources cited (of those the generator was shown).
+    includes: list[str] = Field(default_factory=list)
+    excluded_hits: list[str] = Field(default_factory=list)
+    cited_relevant: list[str] = Field(default_factory=list)
+    citation_recall: float | None = None
     #: verify: the first verification's recommendation and the final outcome.
     recommendation: str | None = None
     outcome: str | None = None
@@ -127,6 +168,10 @@ class LabRun(_Frozen, Displayable):
     model: str = ""
     wall_ms: float = 0.0
     created: float = Field(default_factory=time.time)
+    #: Questions the run was asked for; fewer rows than this when it was cancelled.
+    planned: int = 0
+    #: True when ``PromptLab.cancel`` (or the ``cancel`` event) stopped it early.
+    cancelled: bool = False
 
     @property
     def ids(self) -> list[str]:
@@ -148,6 +193,17 @@ class LabRun(_Frozen, Displayable):
         return sum(1 for r in self.rows if r.changed)
 
     @property
+    def cached(self) -> int:
+        """Sides served from the lab's cache (memory or disk): no model call."""
+        same = self.candidate == self.baseline  # one side stands for both
+        return sum(int(r.old.cached) + (0 if same else int(r.new.cached)) for r in self.rows)
+
+    @property
+    def progress(self) -> str:
+        """ "n/N": questions finished of those asked for."""
+        return f"{len(self.rows)}/{max(self.planned, len(self.rows))}"
+
+    @property
     def errors(self) -> int:
         """Questions that raised on either side (shown as error rows)."""
         return sum(1 for r in self.rows if r.old.error or r.new.error)
@@ -157,6 +213,9 @@ class LabRun(_Frozen, Displayable):
         out: dict[str, Any] = {
             "role": self.role,
             "questions": len(self.rows),
+            "planned": max(self.planned, len(self.rows)),
+            "cancelled": self.cancelled,
+            "cached": self.cached,
             "changed": self.changed,
             "errors": self.errors,
         }
@@ -204,23 +263,63 @@ class LabRun(_Frozen, Displayable):
 
 # ------------------------------------------------------------------ scoring
 
+#: Outcomes each assess action can lead to (stages/finish.py): an assessor
+#: agrees with the labels when one of them is expected.
+ACTION_OUTCOMES: dict[str, frozenset[str]] = {
+    "answer": frozenset({"answered", "disclaimed", "regenerated"}),
+    "answer_without_evidence": frozenset({"disclaimed", "direct"}),
+    "clarify": frozenset({"clarify"}),
+    "refuse": frozenset({"refused"}),
+}
+
+
+def _names(sources: Iterable[str]) -> str:
+    return ", ".join(dict.fromkeys(s.rsplit("/", 1)[-1] for s in sources))
+
 
 def label_for(role: str, q: Question) -> str:
+    """The labels a role is scored against, as one line."""
     if role == "decide":
         if q.should_retrieve is None:
             return "—"
         return "RETRIEVE" if q.should_retrieve else "NO_RETRIEVE"
-    if role == "grade":
+    if role in ("grade", "rerank"):
         return "relevant: " + ", ".join(q.relevant) if q.relevant else "none relevant"
+    if role == "rewrite":
+        parts = []
+        if q.protected:
+            parts.append("keep: " + ", ".join(q.protected))
+        if q.relevant:
+            parts.append("relevant: " + ", ".join(q.relevant))
+        return " · ".join(parts) or "—"
+    if role == "generate":
+        parts = []
+        if q.must_include:
+            parts.append("include: " + ", ".join(q.must_include))
+        if q.must_not_include:
+            parts.append("exclude: " + ", ".join(q.must_not_include))
+        if q.relevant and q.should_retrieve is not False:
+            parts.append("cite: " + ", ".join(q.relevant))
+        return " · ".join(parts) or "—"
     return "expected: " + " | ".join(q.expected) if q.expected else "—"
 
 
 def is_labelled(role: str, q: Question) -> bool:
+    """True when ``q`` carries a label ``role`` can be scored against (the
+    default subset of a role is drawn from these)."""
+    retrieves = q.should_retrieve is not False  # retrieval stages only run then
     if role == "decide":
         return q.should_retrieve is not None
     if role == "grade":
-        # Grading only happens when the question is meant to retrieve.
-        return q.should_retrieve is not False
+        return retrieves
+    if role == "rewrite":
+        return retrieves and bool(q.protected or q.relevant)
+    if role == "rerank":
+        return retrieves and bool(q.relevant)
+    if role == "assess":
+        return retrieves and bool(q.expected)
+    if role == "generate":
+        return bool(q.must_include or q.must_not_include or (retrieves and q.relevant))
     return bool(q.expected)
 
 
@@ -228,7 +327,174 @@ def _role_calls(trace: Trace, role: str) -> list[ModelCall]:
     return [c for c in trace.model_calls if c.role == role]
 
 
+def _sources(trace: Trace) -> dict[str, str]:
+    return {h.chunk_id: h.source for h in (trace.retrieval.hits if trace.retrieval else [])}
+
+
+def _norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _not_run(trace: Trace, what: str) -> str:
+    dec = trace.decision
+    if dec is not None and not dec.retrieve:
+        return "no retrieval"
+    return what
+
+
+def _score_decide(q: Question, trace: Trace) -> dict[str, Any]:
+    dec = trace.decision
+    if dec is None:
+        return {"verdict": "no decision"}
+    return {
+        "verdict": "RETRIEVE" if dec.retrieve else "NO_RETRIEVE",
+        "agreement": None if q.should_retrieve is None else float(dec.retrieve == q.should_retrieve),
+        "decision_source": dec.source,
+        "reason": dec.reason,
+    }
+
+
+def _score_rewrite(q: Question, trace: Trace) -> dict[str, Any]:
+    rw = trace.rewrite
+    if rw is None:
+        return {"verdict": _not_run(trace, "not rewritten")}
+    retrieved = [h.source for h in (trace.retrieval.hits if trace.retrieval else [])]
+    prot = protected_kept(rw.queries, q.protected)
+    recall = recall_at_k(retrieved, q.relevant, len(retrieved)) if trace.retrieval else None
+    parts = [float(prot)] if prot is not None else []
+    if recall is not None:
+        parts.append(recall)
+    n = len(rw.queries) - 1
+    verdict = f"{n} rewrite{'s' if n != 1 else ''}" if rw.attempted else "not attempted"
+    if rw.rejected:
+        verdict += f" ({len(rw.rejected)} rejected)"
+    if prot is False:
+        verdict += " · protected span dropped"
+    return {
+        "verdict": verdict,
+        "agreement": mean_of(parts),
+        "queries": list(rw.queries),
+        "protected_ok": prot,
+        "recall": recall,
+        "reason": rw.reason,
+    }
+
+
+def _score_grade(q: Question, trace: Trace) -> dict[str, Any]:
+    grades = trace.grades
+    if grades is None:
+        dec = trace.decision
+        return {"verdict": "no retrieval", "reason": dec.reason if dec else ""}
+    src = _sources(trace)
+    graded = [(g.source or src.get(g.chunk_id, ""), g.relevant) for g in grades.items]
+    precision, recall = grading_precision_recall(graded, q.relevant)
+    matches = [rel == source_matches(s, q.relevant) for s, rel in graded]
+    kept = list(dict.fromkeys(s for s, rel in graded if rel))
+    verdict = f"{sum(1 for _, rel in graded if rel)}/{len(graded)} relevant"
+    if kept:
+        verdict += ": " + _names(kept)
+    return {
+        "verdict": verdict,
+        "agreement": sum(matches) / len(matches) if matches else None,
+        "relevant": kept,
+        "graded": len(graded),
+        "precision": precision,
+        "recall": recall,
+    }
+
+
+def _score_rerank(q: Question, trace: Trace) -> dict[str, Any]:
+    rr = trace.rerank
+    if rr is None:
+        return {"verdict": _not_run(trace, "not reranked")}
+    src = _sources(trace)
+    order = [src.get(c, c) for c in rr.after]
+    rr_value = reciprocal_rank(order, q.relevant)
+    rank = next((i for i, s in enumerate(order, start=1) if source_matches(s, q.relevant)), None)
+    if rank is not None:
+        verdict = f"first relevant at #{rank}: {_names([order[rank - 1]])}"
+    else:
+        verdict = f"no relevant source in the top {len(order)}"
+    if rr.fallback:
+        verdict += " · previous order kept"
+    return {
+        "verdict": verdict,
+        "agreement": rr_value,
+        "order": order,
+        "rank": rank,
+        "reason": rr.fallback or "",
+    }
+
+
+def _score_assess(q: Question, trace: Trace) -> dict[str, Any]:
+    a = trace.assessment
+    if a is None:
+        return {"verdict": _not_run(trace, "not assessed")}
+    agree = None if not q.expected else float(bool(ACTION_OUTCOMES[a.action] & set(q.expected)))
+    verdict = a.action + (": " + " | ".join(a.options) if a.options else "")
+    return {"verdict": verdict, "agreement": agree, "reason": a.reason}
+
+
+def _score_generate(q: Question, trace: Trace) -> dict[str, Any]:
+    gen = trace.generation
+    if gen is None:
+        return {"verdict": "no generation"}
+    answer = _norm(gen.answer)
+    includes = [s for s in q.must_include if _norm(s) in answer]
+    excluded = [s for s in q.must_not_include if _norm(s) in answer]
+    src = _sources(trace)
+    shown = [src.get(c, "") for c in gen.evidence]
+    cited = [src.get(c.chunk_id, "") for c in gen.citations if c.valid]
+    # Only relevant sources the generator was shown can be cited: a miss in
+    # retrieval is not the generation template's fault.
+    available = [lab for lab in q.relevant if any(source_matches(s, [lab]) for s in shown)]
+    cited_rel = [lab for lab in available if any(source_matches(s, [lab]) for s in cited)]
+    cite = len(cited_rel) / len(available) if available else None
+    parts: list[float] = []
+    if q.must_include:
+        parts.append(len(includes) / len(q.must_include))
+    if q.must_not_include:
+        parts.append(1.0 - len(excluded) / len(q.must_not_include))
+    if cite is not None:
+        parts.append(cite)
+    return {
+        "verdict": f"{gen.mode}: {gen.answer}",
+        "agreement": mean_of(parts),
+        "includes": includes,
+        "excluded_hits": excluded,
+        "cited_relevant": cited_rel,
+        "citation_recall": cite,
+    }
+
+
+def _score_verify(q: Question, trace: Trace) -> dict[str, Any]:
+    # The verifier's own verdict is the first Support; the outcome shows its effect.
+    supports = trace.supports
+    rec = supports[0].recommendation if supports else None
+    outcome = trace.outcome
+    fin = trace.finish
+    return {
+        "verdict": f"{rec or 'not verified'} → {outcome or 'no outcome'}",
+        "agreement": None if not q.expected or outcome is None else float(outcome in q.expected),
+        "recommendation": rec,
+        "outcome": outcome,
+        "reason": fin.reason if fin else "",
+    }
+
+
+_SCORERS = {
+    "decide": _score_decide,
+    "rewrite": _score_rewrite,
+    "grade": _score_grade,
+    "rerank": _score_rerank,
+    "assess": _score_assess,
+    "generate": _score_generate,
+    "verify": _score_verify,
+}
+
+
 def score_side(role: str, version: str, q: Question, trace: Trace, wall_ms: float) -> LabSide:
+    """Score the trace of one question run with ``version`` of ``role``'s template."""
     calls = _role_calls(trace, role)
     common: dict[str, Any] = {
         "version": version,
@@ -242,51 +508,4 @@ def score_side(role: str, version: str, q: Question, trace: Trace, wall_ms: floa
         "prompt_hashes": list(dict.fromkeys(c.prompt_hash for c in calls)),
         "offline": bool(calls) and all(c.offline for c in calls),
     }
-    dec = trace.decision
-    if role == "decide":
-        if dec is None:
-            return LabSide(verdict="no decision", **common)
-        agree = None if q.should_retrieve is None else float(dec.retrieve == q.should_retrieve)
-        return LabSide(
-            verdict="RETRIEVE" if dec.retrieve else "NO_RETRIEVE",
-            agreement=agree,
-            decision_source=dec.source,
-            reason=dec.reason,
-            **common,
-        )
-    if role == "grade":
-        grades = trace.grades
-        if grades is None:
-            return LabSide(verdict="no retrieval", reason=dec.reason if dec else "", **common)
-        src = {h.chunk_id: h.source for h in (trace.retrieval.hits if trace.retrieval else [])}
-        graded = [(g.source or src.get(g.chunk_id, ""), g.relevant) for g in grades.items]
-        precision, recall = grading_precision_recall(graded, q.relevant)
-        matches = [rel == source_matches(s, q.relevant) for s, rel in graded]
-        kept = list(dict.fromkeys(s for s, rel in graded if rel))
-        verdict = f"{sum(1 for _, rel in graded if rel)}/{len(graded)} relevant"
-        if kept:
-            verdict += ": " + ", ".join(s.rsplit("/", 1)[-1] for s in kept)
-        return LabSide(
-            verdict=verdict,
-            agreement=sum(matches) / len(matches) if matches else None,
-            relevant=kept,
-            graded=len(graded),
-            precision=precision,
-            recall=recall,
-            **common,
-        )
-    # verify: the verifier's own verdict is the first Support; the outcome shows its effect.
-    supports = trace.supports
-    rec = supports[0].recommendation if supports else None
-    outcome = trace.outcome
-    agree = None if not q.expected or outcome is None else float(outcome in q.expected)
-    verdict = f"{rec or 'not verified'} → {outcome or 'no outcome'}"
-    fin = trace.finish
-    return LabSide(
-        verdict=verdict,
-        agreement=agree,
-        recommendation=rec,
-        outcome=outcome,
-        reason=fin.reason if fin else "",
-        **common,
-    )
+    return LabSide(**_SCORERS[role](q, trace), **common)

@@ -3,8 +3,12 @@
     PromptLab -> lab_html(lab)   header + per role: current template (folded),
                                  versions table (current / baseline / best), last run
               -> lab_text(lab)   "PromptLab: N questions (set); role=hash (versions, last run) ..."
-    LabRun    -> run_html(run)   totals (agreement old -> new, tokens, cost) + a row per question
+    LabRun    -> run_html(run)   "cancelled after n/N" banner, "k of n sides cached" line,
+                                 totals (agreement old -> new, tokens, cost) + a row per question
+                                 (verdict + the role's own measures: side_notes)
               -> run_text(run)   "LabRun grade: agreement 50% -> 100% on 2 questions, ..."
+    Every root: class ROOT_CLASS (tex2jax_ignore mathjax_ignore: MathJax leaves "$0 → $0" alone);
+    tables left-aligned (Jupyter right-aligns rendered table cells).
 
 Registered here: PromptLab gets the widget face too (PromptLabWidget, one per
 lab, prompt_lab_widget.py, imported when built); a LabRun is static only (it is
@@ -28,17 +32,23 @@ from selfrag_nb.promptlab import ROLE_LABELS, LabRun, LabSide, PromptLab
 
 __all__ = [
     "QUESTION_CHARS",
+    "ROOT_CLASS",
     "agreement_mark",
     "lab_css",
     "lab_html",
     "lab_text",
     "pct",
+    "run_cached",
     "run_html",
     "run_summary",
     "run_text",
+    "side_notes",
 ]
 
 _STATIC = Path(__file__).parent / "static"
+#: Classes of every Prompt Lab root: MathJax (Jupyter's and marimo's) skips the
+#: subtree, so "$0 → $0" and template text are never typeset as math.
+ROOT_CLASS = "srnb-root srnb-lab tex2jax_ignore mathjax_ignore"
 #: Characters of a question shown in the picker and the results table.
 QUESTION_CHARS = 240
 #: Rows in the static results table before the rest is folded away.
@@ -71,16 +81,48 @@ def agreement_mark(v: float | None) -> tuple[str, str]:
     return f"{v * 100:.0f}%", "warn"
 
 
+def run_cached(run: LabRun) -> str:
+    """ "k of n sides cached" ("" when nothing came from the cache)."""
+    if not run.cached:
+        return ""
+    same = run.baseline == run.candidate
+    n = len(run.rows) * (1 if same else 2)
+    return f"{run.cached} of {n} side{'s' if n != 1 else ''} cached (no model call)"
+
+
 def run_summary(run: LabRun) -> str:
     t = run.totals()
-    s = (
+    s = f"cancelled after {run.progress} — " if run.cancelled else ""
+    s += (
         f"{run.role}: agreement {pct(t['old']['agreement'])} → {pct(t['new']['agreement'])} "
         f"on {t['questions']} question{'s' if t['questions'] != 1 else ''}, "
         f"{t['changed']} verdict{'s' if t['changed'] != 1 else ''} changed"
     )
     if t["errors"]:
         s += f", {t['errors']} error(s)"
+    if run.cached:
+        s += f", {run_cached(run)}"
     return s
+
+
+def side_notes(s: LabSide) -> list[str]:
+    """The role-specific measures of a side, as short phrases (rewrite,
+    rerank, generate; grade's precision/recall are shown on their own)."""
+    out = []
+    if s.protected_ok is not None:
+        out.append("protected spans kept" if s.protected_ok else "protected span dropped")
+    if s.recall is not None and s.precision is None and s.queries:
+        out.append(f"recall {pct(s.recall)}")
+    if s.rank is not None:
+        out.append(f"rank {s.rank}")
+    if s.includes or s.excluded_hits or s.citation_recall is not None:
+        if s.includes:
+            out.append("includes " + ", ".join(s.includes))
+        if s.excluded_hits:
+            out.append("contains excluded " + ", ".join(s.excluded_hits))
+        if s.citation_recall is not None:
+            out.append(f"cites relevant {pct(s.citation_recall)}")
+    return out
 
 
 # ------------------------------------------------------------------ static faces
@@ -96,8 +138,11 @@ def _side_cells(s: LabSide) -> str:
         extra.append(f"by {esc(s.decision_source, 40)}")
     if s.precision is not None or s.recall is not None:
         extra.append(f"P {pct(s.precision)} · R {pct(s.recall)}")
+    extra.extend(esc(m, 300) for m in side_notes(s))
     if s.unparsed:
         extra.append(f"{s.unparsed} unparsed")
+    if s.cached:
+        extra.append("cached")
     meta = f'<div class="srnb-meta">{" · ".join(extra)}</div>' if extra else ""
     cls = f"srnb-lab-mark srnb-{tone}" if tone else "srnb-lab-mark"
     return f'<td>{verdict}{meta}</td><td class="{cls}">{esc(mark, 10)}</td>'
@@ -118,6 +163,13 @@ def _run_body(run: LabRun) -> str:
         f'<span class="srnb-meta">{esc(run.model, 200)} · {fmt_ms(run.wall_ms)}</span></div>'
     )
     note = f'<div class="srnb-banner srnb-banner-info">{esc(run.note, 600)}</div>' if run.note else ""
+    if run.cancelled:
+        note += (
+            f'<div class="srnb-banner srnb-banner-info srnb-lab-cancelled">cancelled after {run.progress} '
+            "questions: the rows below are the questions that finished</div>"
+        )
+    if run.cached:
+        note += f'<div class="srnb-meta srnb-lab-cached">{esc(run_cached(run), 200)}</div>'
     o, n = t["old"], t["new"]
     totals = (
         '<div class="srnb-lab-totals">'
@@ -127,7 +179,7 @@ def _run_body(run: LabRun) -> str:
         + (
             f" · precision {pct(o['precision'])} → {pct(n['precision'])}"
             f" · recall {pct(o['recall'])} → {pct(n['recall'])}"
-            if run.role == "grade"
+            if o["precision"] is not None or n["precision"] is not None
             else ""
         )
         + f" · tokens {fmt_tokens(o['tokens_in'])} → {fmt_tokens(n['tokens_in'])} in"
@@ -155,7 +207,7 @@ def _run_body(run: LabRun) -> str:
 
 def run_html(run: LabRun) -> str:
     """Static HTML of one run: totals and one row per question."""
-    return f'<div class="srnb-root srnb-lab" dir="ltr"><style>{lab_css()}</style>{_run_body(run)}</div>'
+    return f'<div class="{ROOT_CLASS}" dir="ltr"><style>{lab_css()}</style>{_run_body(run)}</div>'
 
 
 def _versions_table(lab: PromptLab, role: str) -> str:
@@ -207,7 +259,7 @@ def lab_html(lab: PromptLab) -> str:
             + (_run_body(last) if last is not None else '<div class="srnb-meta">not run yet</div>')
             + "</section>"
         )
-    return f'<div class="srnb-root srnb-lab" dir="ltr"><style>{lab_css()}</style>{head}{"".join(cards)}</div>'
+    return f'<div class="{ROOT_CLASS}" dir="ltr"><style>{lab_css()}</style>{head}{"".join(cards)}</div>'
 
 
 def run_text(run: LabRun) -> str:

@@ -2,21 +2,27 @@
 
     PromptLabWidget.of(lab)   one widget per lab, kept here (the engine holds no widget)
     PromptLab (engine) ──on_change(role)──> PromptLabWidget.refresh(role) -> traits
-        role roles role_info model offline note        header, role picker, offline note
+        role roles role_info model offline note        header, role picker + what the role is scored on,
+                                                        note (offline model / template unused)
         template template_hash baseline_hash            editor (textarea), version badges
         questions categories selected_ids               subset picker (categories / ids)
         versions                                        version list (hash, note, agreement)
-        results status error running exported           results table, status line
+        results status error running exported           results table (cached sides, "cancelled after n/N"),
+        export_dir                                      status line, where exports go
     _esm = js.esm("prompt_lab.js")   generated CTL + static/prelude.js + static/prompt_lab.js
     static/prompt_lab.js ──model.send({action, ...})──> PromptLabWidget.handle(msg)
         run     (template?, ids?)  set_template if edited, then lab.run on a worker thread;
                                    results/status update as each question finishes
+        cancel  ()                 lab.cancel(role): questions in flight finish, no new one starts
         save    (template, note)   set_template -> new version
         revert  (hash)             lab.revert;  baseline (hash) -> lab.set_baseline
-        export  (hash?, path?)     lab.export to a file (+ .json sidecar); text sent back
+        export  (hash?, path?)     lab.export to a file (+ .json sidecar), by default in
+                                   lab.export_dir (prompt_lab_exports/); text sent back;
+                                   the notice clears when the role changes
         apply   (hash?)            lab.apply: the pipeline uses it from now on
     Any error (bad template, unknown id) lands in ``error`` as a sentence, never a traceback.
 
+The widget opens on ``lab.role`` (``PromptLab(..., role="grade")``).
 The static faces (lab_html, run_html, lab_text, run_text) live in
 prompt_lab_html.py, which registers this widget as the lab's widget face;
 the mimebundle and marimo view come from faces.py like every other type.
@@ -41,7 +47,15 @@ except ImportError as exc:  # pragma: no cover - anywidget is a core dependency
 
 from selfrag_nb.display.js import esm
 from selfrag_nb.display.markup import fmt_cost, fmt_ms, fmt_tokens
-from selfrag_nb.display.prompt_lab_html import QUESTION_CHARS, agreement_mark, lab_css, pct, run_summary
+from selfrag_nb.display.prompt_lab_html import (
+    QUESTION_CHARS,
+    agreement_mark,
+    lab_css,
+    pct,
+    run_cached,
+    run_summary,
+    side_notes,
+)
 from selfrag_nb.display.text import one_line
 from selfrag_nb.promptlab import ROLE_LABELS, LabRow, LabRun, LabSide, PromptLab, TemplateError
 
@@ -69,6 +83,7 @@ def _side_state(s: LabSide) -> dict[str, Any]:
         "recall": pct(s.recall) if s.recall is not None else "",
         "error": s.error or "",
         "cached": s.cached,
+        "notes": side_notes(s),
     }
 
 
@@ -86,7 +101,12 @@ def _row_state(r: LabRow) -> dict[str, Any]:
 
 def _totals_state(run: LabRun) -> dict[str, Any]:
     t = run.totals()
-    out: dict[str, Any] = {"questions": t["questions"], "changed": t["changed"], "errors": t["errors"]}
+    out: dict[str, Any] = {
+        "questions": t["questions"],
+        "planned": t["planned"],
+        "changed": t["changed"],
+        "errors": t["errors"],
+    }
     for name in ("old", "new"):
         s = t[name]
         out[name] = {
@@ -112,8 +132,10 @@ def run_state(run: LabRun) -> dict[str, Any]:
         "totals": _totals_state(run),
         "note": run.note,
         "done": len(run.rows),
-        "total": len(run.rows),
+        "total": max(run.planned, len(run.rows)),
         "finished": True,
+        "cancelled": run.cancelled,
+        "cached": run_cached(run),
     }
 
 
@@ -180,6 +202,8 @@ class PromptLabWidget(anywidget.AnyWidget):
     selected_ids = traitlets.List(traitlets.Unicode()).tag(sync=True)
     versions = traitlets.List(traitlets.Dict()).tag(sync=True)
     results = traitlets.Dict().tag(sync=True)
+    #: Where "Export" writes (absolute; lab.export_dir, prompt_lab_exports/ by default).
+    export_dir = traitlets.Unicode("").tag(sync=True)
     status = traitlets.Unicode("").tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
     running = traitlets.Bool(False).tag(sync=True)
@@ -187,9 +211,10 @@ class PromptLabWidget(anywidget.AnyWidget):
     exported = traitlets.Dict().tag(sync=True)
 
     def __init__(self, lab: PromptLab, **kwargs: Any) -> None:
-        role = lab.roles[0]
+        role = lab.role
         self._lab = lab
         self._worker: threading.Thread | None = None
+        self._running_role: str = role
         self._selection: dict[str, list[str]] = {r: lab.default_ids(r) for r in lab.roles}
         qs = [
             {
@@ -204,6 +229,7 @@ class PromptLabWidget(anywidget.AnyWidget):
             categories=lab.questions.categories,
             selected_ids=self._selection[role],
             status=lab.note(role),
+            export_dir=str(lab.export_dir.resolve()),
             **(lab_state(lab, role) | kwargs),
         )
         self.observe(self._on_role, names="role")
@@ -245,6 +271,7 @@ class PromptLabWidget(anywidget.AnyWidget):
             self._selection[old] = list(self.selected_ids)
         with self.hold_sync():
             self.error = ""
+            self.exported = {}  # an export notice belongs to the role it was made for
             self.selected_ids = self._selection.get(new) or self._lab.default_ids(new)
             self.refresh()
             self.status = self._lab.note(new)
@@ -264,7 +291,7 @@ class PromptLabWidget(anywidget.AnyWidget):
             handler = getattr(self, f"_do_{action}", None)
             if handler is None:
                 raise InputError(
-                    f"unknown action {action!r}: one of run, save, revert, baseline, export, apply"
+                    f"unknown action {action!r}: one of run, cancel, save, revert, baseline, export, apply"
                 )
             self.error = ""
             result: threading.Thread | None = handler(msg)
@@ -315,10 +342,18 @@ class PromptLabWidget(anywidget.AnyWidget):
         if version is None:
             version = self._lab.best(role)["hash"] if self._lab.last_run(role) else self._lab.current(role)
         h = self._lab.version_hash(role, version)
-        path = Path(msg.get("path") or f"prompt-{role}-{h}.txt")
+        path = Path(msg.get("path") or self._lab.export_dir / f"prompt-{role}-{h}.txt")
+        path.parent.mkdir(parents=True, exist_ok=True)
         text = self._lab.export(role, path, version=h)
         self.exported = {"hash": h, "filename": path.name, "path": str(path), "text": text}
         self.status = f"exported {role} version {h} to {path} (+ {path.name}.json)"
+
+    def _do_cancel(self, _msg: dict[str, Any]) -> None:
+        if self._worker is None or not self._worker.is_alive():
+            self.status = "nothing to cancel: no run in progress"
+            return
+        self._lab.cancel(self._running_role)
+        self.status = "cancelling: questions already started finish, no new one starts…"
 
     def _do_run(self, msg: dict[str, Any]) -> threading.Thread:
         if self._worker is not None and self._worker.is_alive():
@@ -328,6 +363,7 @@ class PromptLabWidget(anywidget.AnyWidget):
         if not isinstance(ids, list) or not ids:
             raise InputError("pick at least one question to run (tick a category or a question)")
         role = self.role
+        self._running_role = role
         self.selected_ids = [str(i) for i in ids]
         self._selection[role] = list(self.selected_ids)
         total = len(ids)
@@ -363,7 +399,8 @@ class PromptLabWidget(anywidget.AnyWidget):
                 if self.role == role:
                     self.results = run_state(run)
                 note = f" — {run.note}" if run.note else ""
-                self.status = f"done: {run_summary(run)}{note}"
+                done = "" if run.cancelled else "done: "  # a cancelled summary starts "cancelled after n/N"
+                self.status = f"{done}{run_summary(run)}{note}"
             finally:
                 self.running = False
 

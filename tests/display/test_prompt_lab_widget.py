@@ -8,6 +8,7 @@ join with ``wait``."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,10 +21,16 @@ from prompt_lab_fixtures import RECORDS, STRICT, build_kb, scripted_model, with_
 import selfrag_nb as sr
 from selfrag_nb.display.prompt_lab_widget import PromptLabWidget, lab_state
 from selfrag_nb.eval.questions import QuestionSet
-from selfrag_nb.promptlab import OFFLINE_PROMPT_NOTE, PromptLab
+from selfrag_nb.promptlab import OFFLINE_PROMPT_NOTE, ROLE_LABELS, PromptLab
 
 NODE = shutil.which("node")
 HOSTILE = '</textarea><script>alert(1)</script><img src=x onerror="alert(2)"> \u202eevil\u202c &amp;'
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The lab's disk cache lives under the cache dir: each test gets its own.
+    monkeypatch.setenv("SELFRAG_NB_CACHE", str(tmp_path / "cache"))
 
 
 @pytest.fixture(scope="module")
@@ -34,15 +41,16 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> Any:
 @pytest.fixture
 def lab(kb: Any) -> PromptLab:
     qs = QuestionSet.from_records(RECORDS, name="lab-set")
-    return sr.PromptLab(sr.SelfRAG(kb, model=scripted_model()), qs, roles=["grade", "decide"])
+    return sr.PromptLab(sr.SelfRAG(kb, model=scripted_model()), qs, roles=["grade", "decide"], role="grade")
 
 
 def test_initial_state_mirrors_the_engine(lab: PromptLab) -> None:
     w = lab.widget
     assert isinstance(w, PromptLabWidget)
     assert lab.widget is w  # one widget per lab
-    assert w.roles == ["grade", "decide"]
-    assert w.role == "grade"
+    assert w.roles == ["decide", "grade"]  # flow order
+    assert w.role == "grade"  # role= of the lab: the role the view opens on
+    assert w.role_info == ROLE_LABELS["grade"]
     assert w.template == lab.template("grade")
     assert w.template_hash == lab.current("grade") == w.baseline_hash
     assert w.placeholders == ["question", "document", "title", "heading", "source"]
@@ -322,3 +330,172 @@ def test_the_engine_holds_no_widget_the_widget_holds_the_engine(lab: PromptLab) 
     assert held == []
     # The lab reaches the widget only through a weak on_change subscription.
     assert [type(ref).__name__ for ref in lab._listeners] == ["WeakMethod"]
+
+
+# ------------------------------------------------------------------ every role, cancel, cache, exports
+
+
+def test_every_role_says_what_it_is_scored_on(kb: Any) -> None:
+    lab = sr.PromptLab(sr.SelfRAG(kb, model=scripted_model()), RECORDS, role="generate")
+    w = lab.widget
+    assert w.roles == ["decide", "rewrite", "grade", "rerank", "assess", "generate", "verify"]
+    assert w.role == "generate"
+    for role in w.roles:
+        w.role = role
+        assert w.error == ""
+        assert w.role_info == ROLE_LABELS[role] != ""
+        assert w.template == lab.template(role)
+
+
+def test_cancel_message_stops_the_run_and_the_view_says_after_how_many(kb: Any) -> None:
+    import threading
+
+    from prompt_lab_fixtures import grade
+
+    entered = threading.Event()
+    release = threading.Event()
+
+    def slow_grade(request: Any) -> dict[str, Any]:
+        entered.set()
+        release.wait()  # held until the cancel has been sent: no timing involved
+        return grade(request)
+
+    model = scripted_model(without=("grade",))
+    model.default("grade", slow_grade)
+    lab = sr.PromptLab(sr.SelfRAG(kb, model=model), RECORDS, roles=["grade"], concurrency=1)
+    w = lab.widget
+    assert w.handle({"action": "cancel"}) is None
+    assert w.status == "nothing to cancel: no run in progress"
+    worker = w.handle({"action": "run", "ids": ["refund-1", "ship-1", "memo-1"]})
+    assert worker is not None
+    try:
+        assert entered.wait(60)
+        assert w.running
+        w.handle({"action": "cancel"})
+        assert w.error == ""
+        assert w.status.startswith("cancelling")
+    finally:
+        release.set()
+    w.wait(120)
+    assert not w.running
+    assert w.status.startswith("cancelled after 1/3")
+    res = w.results
+    assert res["cancelled"]
+    assert res["finished"]
+    assert (res["done"], res["total"]) == (1, 3)
+    assert [r["id"] for r in res["rows"]] == ["refund-1"]
+
+
+def test_a_rerun_is_served_from_the_cache_and_says_so(lab: PromptLab) -> None:
+    w = lab.widget
+    text = with_marker(w.template, STRICT)
+    w.handle({"action": "run", "template": text, "ids": ["refund-1"]})
+    w.wait(60)
+    assert "cached" not in w.status
+    w.handle({"action": "run", "template": text, "ids": ["refund-1"]})
+    w.wait(60)
+    assert "2 of 2 sides cached" in w.status
+    assert w.results["cached"] == "2 of 2 sides cached (no model call)"
+    assert w.results["rows"][0]["new"]["cached"]
+
+
+def test_export_goes_to_the_exports_folder_and_its_notice_clears_on_role_switch(
+    lab: PromptLab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the notebook's folder
+    w = PromptLabWidget(lab)
+    assert w.export_dir == str(tmp_path / "prompt_lab_exports")
+    w.handle({"action": "export"})
+    assert w.error == ""
+    h = lab.current("grade")
+    out = tmp_path / "prompt_lab_exports" / f"prompt-grade-{h}.txt"
+    assert out.read_text(encoding="utf-8") == lab.template("grade")
+    assert (tmp_path / "prompt_lab_exports" / f"prompt-grade-{h}.txt.json").is_file()
+    assert w.exported["path"] == str(Path("prompt_lab_exports") / out.name)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["prompt_lab_exports"]  # nothing else written
+    w.role = "decide"
+    assert w.exported == {}
+
+
+def test_static_html_is_mathjax_ignored_and_left_aligned(lab: PromptLab) -> None:
+    lab.run("grade", ["refund-1"])
+    for page in (lab.to_html(), lab.last_run("grade").to_html()):  # type: ignore[union-attr]
+        assert page.startswith('<div class="srnb-root srnb-lab tex2jax_ignore mathjax_ignore"')
+        # Jupyter right-aligns rendered table cells; the lab's rule is more specific.
+        assert re.search(r"\.srnb-lab \.srnb-lab-table td\s*\{\s*text-align:\s*left", page)
+        assert re.search(r"\.srnb-lab \.srnb-lab-table th\s*\{\s*text-align:\s*left", page)
+
+
+_CANCEL_HARNESS = r"""
+import { pathToFileURL } from "node:url";
+import { readFileSync } from "node:fs";
+
+const [js, statePath, miniDom] = process.argv.slice(2);
+const { modelDouble } = await import(pathToFileURL(miniDom).href);
+const traits = JSON.parse(readFileSync(statePath, "utf8"));
+const { model, sent } = modelDouble(traits);
+const mod = await import(pathToFileURL(js).href);
+const el = document.createElement("div");
+mod.default.render({ model, el });
+const cancel = () => el.all((e) => e.tagName === "BUTTON" && e.textContent === "Cancel run")[0];
+const out = {};
+out.root = el.all((e) => (e.className || "").includes("srnb-lab"))[0].className;
+out.idle_hidden = cancel().style.display === "none";
+out.scored = el.byClass("srnb-lab-scored").map((e) => e.textContent);
+out.exports_line = el.textContent.includes("exports are written to " + traits.export_dir);
+model.set("running", true);
+out.running_shown = cancel().style.display === "" && !cancel().disabled;
+cancel().fire("click");
+model.set("results", traits.__cancelled);
+model.set("running", false);
+out.after_hidden = cancel().style.display === "none";
+out.text = el.textContent;
+out.sent = sent;
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def test_js_cancel_button_sends_cancel_and_the_view_says_cancelled_after(
+    lab: PromptLab, tmp_path: Path
+) -> None:
+    if NODE is None:
+        pytest.skip("node is not installed: the JS test needs it")
+    from selfrag_nb.display.prompt_lab_widget import run_state
+
+    one_by_one = sr.PromptLab(lab.rag, lab.questions, roles=["grade"], concurrency=1)
+    ids = ["refund-1", "ship-1", "memo-1"]
+    run = one_by_one.run("grade", ids, on_row=lambda *_: one_by_one.cancel("grade"))
+    assert run.cancelled
+    w = one_by_one.widget
+    traits = {
+        k: getattr(w, k)
+        for k in w.keys
+        if not k.startswith("_") and k not in ("layout", "tabbable", "tooltip")
+    }
+    traits["results"] = {}
+    traits["__cancelled"] = run_state(run)
+    (tmp_path / "c.mjs").write_text(_CANCEL_HARNESS, encoding="utf-8")
+    (tmp_path / "state.json").write_text(json.dumps(traits), encoding="utf-8")
+    proc = subprocess.run(
+        [
+            NODE,
+            str(tmp_path / "c.mjs"),
+            str(widget_module(tmp_path, "prompt_lab.js")),
+            str(tmp_path / "state.json"),
+            str(Path(__file__).parent / "mini_dom.mjs"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["root"] == "srnb-root srnb-lab tex2jax_ignore mathjax_ignore"
+    assert out["idle_hidden"]
+    assert out["scored"] == ["scored on: " + ROLE_LABELS["grade"]]  # one line under the role picker
+    assert out["exports_line"]
+    assert out["running_shown"]
+    assert out["sent"] == [{"action": "cancel"}]
+    assert out["after_hidden"]
+    assert "cancelled after 1/3 questions" in out["text"]

@@ -19,6 +19,12 @@ from selfrag_nb.eval.questions import QuestionSet
 from selfrag_nb.promptlab import OFFLINE_PROMPT_NOTE, LabRun, PromptLab, TemplateError
 
 
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The lab's disk cache lives under the cache dir: each test gets its own.
+    monkeypatch.setenv("SELFRAG_NB_CACHE", str(tmp_path / "cache"))
+
+
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return build_kb(tmp_path_factory.mktemp("lab_kb"))
@@ -259,8 +265,9 @@ def test_bad_template_is_a_clear_error_and_changes_nothing(lab: PromptLab, text:
 def test_bad_arguments_name_the_problem(lab: PromptLab, kb: Any) -> None:
     with pytest.raises(TemplateError, match="must be text"):
         lab.set_template("grade", 42)  # type: ignore[arg-type]  # the wrong type is the point
-    with pytest.raises(ValueError, match="unknown role 'rerank'"):
-        lab.template("rerank")
+    narrow = PromptLab(lab.rag, RECORDS, roles=["grade"])
+    with pytest.raises(ValueError, match="unknown role 'rerank' for this lab; its roles: grade"):
+        narrow.template("rerank")
     with pytest.raises(KeyError, match=r"unknown question id\(s\) \['nope'\]"):
         lab.run("grade", ["refund-1", "nope"])
     with pytest.raises(ValueError, match="pick at least one"):
@@ -270,7 +277,11 @@ def test_bad_arguments_name_the_problem(lab: PromptLab, kb: Any) -> None:
     with pytest.raises(TypeError, match="needs a SelfRAG"):
         PromptLab(None, [])  # type: ignore[arg-type]  # the wrong type is the point
     with pytest.raises(ValueError, match="roles must be"):
-        PromptLab(sr.SelfRAG(kb), RECORDS, roles=["generate"])
+        PromptLab(sr.SelfRAG(kb), RECORDS, roles=["retrieve"])  # a stage with no model
+    with pytest.raises(TypeError, match="not one string"):
+        PromptLab(sr.SelfRAG(kb), RECORDS, roles="grade")
+    with pytest.raises(ValueError, match="role must be one of this lab's roles"):
+        PromptLab(sr.SelfRAG(kb), RECORDS, roles=["grade"], role="verify")
     with pytest.raises(TypeError, match="questions must be"):
         PromptLab(sr.SelfRAG(kb), 42)
 

@@ -19,6 +19,10 @@ DOCS = {
 STRICT = "STRICT-MARKER: judge only the document's own topic."
 LAZY = "LAZY-MARKER: general knowledge needs no documents."
 SKEPTIC = "SKEPTIC-MARKER: add a disclaimer to everything."
+EXPAND = "EXPAND-MARKER: add search phrasings."
+TOPICAL = "TOPICAL-MARKER: put the passage about the question's topic first."
+CAUTIOUS = "CAUTIOUS-MARKER: refuse what the passages do not say."
+CITE = "CITE-MARKER: cite the passage about the question's topic."
 
 RECORDS: list[dict[str, Any]] = [
     {
@@ -28,6 +32,8 @@ RECORDS: list[dict[str, Any]] = [
         "should_retrieve": True,
         "relevant": ["refunds.md"],
         "expected": ["answered"],
+        "must_include": ["30 days"],
+        "must_not_include": ["60 days"],
     },
     {
         "id": "ship-1",
@@ -110,6 +116,50 @@ def verify(request: Any) -> dict[str, Any]:
     }
 
 
+def _topic(text: str) -> str:
+    return "refund" if "refund" in text.lower() else "ship" if "ship" in text.lower() else "other"
+
+
+def rewrite(request: Any) -> dict[str, Any]:
+    """Baseline: no rewrites. With EXPAND: one phrasing that keeps the
+    protected spans and one that drops them (the stage rejects that one)."""
+    if EXPAND not in system_prompt(request):
+        return {"rewrites": [], "reason": "specific enough"}
+    q = request.inputs.question
+    return {"rewrites": [q + " refund policy", "refund policy"], "reason": "expanded"}
+
+
+def rerank(request: Any) -> dict[str, Any]:
+    """Every candidate, ranked. Baseline: passages off the query's topic first
+    (a poor reranker). With TOPICAL: the passage on the topic first."""
+    topic = _topic(request.inputs.query)
+    on_topic_first = TOPICAL in system_prompt(request)
+    ranking = [
+        {"index": i, "score": 1.0 if (_topic(text) == topic) == on_topic_first else 0.5}
+        for i, text in enumerate(request.inputs.candidates)
+    ]
+    return {"ranking": ranking}
+
+
+def assess(request: Any) -> dict[str, Any]:
+    """Baseline: ANSWER. With CAUTIOUS: REFUSE when no passage is on the question's topic."""
+    if CAUTIOUS in system_prompt(request):
+        topic = _topic(request.inputs.question)
+        if not any(_topic(e.text) == topic for e in request.inputs.evidence):
+            return {"action": "REFUSE", "reason": "not covered"}
+    return {"action": "ANSWER", "reason": "covered"}
+
+
+def generate(request: Any) -> dict[str, Any]:
+    """Baseline: "Within 30 days [1]." whatever passage 1 is. With CITE: the
+    marker of the passage on the question's topic."""
+    n = 1
+    if CITE in system_prompt(request):
+        topic = _topic(request.inputs.question)
+        n = next((e.index for e in request.inputs.evidence if _topic(e.text) == topic), 1)
+    return {"answer": f"Within 30 days [{n}]."}
+
+
 def scripted_model(*, without: tuple[str, ...] = (), **kw: Any) -> Any:
     """A ScriptedModel answering every role (except ``without``) by the rules above."""
     from selfrag_nb.testing import ScriptedModel
@@ -117,11 +167,11 @@ def scripted_model(*, without: tuple[str, ...] = (), **kw: Any) -> Any:
     m = ScriptedModel(**kw)
     answers: dict[str, Any] = {
         "decide": decide,
-        "rewrite": {"rewrites": [], "reason": "specific enough"},
+        "rewrite": rewrite,
         "grade": grade,
-        "rerank": {"ranking": [{"index": 0, "score": 1.0}]},
-        "assess": {"action": "ANSWER", "reason": "covered"},
-        "generate": {"answer": "Within 30 days [1]."},
+        "rerank": rerank,
+        "assess": assess,
+        "generate": generate,
         "verify": verify,
     }
     for role, answer in answers.items():

@@ -6,9 +6,12 @@
 //     questions categories selected_ids         -> subset picker
 //     versions                                  -> version list (revert / baseline / export)
 //     results status error running exported    -> results table, status line, download link
+//     export_dir                                -> where Export writes (shown by the export buttons)
 //   here -> Python:
 //     model.set("role" | "selected_ids") + save_changes()
-//     model.send({action: "run" | "save" | "revert" | "baseline" | "export" | "apply", ...})
+//     model.send({action: "run" | "cancel" | "save" | "revert" | "baseline" | "export" | "apply", ...})
+//   The Cancel button shows while a run is in progress: the engine starts no new
+//   question, and the results say "cancelled after n/N".
 //
 // Every piece of data is set with textContent, value or createTextNode: never
 // innerHTML. The DOM helpers (CTL h add t badge ...) come from prelude.js,
@@ -25,7 +28,8 @@ class Lab {
   constructor(model, el) {
     this.model = model;
     this.el = el;
-    this.root = h("div", "srnb-root srnb-lab");
+    // tex2jax_ignore / mathjax_ignore: MathJax must not typeset "$0 → $0" or template text.
+    this.root = h("div", "srnb-root srnb-lab tex2jax_ignore mathjax_ignore");
     this.root.dir = "ltr";
     this.header = h("section", "srnb-card srnb-lab-head");
     this.editorCard = h("section", "srnb-card srnb-lab-edit");
@@ -65,7 +69,8 @@ class Lab {
       this.model.set("role", this.roleSelect.value);
       this.model.save_changes();
     });
-    this.roleInfo = h("span", "srnb-meta");
+    // One line under the picker: what the selected role is scored on.
+    this.roleInfo = h("div", "srnb-meta srnb-lab-scored");
     this.placeholders = h("div", "srnb-meta srnb-lab-placeholders");
     this.editor = h("textarea", "srnb-lab-editor");
     this.editor.spellcheck = false;
@@ -82,10 +87,12 @@ class Lab {
     );
     this.applyBtn = button("Apply to pipeline", () => this.send({ action: "apply", template: this.editor.value }));
     this.exportBtn = button("Export best", () => this.send({ action: "export" }));
+    this.cancelBtn = button("Cancel run", () => this.send({ action: "cancel" }), "srnb-lab-cancel");
+    this.exportsLine = h("span", "srnb-meta srnb-lab-exports");
     this.errorBox = h("div", "srnb-banner srnb-banner-bad srnb-lab-error");
     this.status = h("div", "srnb-lab-status");
     this.download = h("div", "srnb-lab-download");
-    const roleBar = add(h("div", "srnb-lab-bar"), h("span", "srnb-label", "role"), this.roleSelect, this.roleInfo);
+    const roleBar = add(h("div", "srnb-lab-bar"), h("span", "srnb-label", "role"), this.roleSelect);
     const actions = add(
       h("div", "srnb-lab-bar"),
       this.hashLine,
@@ -95,8 +102,9 @@ class Lab {
       this.runBtn,
       this.applyBtn,
       this.exportBtn,
+      this.cancelBtn,
     );
-    add(this.editorCard, roleBar, this.placeholders, this.editor, actions, this.errorBox, this.status, this.download);
+    add(this.editorCard, roleBar, this.roleInfo, this.placeholders, this.editor, actions, this.exportsLine, this.errorBox, this.status, this.download);
   }
 
   renderRole() {
@@ -137,7 +145,11 @@ class Lab {
     this.status.replaceChildren(t(this.get("status") || ""));
     const busy = !!this.get("running");
     for (const b of [this.runBtn, this.saveBtn, this.applyBtn, this.exportBtn]) b.disabled = busy;
+    this.cancelBtn.style.display = busy ? "" : "none";
+    this.cancelBtn.disabled = !busy;
     this.roleSelect.disabled = busy;
+    const dir = this.get("export_dir") || "";
+    this.exportsLine.textContent = dir ? "exports are written to " + dir + " (+ a .json sidecar each)" : "";
   }
 
   renderExported() {
@@ -247,6 +259,7 @@ class Lab {
     const meta = [];
     if (s.source) meta.push("by " + s.source);
     if (s.precision || s.recall) meta.push("P " + (s.precision || "—") + " · R " + (s.recall || "—"));
+    for (const n of s.notes || []) meta.push(n);
     if (s.unparsed) meta.push(s.unparsed + " unparsed");
     if (s.cached) meta.push("cached");
     if (meta.length) add(verdict, h("div", "srnb-meta", meta.join(" · ")));
@@ -282,6 +295,11 @@ class Lab {
       kids.push(add(bar, fill));
     }
     if (r.note) kids.push(add(h("div", "srnb-banner srnb-banner-info"), t(r.note)));
+    if (r.cancelled) {
+      const line = "cancelled after " + (r.done || 0) + "/" + (r.total || 0) + " questions: the rows below are those that finished";
+      kids.push(add(h("div", "srnb-banner srnb-banner-info srnb-lab-cancelled"), t(line)));
+    }
+    if (r.cached) kids.push(h("div", "srnb-meta srnb-lab-cached", r.cached));
     const tot = r.totals;
     if (tot) {
       let line = "agreement " + tot.old.agreement + " → " + tot.new.agreement + " (" + tot.new.labelled + " labelled of " + tot.questions + ") · " + tot.changed + " changed";
@@ -347,6 +365,7 @@ function render({ model, el }) {
     "change:error": () => lab.renderStatus(),
     "change:running": () => lab.renderStatus(),
     "change:exported": () => lab.renderExported(),
+    "change:export_dir": () => lab.renderStatus(),
   };
   for (const [ev, fn] of Object.entries(on)) model.on(ev, fn);
   return () => {
