@@ -92,8 +92,9 @@ def fitted_range(values: Sequence[float | None], lo: float = 0.0, hi: float = 1.
         return lo, hi
     vmin, vmax = min(known), max(known)
     pad = max(0.05, 0.15 * (vmax - vmin))
-    bottom = max(lo, math.floor((vmin - pad) / 0.05) * 0.05)
-    top = min(hi, math.ceil((vmax + pad) / 0.05) * 0.05)
+    # 1e-9: 0.45 / 0.05 is 8.999... in floating point, and 0.45 must stay 0.45
+    bottom = max(lo, math.floor((vmin - pad) / 0.05 + 1e-9) * 0.05)
+    top = min(hi, math.ceil((vmax + pad) / 0.05 - 1e-9) * 0.05)
     return round(bottom, 2), round(top, 2)
 
 
@@ -236,11 +237,17 @@ def calibration_curve(table: pd.DataFrame, param: str, suggested: Any = None, de
             text=f"{text} {value}",
             showarrow=False,
         )
+    acc_range = fitted_range([_num(v) for v in table["outcome_accuracy"]])
     fig.update_layout(
         title=f"Calibration of {param}",
         xaxis_title=param,
         yaxis={"title": "questions"},
-        yaxis2={"title": "outcome accuracy", "overlaying": "y", "side": "right", "range": [0, 1]},
+        yaxis2={
+            "title": axis_title("outcome accuracy", *acc_range),
+            "overlaying": "y",
+            "side": "right",
+            "range": list(acc_range),
+        },
         template="plotly_white",
         height=420,
         margin={"t": 90},

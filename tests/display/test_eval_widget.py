@@ -700,3 +700,17 @@ def test_static_report_layout_rules() -> None:
     # Costs read "$0.0010" (one formatter), never "$0.001000".
     assert "$0.0010" in html
     assert "$0.001000" not in html
+
+
+def test_plotly_calibration_marks_default_above_the_plot_and_fits_accuracy() -> None:
+    fig = _calibration(default=70).chart()
+    marks = {a.text: a for a in fig.layout.annotations}
+    assert {"suggested 50", "default 70"} <= set(marks)
+    # Above the plot area (paper y = 1, anchored at the bottom), where no curve runs,
+    # and on opposite sides of their lines.
+    for a in (marks["suggested 50"], marks["default 70"]):
+        assert (a.yref, a.y, a.yanchor) == ("paper", 1.0, "bottom")
+    assert marks["suggested 50"].xanchor != marks["default 70"].xanchor
+    # Outcome accuracy 0.5 to 0.8: its axis is 0.45 to 0.85, and says it is fitted.
+    assert fig.layout.yaxis2.range == (0.45, 0.85)
+    assert "not from 0" in fig.layout.yaxis2.title.text
