@@ -7,6 +7,7 @@ IPython kernel and reads the display the notebook ends with."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,30 @@ def test_unchanged_files_count_as_done(tmp_path: Path) -> None:
     assert all(d >= 2 and t == 3 for d, t, _ in embedding)
     assert calls[-1][:2] == (3, 3)
     assert "1 updated" in calls[-1][2]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.skipif(not os.environ.get("SELFRAG_NB_CACHE"), reason="needs the shared sample cache")
+def test_evaluate_in_a_kernel_ends_at_24_of_24(tmp_path: Path) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.v4.new_notebook()
+    # evaluate runs on a worker thread in a kernel (its loop is busy): the bar
+    # must still reach the cell, and end on the total.
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+            "import selfrag_nb as sr\n"
+            "rag = sr.SelfRAG(sr.KnowledgeBase.sample())\n"
+            "qs = sr.questions('sample').sample(12, seed=3)\n"
+            "report = sr.evaluate(rag, qs, variants={'a': {}, 'b': {'rerank': False}}, concurrency=4)\n"
+        )
+    ]
+    client = nbclient.NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    client.execute()
+    shown = [o["data"]["text/plain"] for o in nb.cells[0].outputs if "data" in o]
+    assert len(shown) == 1, nb.cells[0].outputs
+    assert "24/24" in shown[0]
