@@ -3,9 +3,11 @@
     selfrag-nb ingest DIR --kb PATH [--embedder NAME] [--roles a,b] [--users u] [--tenant T] [--prune]
                              [--prefix P/] [--on-conflict skip|replace]
       KnowledgeBase.open(--kb) -> ingest(DIR) with a rich progress bar -> summary table
-    selfrag-nb search "QUERY" --kb PATH [--k N] [--mode M] [--user ID] [--roles a,b] [--tenant T] [--where SQL]
-      KnowledgeBase.open(--kb, create=False) -> search(user=User(ID, roles)) -> rich table
-    selfrag-nb ask "QUESTION" [--kb PATH] [--model M] [--api-base URL] [--user ID] [--roles a,b]
+    selfrag-nb search "QUERY" [--kb PATH|sample] [--k N] [--mode M] [--user ID] [--roles a,b] [--tenant T]
+                              [--where SQL]
+      open_kb(--kb): "sample" or no --kb -> the bundled sample, else KnowledgeBase.open(create=False)
+      -> search(user=User(ID, roles)) -> rich table
+    selfrag-nb ask "QUESTION" [--kb PATH|sample] [--model M] [--api-base URL] [--user ID] [--roles a,b]
                               [--trace T.json] [--html T.html]
       SelfRAG(KnowledgeBase) -> ask -> one row per stage (rich table) + the outcome
     selfrag-nb eval ...      (selfrag_nb.eval.cli)
@@ -26,12 +28,19 @@ cannot clear the screen or plant an OSC-8 hyperlink). Text arguments that
 are not valid UTF-8 on the command line (Python hands them over as lone
 surrogates) are refused with exit status 2 before any work, naming the
 argument; paths are exempt (a non-UTF-8 file name is still a file name).
+
+Errors are phrased for the shell: the package's messages name Python
+arguments (``create=True``, ``api_key=``, ``embedder='x'``) for API callers;
+:func:`for_cli` rewrites those phrases into flags and environment variables
+at this boundary (``_fail`` and the eval subcommand use it), so the Python
+API keeps its own wording.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -45,8 +54,10 @@ if TYPE_CHECKING:
 __all__ = [
     "SUBCOMMANDS",
     "build_parser",
+    "for_cli",
     "invalid_text_argument",
     "main",
+    "open_kb",
     "positive_int",
     "register_ask",
     "register_ingest",
@@ -90,12 +101,56 @@ def shown(value: object) -> Text:
     return Text(printable(str(value)))
 
 
+#: Python phrasings in the package's messages -> what a shell user types instead.
+_CLI_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\(pass create=True to make one\)"), "(make one with: selfrag-nb ingest DIR --kb PATH)"),
+    (re.compile(r" or pass api_key=\.\.\."), " (the command line reads keys only from the environment)"),
+    (re.compile(r" or the api_key= you passed"), ""),
+    (re.compile(r"\bapi_base="), "--api-base"),
+    (re.compile(r"\bembedder='([^']*)' / '([^']*)'"), r"--embedder \1 / --embedder \2"),
+    (re.compile(r"\bembedder='([^']*)'"), r"--embedder \1"),
+)
+
+
+def for_cli(message: object) -> str:
+    """A package error message with its Python arguments phrased as CLI flags."""
+    text = str(message)
+    for pattern, replacement in _CLI_PHRASES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
 def _fail(console: Console, command: str, exc: BaseException) -> int:
-    """Print ``selfrag-nb COMMAND: <message>`` (message shown as text); exit status 2."""
+    """Print ``selfrag-nb COMMAND: <message>`` (message shown as text, phrased
+    for the shell by :func:`for_cli`); exit status 2."""
     from rich.text import Text
 
-    console.print(Text.assemble((f"selfrag-nb {command}: ", "red"), shown(exc)))
+    console.print(Text.assemble((f"selfrag-nb {command}: ", "red"), shown(for_cli(exc))))
     return 2
+
+
+#: The ``--kb`` value naming the bundled sample knowledge base (also the default).
+SAMPLE = "sample"
+
+
+def open_kb(spec: str | None, embedder: str | None = None) -> Any:
+    """``--kb``: None or "sample" -> the bundled sample (built on first use, with
+    a progress bar); anything else an existing knowledge base. A folder named
+    ``sample`` in the current directory makes "sample" ambiguous: refused,
+    with both spellings named."""
+    from pathlib import Path
+
+    from selfrag_nb.errors import InputError
+    from selfrag_nb.store.kb import KnowledgeBase
+
+    if spec is None or spec == SAMPLE:
+        if spec == SAMPLE and Path(SAMPLE).exists():
+            raise InputError(
+                "--kb sample names the bundled sample knowledge base, but ./sample exists too: "
+                "pass --kb ./sample for the folder, or leave --kb out for the bundled sample"
+            )
+        return KnowledgeBase.sample() if embedder is None else KnowledgeBase.sample(embedder)
+    return KnowledgeBase.open(spec, embedder=embedder, create=False)
 
 
 def _names(text: str) -> list[str]:
@@ -215,7 +270,11 @@ def register_search(subparsers: Any) -> argparse.ArgumentParser:
         description="Hybrid, vector or full-text search with the user's access filter applied first.",
     )
     p.add_argument("query")
-    p.add_argument("--kb", required=True, help="knowledge base folder or URI")
+    p.add_argument(
+        "--kb",
+        default=None,
+        help='knowledge base folder or URI, or "sample" (the bundled sample knowledge base; the default)',
+    )
     p.add_argument("--k", type=positive_int, default=5, help="number of results (default 5)")
     p.add_argument("--mode", choices=("hybrid", "vector", "fts"), default="hybrid")
     p.add_argument("--user", default=None, help="user id (default: anonymous, public chunks only)")
@@ -232,7 +291,7 @@ def run_search(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from selfrag_nb.store.kb import KnowledgeBase, KnowledgeBaseError
+    from selfrag_nb.store.kb import KnowledgeBaseError
     from selfrag_nb.store.types import User
 
     console = Console()
@@ -240,7 +299,7 @@ def run_search(args: argparse.Namespace) -> int:
         user = None
         if args.user is not None or args.roles is not None or args.tenant is not None:
             user = User(args.user or "anonymous", roles=args.roles or (), tenant=args.tenant)
-        kb = KnowledgeBase.open(args.kb, embedder=args.embedder, create=False)
+        kb = open_kb(args.kb, args.embedder)
         hits = kb.search(args.query, k=args.k, mode=args.mode, user=user, where=args.where)
     except (FileNotFoundError, ValueError, TypeError, KnowledgeBaseError) as exc:
         return _fail(console, "search", exc)
@@ -272,7 +331,11 @@ def register_ask(subparsers: Any) -> argparse.ArgumentParser:
         "environment variable (e.g. OPENAI_API_KEY), never from the command line.",
     )
     p.add_argument("question")
-    p.add_argument("--kb", default=None, help="knowledge base folder or URI (default: the bundled sample)")
+    p.add_argument(
+        "--kb",
+        default=None,
+        help='knowledge base folder or URI, or "sample" (the bundled sample knowledge base; the default)',
+    )
     p.add_argument("--model", default=None, help='a LiteLLM model string (default: "offline")')
     p.add_argument("--api-base", default=None, help="base URL of an OpenAI-compatible server")
     p.add_argument("--user", default=None, help="user id (default: anonymous)")
@@ -294,13 +357,13 @@ def run_ask(args: argparse.Namespace) -> int:
     from selfrag_nb.display import static_html, text_summary
     from selfrag_nb.llm.base import ModelError
     from selfrag_nb.pipeline import SelfRAG
-    from selfrag_nb.store.kb import KnowledgeBase, KnowledgeBaseError
+    from selfrag_nb.store.kb import KnowledgeBaseError
     from selfrag_nb.store.types import User
 
     console = Console()
     try:
         user = User(args.user or "anonymous", roles=args.roles or (), tenant=args.tenant)
-        kb = KnowledgeBase.sample() if args.kb is None else KnowledgeBase.open(args.kb, create=False)
+        kb = open_kb(args.kb)
         rag = SelfRAG(kb, model=args.model, api_base=args.api_base)
         trace = rag.ask(args.question, user=user)
     except (FileNotFoundError, ValueError, TypeError, KnowledgeBaseError, ModelError) as exc:

@@ -9,7 +9,8 @@
       extras           jupyter, marimo, torch, otel, dev: their distributions installed?
                        fix: pip install 'selfrag-nb[<extra>]'
       chromium         /usr/bin/chromium (the browser tests drive Debian's chromium)
-      CJK fonts        fc-list :lang=zh (Chinese sample text in screenshots and the browser)
+      CJK fonts        fc-list :lang=zh (Chinese sample text in notebooks, the browser, screenshots)
+                       fix: CJK_FONT_FIX (fonts-noto-cjk on Debian/Ubuntu; macOS/Windows ship one)
       provider keys    names of LiteLLM provider key variables set in the environment
                        (names only: a value is never read into the report)
     -> one line per check: "ok" / "MISSING" / "note", then "fix:" lines; exit 1 if a
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "CJK_FONT_FIX",
     "CORE",
     "EXTRAS",
     "MINILM_FIX",
@@ -259,16 +261,35 @@ def _check_chromium() -> Check:
     )
 
 
-def _check_cjk_fonts() -> Check:
-    fc_list = shutil.which("fc-list")
-    if fc_list is None:
-        return Check("CJK fonts", None, "fc-list not found: not checked (fontconfig systems only)")
+#: Fonts for Chinese per system: where one ships with the OS, and what to install where not.
+CJK_FONT_FIX: tuple[str, ...] = (
+    "sudo apt-get install fonts-noto-cjk   (Debian/Ubuntu)",
+    "sudo dnf install google-noto-sans-cjk-fonts   (Fedora)",
+    "macOS (PingFang SC) and Windows (Microsoft YaHei) ship a Chinese font: nothing to install there",
+)
+_OS_CJK = {"darwin": "macOS ships PingFang SC", "win32": "Windows ships Microsoft YaHei"}
+
+
+def _check_cjk_fonts(platform: str | None = None, fc_list: str | None = None) -> Check:
+    """A font covering Chinese (``fc-list :lang=zh``): without one the sample's
+    Chinese text renders as boxes ("tofu") in notebooks, browsers and screenshots."""
+    platform = sys.platform if platform is None else platform
+    fc = shutil.which("fc-list") if fc_list is None else fc_list
+    if fc is None or not fc:
+        if platform in _OS_CJK:
+            return Check("CJK fonts", True, f"{_OS_CJK[platform]} (a font for Chinese)")
+        return Check(
+            "CJK fonts",
+            None,
+            "fc-list not found: not checked. If Chinese shows as boxes, install a CJK font",
+            list(CJK_FONT_FIX),
+        )
     try:
         result = subprocess.run(  # noqa: S603 - fixed argv, no shell
-            [fc_list, ":lang=zh", "family"], capture_output=True, text=True, timeout=20, check=False
+            [fc, ":lang=zh", "family"], capture_output=True, text=True, timeout=20, check=False
         )
     except (OSError, subprocess.SubprocessError) as exc:
-        return Check("CJK fonts", None, f"fc-list failed: {exc}")
+        return Check("CJK fonts", None, f"fc-list failed: {exc}", list(CJK_FONT_FIX))
     families = sorted({line.split(",")[0].strip() for line in result.stdout.splitlines() if line.strip()})
     if families:
         shown = ", ".join(families[:3]) + (" ..." if len(families) > 3 else "")
@@ -276,8 +297,9 @@ def _check_cjk_fonts() -> Check:
     return Check(
         "CJK fonts",
         False,
-        "no font covers Chinese: the sample's Chinese text renders as boxes in screenshots",
-        ["sudo apt-get install fonts-noto-cjk   (Debian/Ubuntu)"],
+        "no font covers Chinese: the sample's Chinese text renders as boxes (tofu) "
+        "in notebooks, the browser and screenshots",
+        list(CJK_FONT_FIX),
     )
 
 

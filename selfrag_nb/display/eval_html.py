@@ -10,7 +10,13 @@
                         counts, then one folded table per status (broke first)
 
 Every text goes through ``markup.escape`` (controls shown as ⟨U+XXXX⟩), as
-in every other view. Registered here for each type: text = the object's own ``to_text``, html =
+in every other view. Layout rules, for JupyterLab and a saved page alike:
+the root carries ``tex2jax_ignore mathjax_ignore`` (MathJax would typeset
+"$0 ... $0" as math), every table sits in a wrapper that scrolls sideways
+inside the output (the page never grows past its width), cells are
+left-aligned (JupyterLab right-aligns by default), and ids break only after
+a separator (``_id``: <wbr> after - _ / . : # @ +, long ones cut with "…" and
+the whole id on hover), never mid-word. Registered here for each type: text = the object's own ``to_text``, html =
 the functions above, widget = EvalWidget (eval_widget.py, imported when built).
 """
 
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from selfrag_nb.display import faces
@@ -26,7 +33,7 @@ from selfrag_nb.eval.calibrate import SWEEP_COLUMNS, Calibration
 from selfrag_nb.eval.regression import RegressionDiff
 from selfrag_nb.eval.report import EvalReport, format_metric
 
-__all__ = ["EVAL_CSS", "calibration_html", "regression_html", "report_html"]
+__all__ = ["EVAL_CSS", "ROOT_CLASS", "calibration_html", "regression_html", "report_html"]
 
 # Columns of the summary shown in the static view (the rest stay in .summary).
 _SHOWN = (
@@ -49,16 +56,42 @@ _SHOWN = (
     "failures",
 )
 
+#: Class of every root element: MathJax (JupyterLab, Notebook) leaves it alone.
+ROOT_CLASS = "tex2jax_ignore mathjax_ignore"
+
+# ``div.selfrag-eval`` outranks JupyterLab's ``.jp-RenderedHTMLCommon td``
+# (right-aligned, fixed layout, centred tables).
 EVAL_CSS = """
-.selfrag-eval{font-family:system-ui,-apple-system,sans-serif;font-size:13px;color:#222}
-.selfrag-eval table{border-collapse:collapse;margin:6px 0 12px}
-.selfrag-eval th,.selfrag-eval td{border:1px solid #ddd;padding:3px 6px;text-align:right;vertical-align:top}
-.selfrag-eval th{background:#f4f4f4}
-.selfrag-eval td.t{text-align:left;max-width:420px;overflow-wrap:anywhere}
-.selfrag-eval tr.all td{font-weight:600;background:#fafafa}
-.selfrag-eval .bar{display:inline-block;height:8px;background:#4c78a8;margin-right:4px;vertical-align:middle}
-.selfrag-eval .muted{color:#777}
+div.selfrag-eval{font-family:system-ui,-apple-system,sans-serif;font-size:13px;color:#222;max-width:100%;box-sizing:border-box}
+div.selfrag-eval .tbl{max-width:100%;overflow-x:auto;margin:6px 0 12px}
+div.selfrag-eval table{border-collapse:collapse;margin:0;table-layout:auto;width:auto}
+div.selfrag-eval table th,div.selfrag-eval table td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
+div.selfrag-eval table th{background:#f4f4f4;font-weight:600;white-space:normal;min-width:3.5em}
+div.selfrag-eval table td.n{font-variant-numeric:tabular-nums;white-space:nowrap}
+div.selfrag-eval table td.t{max-width:360px;overflow-wrap:break-word;word-break:normal}
+div.selfrag-eval .id{font-family:ui-monospace,monospace;font-size:12px;overflow-wrap:normal;word-break:normal}
+div.selfrag-eval tr.all td{font-weight:600;background:#fafafa}
+div.selfrag-eval .bar{display:inline-block;height:8px;background:#4c78a8;margin-right:4px;vertical-align:middle}
+div.selfrag-eval .muted{color:#777}
 """
+
+_SEP = re.compile(r"([-_/.:#@+])")
+
+
+def _id(text: object, limit: int = 48) -> str:
+    """An id that wraps only after a separator (<wbr>), never mid-word; longer
+    than ``limit``: cut with "…", the whole id in the tooltip."""
+    full = str(text)
+    shown = full if len(full) <= limit else full[: limit - 1] + "…"
+    parts = [p for p in _SEP.split(shown) if p]
+    # no break after a leading separator ("+rewrite" stays whole)
+    body = "".join(escape(p) + ("<wbr>" if i and _SEP.fullmatch(p) else "") for i, p in enumerate(parts))
+    return f'<span class="id" title="{escape(full)}">{body}</span>'
+
+
+def _table(head: str, body: str) -> str:
+    """A table in a wrapper that scrolls sideways inside the output."""
+    return f'<div class="tbl"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _cell(name: str, v: Any) -> str:
@@ -68,34 +101,32 @@ def _cell(name: str, v: Any) -> str:
     )
     if rate and isinstance(v, (int, float)) and not math.isnan(v):
         # A CSS bar, not a script: the static view stays inert.
-        return f'<td><span class="bar" style="width:{round(40 * float(v))}px"></span>{text}</td>'
-    return f"<td>{text}</td>"
+        return f'<td class="n"><span class="bar" style="width:{round(40 * float(v))}px"></span>{text}</td>'
+    return f'<td class="n">{text}</td>'
 
 
 # ------------------------------------------------------------------ report
 
 
 def _summary_html(report: EvalReport) -> str:
-    head = "".join(f"<th>{escape(c)}</th>" for c in ("variant", "category", *_SHOWN))
+    # Labels with spaces, not underscores: the header wraps, the table stays narrow.
+    head = "".join(f"<th>{escape(c.replace('_', ' '))}</th>" for c in ("variant", "category", *_SHOWN))
     body = []
     for rec in report.summary_records():
         cls = ' class="all"' if rec["category"] == "all" else ""
-        cells = f'<td class="t">{escape(rec["variant"])}</td><td class="t">{escape(rec["category"])}</td>'
+        cells = f'<td class="t">{_id(rec["variant"])}</td><td class="t">{escape(rec["category"])}</td>'
         cells += "".join(_cell(c, rec[c]) for c in _SHOWN)
         body.append(f"<tr{cls}>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return _table(head, "".join(body))
 
 
 def _variants_html(report: EvalReport) -> str:
     rows = "".join(
-        f'<tr><td class="t">{escape(n)}</td><td class="t">{escape(json.dumps(ov, sort_keys=True))}</td>'
-        f'<td class="t">{escape(report.config_versions.get(n, ""))}</td></tr>'
+        f'<tr><td class="t">{_id(n)}</td><td class="t">{escape(json.dumps(ov, sort_keys=True))}</td>'
+        f'<td class="t">{_id(report.config_versions.get(n, ""))}</td></tr>'
         for n, ov in report.variants.items()
     )
-    return (
-        "<table><thead><tr><th>variant</th><th>overrides</th><th>config version</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table>"
-    )
+    return _table("<th>variant</th><th>overrides</th><th>config version</th>", rows)
 
 
 def _failures_html(report: EvalReport, limit: int = 200) -> str:
@@ -117,19 +148,20 @@ def _failures_html(report: EvalReport, limit: int = 200) -> str:
     )
     body = []
     for r in failing[:limit]:
-        vals = (
-            r.variant,
-            r.id,
-            r.category,
-            r.question,
-            r.outcome or "-",
-            r.failure_reason or "",
-            ", ".join(r.evidence[:5]) + (" ..." if len(r.evidence) > 5 else ""),
-            r.config_version,
+        evidence = ", ".join(_id(e, 32) for e in r.evidence[:5]) + (" ..." if len(r.evidence) > 5 else "")
+        cells = (
+            _id(r.variant),
+            _id(r.id),
+            escape(r.category),
+            escape(r.question),
+            escape(r.outcome or "-"),
+            escape(r.failure_reason or ""),
+            evidence,
+            _id(r.config_version, 16),
         )
-        body.append("<tr>" + "".join(f'<td class="t">{escape(str(v))}</td>' for v in vals) + "</tr>")
+        body.append("<tr>" + "".join(f'<td class="t">{c}</td>' for c in cells) + "</tr>")
     more = f'<p class="muted">{len(failing) - limit} more in .failures</p>' if len(failing) > limit else ""
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
+    return _table(head, "".join(body)) + more
 
 
 def report_html(report: EvalReport, *, charts: bool = False) -> str:
@@ -137,7 +169,7 @@ def report_html(report: EvalReport, *, charts: bool = False) -> str:
     adds plotly charts (with scripts; used by ``save``)."""
     qd = report.questions.describe()
     parts = [
-        f'<div class="selfrag-eval"><style>{EVAL_CSS}</style>',
+        f'<div class="selfrag-eval {ROOT_CLASS}"><style>{EVAL_CSS}</style>',
         f"<h3>Evaluation: {len(report._variant_order())} variant(s) on {escape(str(qd['name']))}</h3>",
         f'<p class="muted">{qd["count"]} questions, set hash {escape(str(qd["hash"]))}, '
         f"recall@{report.k}, {len(report.rows)} rows, {report.seconds:.1f} s"
@@ -181,7 +213,7 @@ def calibration_html(cal: Calibration, *, embedded: bool = False) -> str:
     for r in cal.rows:
         mark = ' style="font-weight:600;background:#eef5ff"' if r["value"] == cal.suggested else ""
         cells = "".join(
-            f"<td>{escape('n/a' if r[c] is None else (f'{r[c]:.3f}' if isinstance(r[c], float) else str(r[c])))}</td>"
+            f'<td class="n">{escape("n/a" if r[c] is None else (f"{r[c]:.3f}" if isinstance(r[c], float) else str(r[c])))}</td>'
             for c in SWEEP_COLUMNS
         )
         body.append(f"<tr{mark}>{cells}</tr>")
@@ -193,10 +225,10 @@ def calibration_html(cal: Calibration, *, embedded: bool = False) -> str:
         + (f", {escape(c['path'])}" if c.get("path") else "")
         + ". Re-calibrate when the question set, corpus or models change.</p>"
     )
-    table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    table = _table(head, "".join(body))
     if embedded:
         return text + table
-    return f'<div class="selfrag-eval"><style>{EVAL_CSS}</style><h4>Calibration</h4>{text}{table}</div>'
+    return f'<div class="selfrag-eval {ROOT_CLASS}"><style>{EVAL_CSS}</style><h4>Calibration</h4>{text}{table}</div>'
 
 
 # ------------------------------------------------------------------ regression
@@ -205,7 +237,7 @@ def calibration_html(cal: Calibration, *, embedded: bool = False) -> str:
 def regression_html(diff: RegressionDiff) -> str:
     """Static HTML (no script): counts, then one table per status."""
     parts = [
-        '<div class="selfrag-regression">',
+        f'<div class="selfrag-eval selfrag-regression {ROOT_CLASS}"><style>{EVAL_CSS}</style>',
         f"<p><b>{len(diff.fixed)}</b> fixed, <b>{len(diff.still_failing)}</b> still failing, "
         f"<b>{len(diff.broke)}</b> broke, {diff.unchanged_passing} passing before and after.</p>",
     ]
@@ -219,20 +251,16 @@ def regression_html(diff: RegressionDiff) -> str:
         parts.append(
             f"<details{' open' if title == 'Broke' else ''}><summary>{title} ({len(items)})</summary>"
         )
-        parts.append(
-            "<table><thead><tr><th>variant</th><th>id</th><th>category</th><th>question</th>"
-            "<th>before</th><th>after</th></tr></thead><tbody>"
-        )
-        for e in items:
-            parts.append(
-                "<tr>"
-                + "".join(
-                    f"<td>{escape(str(e[c]))}</td>"
-                    for c in ("variant", "id", "category", "question", "before", "after")
-                )
-                + "</tr>"
+        head = "".join(f"<th>{c}</th>" for c in ("variant", "id", "category", "question", "before", "after"))
+        body = "".join(
+            f'<tr><td class="t">{_id(e["variant"])}</td><td class="t">{_id(e["id"])}</td>'
+            + "".join(
+                f'<td class="t">{escape(str(e[c]))}</td>' for c in ("category", "question", "before", "after")
             )
-        parts.append("</tbody></table></details>")
+            + "</tr>"
+            for e in items
+        )
+        parts.append(_table(head, body) + "</details>")
     parts.append("</div>")
     return "".join(parts)
 

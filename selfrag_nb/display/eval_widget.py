@@ -5,6 +5,9 @@
         failures  (id, variant, category, outcome, expected, reason, checks),
                   questions sent once in ``questions`` (every variant repeats them),
                   capped per cell; ``failures_total`` / ``failures_shown`` say so
+        latency   per variant: the box of a box plot (quartiles, whiskers, a few outliers)
+        variants  name, overrides, config and colour: eval/charts.py
+                  variant_colours, the mapping the plotly charts use too
         calibration (when the report came from ``calibrate``)
     Calibration --calibration_state()->  data (mode "calibration")
         the sweep rows, suggested / default value, chosen on <set, count, hash>
@@ -137,8 +140,16 @@ def _set_info(desc: dict[str, Any], n: int) -> dict[str, Any]:
 def _report_build(report: EvalReport, limits: tuple[int, int, int, int]) -> dict[str, Any]:
     import json
 
+    from selfrag_nb.eval.charts import latency_stats, variant_colours
+
     q_n, reason_n, per_cell, _ = limits
     variants = report._variant_order()
+    colours = variant_colours(variants)
+    latency = []
+    for v in variants:
+        box = latency_stats([r.latency_ms for r in report.rows if r.variant == v])
+        shown = {k: _num(x) for k, x in box.items() if k != "outliers"}
+        latency.append({"variant": v, **shown, "outliers": [_num(x) for x in box.get("outliers", [])]})
     records = report.summary_records()
     categories = [c for c in dict.fromkeys(r["category"] for r in records) if c != "all"]
     summary = [
@@ -192,12 +203,14 @@ def _report_build(report: EvalReport, limits: tuple[int, int, int, int]) -> dict
                 "name": v,
                 "overrides": _cut(json.dumps(report.variants.get(v, {}), sort_keys=True, default=str), q_n),
                 "config": _cut(report.config_versions.get(v, ""), 80),
+                "colour": colours[v],
             }
             for v in variants
         ],
         "categories": categories,
         "metrics": [{"key": k, "label": lab, "kind": kind, "better": b} for k, lab, kind, b in KEY_METRICS],
         "summary": summary,
+        "latency": latency,
         "failures": kept,
         "questions": questions,
         "failures_total": len(failing),

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable
 from typing import Literal
 
+from selfrag_nb.formats import fmt_cost, fmt_tokens  # re-exported: the one number format
 from selfrag_nb.text import VIEW_CONTROLS, char_class
 
 __all__ = [
@@ -149,21 +150,6 @@ def fmt_ms(ms: float | None) -> str:
     if ms < 1000:
         return f"{ms:.0f} ms"
     return f"{ms / 1000:.1f} s"
-
-
-def fmt_cost(cost: float | None) -> str:
-    """Dollars; None means the price is unknown, which is not the same as free."""
-    if cost is None:
-        return "unknown"
-    if cost == 0:
-        return "$0"
-    if cost < 0.0001:
-        return f"${cost:.2e}"
-    return f"${cost:.4f}"
-
-
-def fmt_tokens(n: int | None) -> str:
-    return "unknown" if n is None else f"{n:,}"
 
 
 def pct(v: float) -> str:

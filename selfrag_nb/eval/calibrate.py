@@ -99,7 +99,7 @@ class Calibration(Displayable):
         """Plotly figure of the sweep."""
         from selfrag_nb.eval.charts import calibration_curve
 
-        return calibration_curve(self.table, self.param, self.suggested)
+        return calibration_curve(self.table, self.param, self.suggested, self.default)
 
     def to_text(self) -> str:
         c = self.chosen_on

@@ -6,6 +6,13 @@ summary  --metric_bars()-->      one metric per category, a bar per variant
 table    --latency_box()-->      per-question latency per variant
 calibration table --calibration_curve()--> the four counts per threshold value
 [figures] --figures_html()-->    HTML fragments, plotly.js inlined once (no CDN)
+
+VARIANT_PALETTE / variant_colours(names): the one variant -> colour mapping;
+the evaluation widget (display/eval_widget.py) sends the same mapping to
+eval.js, so a variant has one colour in every chart. fitted_range(values):
+a rate axis fitted to the data (a 0-1 axis hides a 0.82 vs 0.86
+difference); the axis title says when it does not start at 0.
+latency_stats(values): the box of a box plot, for the widget's SVG.
 """
 
 from __future__ import annotations
@@ -19,7 +26,44 @@ from selfrag_nb.errors import MissingDependencyError, NotFoundError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["calibration_curve", "figures_html", "latency_box", "metric_bars", "refusal_bars"]
+__all__ = [
+    "VARIANT_PALETTE",
+    "calibration_curve",
+    "figures_html",
+    "fitted_range",
+    "latency_box",
+    "latency_stats",
+    "metric_bars",
+    "refusal_bars",
+    "variant_colours",
+]
+
+#: Variant colours in run order, reused after eight: mid-tone, readable on
+#: light and dark backgrounds.
+VARIANT_PALETTE = (
+    "#4493f8",
+    "#e8833a",
+    "#2da44e",
+    "#a371f7",
+    "#d4a72c",
+    "#e5534b",
+    "#39c5cf",
+    "#8c959f",
+)
+
+#: Metrics on a 0..1 scale: their axis is fitted to the data.
+RATE_METRICS = frozenset(
+    {
+        "outcome_accuracy",
+        "decision_accuracy",
+        "recall_at_k",
+        "mrr",
+        "grading_precision",
+        "grading_recall",
+        "must_include_hit_rate",
+        "protected_preservation",
+    }
+)
 
 _REFUSAL_METRICS = ("correct_refusals", "wrong_refusals", "unsupported_answers", "citation_errors")
 
@@ -34,19 +78,88 @@ def _go() -> Any:
     return go
 
 
+def variant_colours(names: Sequence[str]) -> dict[str, str]:
+    """Variant -> colour, by position in run order (the widget uses the same)."""
+    return {n: VARIANT_PALETTE[i % len(VARIANT_PALETTE)] for i, n in enumerate(dict.fromkeys(names))}
+
+
+def fitted_range(values: Sequence[float | None], lo: float = 0.0, hi: float = 1.0) -> tuple[float, float]:
+    """An axis range around ``values`` within [lo, hi], padded by 15% of the
+    spread (at least 0.05) and rounded out to 0.05: bars that differ by a few
+    points look different. No known value: the whole [lo, hi]."""
+    known = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    if not known:
+        return lo, hi
+    vmin, vmax = min(known), max(known)
+    pad = max(0.05, 0.15 * (vmax - vmin))
+    # 1e-9: 0.45 / 0.05 is 8.999... in floating point, and 0.45 must stay 0.45
+    bottom = max(lo, math.floor((vmin - pad) / 0.05 + 1e-9) * 0.05)
+    top = min(hi, math.ceil((vmax + pad) / 0.05 - 1e-9) * 0.05)
+    return round(bottom, 2), round(top, 2)
+
+
+def axis_title(label: str, bottom: float, top: float) -> str:
+    """The axis title, saying when the axis does not start at 0."""
+    if bottom <= 0:
+        return label
+    return f"{label} (axis fitted to the data: {bottom:g} to {top:g}, not from 0)"
+
+
+def latency_stats(values: Sequence[float], outliers: int = 20) -> dict[str, Any]:
+    """Five-number box (Tukey whiskers at 1.5 IQR) and up to ``outliers`` outliers."""
+    xs = sorted(float(v) for v in values if v is not None and not math.isnan(float(v)))
+    if not xs:
+        return {"n": 0}
+
+    def q(p: float) -> float:
+        k = (len(xs) - 1) * p
+        f = math.floor(k)
+        c = min(f + 1, len(xs) - 1)
+        return xs[f] + (xs[c] - xs[f]) * (k - f)
+
+    q1, med, q3 = q(0.25), q(0.5), q(0.75)
+    iqr = q3 - q1
+    inside = [x for x in xs if q1 - 1.5 * iqr <= x <= q3 + 1.5 * iqr]
+    out = [x for x in xs if x not in inside]
+    step = max(1, math.ceil(len(out) / outliers)) if out else 1
+    return {
+        "n": len(xs),
+        "min": xs[0],
+        "q1": q1,
+        "median": med,
+        "q3": q3,
+        "max": xs[-1],
+        "whisker_lo": inside[0],
+        "whisker_hi": inside[-1],
+        "outliers": out[::step][:outliers],
+    }
+
+
 def metric_bars(summary: pd.DataFrame, metric: str = "outcome_accuracy") -> Any:
-    """Grouped bars: ``metric`` per category (x), one bar per variant."""
+    """Grouped bars: ``metric`` per category (x), one bar per variant, in the
+    variants' colours; a rate's axis is fitted to the data."""
     go = _go()
     if metric not in summary.columns:
         raise NotFoundError(f"unknown metric {metric!r}; summary columns: {list(summary.columns)}")
     fig = go.Figure()
+    colours = variant_colours([str(v) for v in summary["variant"]])
     for variant, part in summary.groupby("variant", sort=False):
-        fig.add_bar(name=str(variant), x=list(part["category"]), y=[_num(v) for v in part[metric]])
+        fig.add_bar(
+            name=str(variant),
+            x=list(part["category"]),
+            y=[_num(v) for v in part[metric]],
+            marker_color=colours[str(variant)],
+        )
+    label = metric.replace("_", " ")
+    yaxis: dict[str, Any] = {"title": label}
+    if metric in RATE_METRICS:
+        bottom, top = fitted_range([_num(v) for v in summary[metric]])
+        yaxis = {"title": axis_title(label, bottom, top), "range": [bottom, top]}
     fig.update_layout(
-        title=f"{metric} by category and variant",
+        title=f"{label} by category and variant",
         barmode="group",
         xaxis_title="category",
-        yaxis_title=metric,
+        yaxis=yaxis,
         legend_title="variant",
         template="plotly_white",
         height=380,
@@ -77,17 +190,24 @@ def latency_box(table: pd.DataFrame) -> Any:
     """Box plot of per-question latency (ms), one box per variant."""
     go = _go()
     fig = go.Figure()
+    colours = variant_colours([str(v) for v in table["variant"]])
     for variant, part in table.groupby("variant", sort=False):
-        fig.add_box(name=str(variant), y=list(part["latency_ms"]), boxpoints="outliers")
+        fig.add_box(
+            name=str(variant),
+            y=list(part["latency_ms"]),
+            boxpoints="outliers",
+            marker_color=colours[str(variant)],
+        )
     fig.update_layout(
         title="Latency per question", yaxis_title="ms", showlegend=False, template="plotly_white", height=380
     )
     return fig
 
 
-def calibration_curve(table: pd.DataFrame, param: str, suggested: Any = None) -> Any:
+def calibration_curve(table: pd.DataFrame, param: str, suggested: Any = None, default: Any = None) -> Any:
     """Counts per threshold value; outcome accuracy on a second axis; the
-    suggested value marked."""
+    suggested value (and the default, when it differs) marked with labels
+    above the plot, where no line runs."""
     go = _go()
     fig = go.Figure()
     x = list(table["value"])
@@ -101,15 +221,36 @@ def calibration_curve(table: pd.DataFrame, param: str, suggested: Any = None) ->
         yaxis="y2",
         line={"dash": "dot"},
     )
-    if suggested is not None:
-        fig.add_vline(x=suggested, line_dash="dash", annotation_text=f"suggested {suggested}")
+    for value, text, dash, side in (
+        (suggested, "suggested", "dash", "right"),
+        (default if default != suggested else None, "default", "dot", "left"),
+    ):
+        if value is None:
+            continue
+        fig.add_vline(x=value, line_dash=dash, line_width=1.5)
+        fig.add_annotation(
+            x=value,
+            y=1.0,
+            yref="paper",
+            yanchor="bottom",
+            xanchor="left" if side == "right" else "right",
+            text=f"{text} {value}",
+            showarrow=False,
+        )
+    acc_range = fitted_range([_num(v) for v in table["outcome_accuracy"]])
     fig.update_layout(
         title=f"Calibration of {param}",
         xaxis_title=param,
         yaxis={"title": "questions"},
-        yaxis2={"title": "outcome accuracy", "overlaying": "y", "side": "right", "range": [0, 1]},
+        yaxis2={
+            "title": axis_title("outcome accuracy", *acc_range),
+            "overlaying": "y",
+            "side": "right",
+            "range": list(acc_range),
+        },
         template="plotly_white",
-        height=400,
+        height=420,
+        margin={"t": 90},
     )
     return fig
 

@@ -1,8 +1,8 @@
 """``selfrag-nb eval``: run an evaluation from the shell.
 
     selfrag-nb eval --questions sample --variants ablation --out report.html
-                    [--kb PATH] [--model M] [--concurrency N] [--limit N] [--rows DIR]
-      questions(--questions) -> KnowledgeBase (--kb, else the bundled sample)
+                    [--kb PATH|sample] [--model M] [--concurrency N] [--limit N] [--rows DIR]
+      questions(--questions) -> cli.open_kb(--kb: a folder, or "sample" / none: the bundled sample)
       -> SelfRAG(kb, model=--model) -> evaluate(variants) -> report.save(--out)
       -> text summary on stdout; rows.jsonl + failures.parquet in --rows
 
@@ -14,7 +14,8 @@ rows with ``--fail-on-failures``, 2 bad input.
 Output is plain text (no rich markup is interpreted); anything that came from
 the user's files (question-set and variant names, error messages quoting
 them) goes through ``selfrag_nb.text.printable`` first, so a name holding
-terminal escapes is shown, not executed.
+terminal escapes is shown, not executed; error messages are phrased for the
+shell by ``selfrag_nb.cli.for_cli`` (flags, not Python arguments).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from selfrag_nb.cli import invalid_text_argument, positive_int
+from selfrag_nb.cli import for_cli, invalid_text_argument, open_kb, positive_int
 from selfrag_nb.text import printable
 
 __all__ = ["build_parser", "main", "register", "run"]
@@ -62,7 +63,11 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
         help='"ablation", "retrieval", "none", a JSON object {name: {setting: value}} or a .json file',
     )
     p.add_argument("--out", default="report.html", help="report file (.html or .json)")
-    p.add_argument("--kb", default=None, help="knowledge base folder or URI (default: the bundled sample)")
+    p.add_argument(
+        "--kb",
+        default=None,
+        help='knowledge base folder or URI, or "sample" (the bundled sample knowledge base; the default)',
+    )
     p.add_argument("--embedder", default=None, help="embedder of --kb (default: the one it was built with)")
     p.add_argument("--model", default=None, help="LiteLLM model string (default: the offline model)")
     p.add_argument("--api-base", default=None, help="API base URL passed to LiteLLM")
@@ -91,30 +96,34 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Execute a parsed ``eval`` command; returns the exit status."""
+    from selfrag_nb.errors import SelfRAGError
     from selfrag_nb.eval.questions import QuestionSetError, questions
     from selfrag_nb.eval.runner import evaluate, resolve_variants
     from selfrag_nb.pipeline import SelfRAG
-    from selfrag_nb.store.kb import KnowledgeBase
 
     try:
         qs = questions(args.questions)
         variants = resolve_variants(args.variants)
     except (QuestionSetError, ValueError, TypeError) as exc:  # bad input: a usage error, not a crash
-        sys.stderr.write(f"selfrag-nb eval: {printable(str(exc))}\n")
+        sys.stderr.write(f"selfrag-nb eval: {printable(for_cli(exc))}\n")
         return 2
     if args.limit is not None:
         qs = qs.sample(args.limit, args.seed)
-    kb = (
-        KnowledgeBase.open(args.kb, embedder=args.embedder, create=False)
-        if args.kb
-        else KnowledgeBase.sample()
-    )
     kwargs: dict[str, Any] = {}
     if args.model:
         kwargs["model"] = args.model
     if args.api_base:
         kwargs["api_base"] = args.api_base
-    rag = SelfRAG(kb, **kwargs)
+    try:
+        kb = open_kb(args.kb, args.embedder)
+        rag = SelfRAG(kb, **kwargs)
+    except (
+        SelfRAGError,
+        FileNotFoundError,
+        ValueError,
+    ) as exc:  # a missing KB, a bad model: say so, no traceback
+        sys.stderr.write(f"selfrag-nb eval: {printable(for_cli(exc))}\n")
+        return 2
     report = evaluate(
         rag,
         qs,

@@ -29,6 +29,7 @@ from selfrag_nb._displayable import html as render_html
 from selfrag_nb.errors import InputError, NotFoundError
 from selfrag_nb.eval.metrics import METRICS, EvalRow, summarize
 from selfrag_nb.eval.questions import Question, QuestionSet
+from selfrag_nb.formats import fmt_cost, fmt_tokens
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,15 +43,20 @@ _FORMAT = "selfrag_nb.eval.report/1"
 
 
 def format_metric(name: str, v: Any) -> str:
-    """A metric value as text: n/a, dollars, whole milliseconds, 3 decimals."""
+    """A metric value as text: n/a, dollars and tokens as every view shows them
+    (selfrag_nb.formats), whole milliseconds, 3 decimals, counts with separators."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
     if name == "cost":
-        return f"${float(v):.6f}"
+        return fmt_cost(float(v))
+    if name.startswith("tokens_"):
+        return fmt_tokens(float(v))
     if name.endswith("_ms"):
-        return f"{float(v):.0f}"
+        return f"{float(v):,.0f}"
     if isinstance(v, float):
         return f"{v:.3f}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
     return str(v)
 
 

@@ -153,35 +153,23 @@ def _file_name(text: str) -> str:
 
 
 class _Progress:
-    """A rich progress bar when asked for (rich ships with the package)."""
+    """The evaluation's bar (selfrag_nb.progress: the final count is always drawn)."""
 
     def __init__(self, total: int, enabled: bool, label: str) -> None:
-        self._bar: Any = None
-        self._task: Any = None
-        if not enabled or total == 0:
-            return
-        try:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-        except ImportError:  # pragma: no cover - rich is a core dependency
-            return
-        self._bar = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[failed]} failing"),
-            TimeElapsedColumn(),
-            transient=False,
-        )
-        self._task = self._bar.add_task(label, total=total, failed=0)
-        self._bar.start()
+        from selfrag_nb.progress import ProgressBar
+
+        self.total = total
+        self.done = 0
+        self._bar = ProgressBar(label, total) if enabled and total else None
 
     def advance(self, failed: int) -> None:
+        self.done += 1
         if self._bar is not None:
-            self._bar.update(self._task, advance=1, failed=failed)
+            self._bar.update(self.done, self.total, f"{failed} failing")
 
     def close(self) -> None:
         if self._bar is not None:
-            self._bar.stop()
+            self._bar.close()
 
 
 async def _ask(rag: Any, q: Question) -> Trace:

@@ -295,7 +295,12 @@ class KnowledgeBase(Writes, Search):
 
     @classmethod
     def sample(
-        cls, embedder: str = "minilm", *, docs: str | os.PathLike[str] | None = None, rebuild: bool = False
+        cls,
+        embedder: str = "minilm",
+        *,
+        docs: str | os.PathLike[str] | None = None,
+        rebuild: bool = False,
+        progress: bool = True,
     ) -> KnowledgeBase:
         """The bundled bilingual sample knowledge base, built once and cached.
 
@@ -304,7 +309,9 @@ class KnowledgeBase(Writes, Search):
         Cached in the user's cache folder (``$SELFRAG_NB_CACHE``, else
         :func:`selfrag_nb.resources.cache_dir`), never inside the package, in a
         folder keyed by a hash of the documents and the embedder name, so editing
-        sample_data rebuilds it. ``docs`` points at another folder (tests)."""
+        sample_data rebuilds it. ``docs`` points at another folder (tests).
+        The first build embeds every sample chunk (about a minute on a laptop):
+        a bar counts the files and chunk batches unless ``progress=False``."""
         from selfrag_nb.resources import bundled
         from selfrag_nb.store.embedders import get_embedder
 
@@ -331,7 +338,7 @@ class KnowledgeBase(Writes, Search):
                 tmp = root / f".{target.name}.{uuid.uuid4().hex[:8]}"
                 kb = cls.open(tmp, embedder=emb)
                 try:
-                    kb.ingest(folder)
+                    kb.ingest(folder, progress=progress or None)
                 finally:
                     kb.close()
                 (tmp / "READY").write_text(datetime.now(timezone.utc).isoformat())

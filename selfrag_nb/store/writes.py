@@ -199,7 +199,8 @@ class Writes(Core):
         ``prefix="colA/"`` is put before every source name. A source already
         stored from another folder (two folders both holding ``report.md``) is
         skipped with the fix in its reason, or replaced with ``on_conflict="replace"``.
-        ``progress`` is a callable ``(done, total, message)`` or True for a bar."""
+        ``progress`` is a callable ``(done, total, message)`` or True for a bar;
+        it counts files and is told as each file is read and after each chunk batch."""
         from selfrag_nb.store.loaders import load_tree
         from selfrag_nb.store.prepare import (
             check_acl,
@@ -221,7 +222,8 @@ class Writes(Core):
             docs, skipped = load_tree(path)
             origin = origin_of(path)
             prepared: list[Prepared] = []
-            for d in docs:
+            for i, d in enumerate(docs):
+                report(i, len(docs), f"reading {prefix + d.source}")
                 try:
                     prepared.append(
                         prepare(d, override, extra, self._max_chars, prefix=prefix, origin=origin)
@@ -240,7 +242,7 @@ class Writes(Core):
                 for p in prepared
                 if snapshot.get(p.source, ("", ""))[0] != p.content_hash and clash(p, snapshot) is None
             ]
-            rows = self._embed_rows(todo, report)
+            rows = self._embed_rows(todo, report, len(prepared) - len(todo), len(prepared))
 
             with self._write_lock():
                 fresh = self._stored()
@@ -289,7 +291,12 @@ class Writes(Core):
                         self._ensure_fts(t)
                 if self._local_dir is None and new_rows:
                     self._check_no_race([*added, *updated])
-                report(1, 1, "done")
+                report(
+                    len(prepared),
+                    len(prepared),
+                    f"done · {len(added)} added, {len(updated)} updated, {len(unchanged)} unchanged, "
+                    f"{n_add:,} chunks written",
+                )
         return IngestReport(
             added=added,
             updated=updated,
@@ -337,29 +344,38 @@ class Writes(Core):
             "kb.remove(source) each of them and ingest again (or kb.restore(n) to a version before the race)."
         )
 
-    def _embed_rows(self, todo: list[Prepared], report: Progress | None) -> dict[str, pa.Table]:
+    def _embed_rows(
+        self, todo: list[Prepared], report: Progress | None, files_before: int = 0, files: int | None = None
+    ) -> dict[str, pa.Table]:
         """Embed every chunk of ``todo`` (all before any write) -> an Arrow table
         per source. Batches span sources, as few embedder calls as before.
-        Progress counts characters: the number of chunks is only known once a
-        document is chunked, which now happens as it is embedded."""
+        Progress counts files (``files_before`` already done of ``files``) and
+        is told after every chunk batch: the number of chunks is only known
+        once a document is chunked, which happens as it is embedded."""
         from selfrag_nb.store.batches import EmbedderShapeError, embed_into_arrow
 
-        total = sum(p.size for p in todo)
-        done = 0
+        total = files_before + len(todo) if files is None else files
         counts: dict[str, int] = {}
+        at = [0, 0, 0]  # source being chunked, batches, chunks
 
         def step(chars: int) -> None:
-            nonlocal done
-            done = min(done + chars, total)
-            if report is not None:
-                report(done, total, "embedding")
+            at[1] += 1
+            if report is not None and todo:
+                src = todo[min(at[0], len(todo) - 1)].source
+                report(
+                    files_before + at[0],
+                    total,
+                    f"embedding · batch {at[1]} · {sum(counts.values()):,} chunks · {src}",
+                )
 
         def every_row() -> Iterator[dict[str, Any]]:
-            for p in todo:
+            for i, p in enumerate(todo):
+                at[0] = i
                 counts[p.source] = 0
                 for row in p.rows():
                     counts[p.source] += 1
                     yield row
+            at[0] = len(todo)
 
         now = datetime.now(timezone.utc).isoformat()
         try:
@@ -368,8 +384,12 @@ class Writes(Core):
             )
         except EmbedderShapeError as exc:
             raise KnowledgeBaseError(f"embedder {self.embedder_name!r} {exc}") from exc
-        if report is not None and total:
-            report(total, total, "embedding")
+        if report is not None and todo:
+            report(
+                files_before + len(todo),
+                total,
+                f"embedded · {sum(counts.values()):,} chunks in {at[1]} batches",
+            )
         out: dict[str, pa.Table] = {}
         offset = 0
         for p in todo:  # rows came source by source: each is one slice (no copy)
@@ -520,26 +540,15 @@ def _fix_for(step: str) -> str:
 
 @contextlib.contextmanager
 def _progress_reporter(progress: Progress | bool | None) -> Iterator[Progress]:
-    """A ``(done, total, message)`` callback: the caller's, a rich bar, or a no-op."""
+    """A ``(done, total, message)`` callback: the caller's, a bar
+    (selfrag_nb.progress, which always draws the final count), or a no-op."""
     if progress is None or progress is False:
         yield lambda done, total, message: None
         return
     if callable(progress):
         yield progress
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-    from rich.progress import Progress as RichProgress
+    from selfrag_nb.progress import ProgressBar
 
-    with RichProgress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        transient=False,
-    ) as bar:
-        task = bar.add_task("ingest", total=None)
-
-        def update(done: int, total: int, message: str) -> None:
-            bar.update(task, completed=done, total=total, description=message)
-
-        yield update
+    with ProgressBar("ingest") as bar:
+        yield bar.callback()

@@ -42,11 +42,19 @@ function snapshot(label) {
     selects: sels.map((s) => ({ value: s.value, options: s.childNodes.map((o) => o.value) })),
     svg_labels: svgText((e) => e.tagName === "text"),
     tooltips: svgText((e) => e.tagName === "title"),
-    bars: el.all((e) => e.tagName === "rect").length,
+    bars: el.all((e) => e.tagName === "rect" && e.classes().includes("srnb-ev-rect")).length,
+    bar_fills: el.all((e) => e.tagName === "rect" && e.classes().includes("srnb-ev-rect")).map((e) => [e.getAttribute("data-variant"), e.getAttribute("fill")]),
+    boxes: el.all((e) => e.tagName === "g" && e.classes().includes("srnb-ev-box")).map((e) => [e.getAttribute("data-variant"), e.all((k) => k.tagName === "rect")[0].getAttribute("fill"), e.all((k) => k.tagName === "circle").length]),
+    swatches: el.byClass("srnb-ev-swatch").map((e) => e.style.background),
+    root_classes: el.childNodes[0] ? el.childNodes[0].classes() : [],
+    wbr: el.all((e) => e.tagName === "WBR").length,
+    id_titles: el.byClass("srnb-ev-id").map((e) => e.title),
     selected_bars: el.all((e) => e.tagName === "rect" && e.classes().includes("srnb-ev-sel")).length,
     lines: el.all((e) => e.tagName === "path").map((e) => e.classes().join(" ")),
     dots: el.all((e) => e.tagName === "circle").length,
     suggest_lines: el.all((e) => e.tagName === "line" && e.classes().includes("srnb-ev-suggest")).map((e) => e.getAttribute("x1")),
+    mark_labels: el.all((e) => e.tagName === "text" && (e.classes().includes("srnb-ev-suggest-t") || e.classes().includes("srnb-ev-default-t"))).map((e) => [e.textContent, Number(e.getAttribute("y")), e.getAttribute("text-anchor")]),
+    plot_top: Math.min(...el.all((e) => e.tagName === "path").map((e) => Math.min(...(e.getAttribute("d") || "").split(/[ML ]+/).filter(Boolean).map(Number).filter((_, i) => i % 2 === 1)))),
     rows: el.byClass("srnb-ev-row").length,
     best: el.byClass("srnb-ev-best").map((e) => e.textContent),
     header_hl: el.all((e) => e.tagName === "TH" && e.classes().includes("srnb-ev-hl")).map((e) => e.textContent),
@@ -65,7 +73,7 @@ for (const [act, arg] of actions) {
     sel.value = arg;
     sel.fire("change");
   } else if (act === "bar") {
-    el.all((e) => e.tagName === "rect")[arg].fire("click");
+    el.all((e) => e.tagName === "rect" && e.classes().includes("srnb-ev-rect"))[arg].fire("click");
   } else if (act === "row") {
     el.byClass("srnb-ev-row")[arg].fire("click");
   } else if (act === "header") {

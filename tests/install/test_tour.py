@@ -111,3 +111,22 @@ def test_python_m_selfrag_nb_lists_the_commands() -> None:
     ).stdout
     for command in ("tour", "app", "ask", "ingest"):
         assert command in out
+
+
+def test_run_tour_sets_up_marimo_too() -> None:
+    """``./run tour`` installs the extras the README's commands need: JupyterLab
+    for the tour and marimo for ``marimo run notebooks/selfrag_app.py``."""
+    import re
+
+    tomllib = pytest.importorskip("tomllib")
+    script = (ROOT / "run").read_text(encoding="utf-8")
+    tour = script.split("\n  tour)\n", 1)[1].split("\n    ;;", 1)[0]
+    extras = re.search(r"^\s*setup (\S+)$", tour, flags=re.M)
+    assert extras is not None, tour
+    wanted = set(extras.group(1).split(","))
+    assert {"jupyter", "marimo"} <= wanted
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    assert wanted <= set(declared)
+    assert any(req.startswith("marimo") for req in declared["marimo"])

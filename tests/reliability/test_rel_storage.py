@@ -145,7 +145,7 @@ def announced_write(self, rows, replaced):
 KnowledgeBase._write = announced_write
 kb = KnowledgeBase.open(sys.argv[1], embedder="hashing")
 def progress(done, total, message):
-    print(message, done, total, flush=True)
+    print(message.split()[0], done, total, flush=True)
 print("start", flush=True)
 kb.ingest(sys.argv[2], progress=progress, prune=True)
 print("finished", flush=True)

@@ -2,13 +2,16 @@
 //
 //   model.data (JSON from selfrag_nb/display/eval_widget.py), by data.mode:
 //     report       header (set, variants) -> controls: metric <select>, category <select>
-//                  -> SVG grouped bars: one group per category (+ "all"), one bar per variant
+//                  -> SVG grouped bars: one group per category (+ "all"), one bar per variant;
+//                     a rate's axis is fitted to the data and says so (fitRange)
+//                  -> SVG latency box plot, one box per variant (data.latency)
 //                  -> summary table (variant x category x key metrics; best value bold)
 //                  -> click a bar or a row: model.cell = [variant, category]
 //                     -> panel listing that cell's failing questions and their reasons
 //                  -> calibration section when the report came from calibrate()
 //     calibration  SVG curve per threshold value (correct / wrong refusals,
-//                  unsupported answers, citation errors), suggested value marked,
+//                  unsupported answers, citation errors), suggested value marked
+//                  (its label and the default's sit above the plot, off the lines),
 //                  "chosen on <set, count, hash>", the sweep table
 //     regression   counts, then one list at a time (model.tab): broke | still failing | fixed
 //
@@ -18,7 +21,11 @@
 // (CTL SVG_NS OUTCOME_TONE h add t badge meta fmtMs fmtCost ...) come from
 // prelude.js, joined before this file by display/js.py.
 
-const PALETTE = 8; // variant colours .srnb-ev-c0 .. c7 (eval.css), reused in order
+// Variant colours come with the data (eval/charts.py variant_colours, the
+// mapping the plotly charts use); this copy of VARIANT_PALETTE only serves
+// data saved before colours were sent.
+const PALETTE = ["#4493f8", "#e8833a", "#2da44e", "#a371f7", "#d4a72c", "#e5534b", "#39c5cf", "#8c959f"];
+const ID_SEP = /([-_/.:#@+])/;
 const SERIES = [
   ["correct_refusals", "correct refusals", "ok"],
   ["wrong_refusals", "wrong refusals", "bad"],
@@ -58,6 +65,33 @@ function fmt(kind, v) {
   return Number(v).toLocaleString("en-US");
 }
 
+// The rule of eval/charts.py fitted_range: the values' span padded by 15%
+// (at least 0.05), rounded out to 0.05, kept inside [lo, hi].
+function fitRange(values, lo, hi) {
+  const known = values.filter((v) => v !== null && v !== undefined && !Number.isNaN(Number(v))).map(Number);
+  if (!known.length) return [lo, hi];
+  const vmin = Math.min(...known), vmax = Math.max(...known);
+  const pad = Math.max(0.05, 0.15 * (vmax - vmin));
+  const bottom = Math.max(lo, Math.floor((vmin - pad) / 0.05 + 1e-9) * 0.05);
+  const top = Math.min(hi, Math.ceil((vmax + pad) / 0.05 - 1e-9) * 0.05);
+  return [Math.round(bottom * 100) / 100, Math.round(top * 100) / 100];
+}
+
+// An id that wraps only after a separator (<wbr>), never mid-word; longer than
+// ``limit``: cut with "…", the whole id in the tooltip.
+function idText(s, limit) {
+  const full = String(s ?? "");
+  const shown = full.length > (limit || 48) ? full.slice(0, (limit || 48) - 1) + "…" : full;
+  const span = h("span", "srnb-id srnb-ev-id");
+  span.title = full;
+  // no break after a leading separator ("+rewrite" stays whole)
+  shown.split(ID_SEP).filter((p) => p).forEach((part, i) => {
+    span.appendChild(t(part));
+    if (i && part.length === 1 && ID_SEP.test(part)) span.appendChild(document.createElement("wbr"));
+  });
+  return span;
+}
+
 function niceMax(v, whole) {
   if (!(v > 0)) return whole ? 4 : 1;
   const p = Math.pow(10, Math.floor(Math.log10(v)));
@@ -82,6 +116,20 @@ class View {
 
   get data() {
     return this.model.get("data") || {};
+  }
+
+  // One colour per variant, the one the data names (shared with the plotly charts).
+  colour(name) {
+    const vs = this.data.variants || [];
+    const i = vs.findIndex((v) => v.name === name);
+    const v = vs[i];
+    return (v && v.colour) || PALETTE[Math.max(0, i) % PALETTE.length];
+  }
+
+  swatch(name) {
+    const sw = h("span", "srnb-ev-swatch");
+    sw.style.background = this.colour(name);
+    return sw;
   }
 
   set(key, value) {
@@ -138,7 +186,7 @@ class View {
     (d.variants || []).forEach((v, i) => {
       const item = h("span", "srnb-ev-key");
       item.title = `overrides ${v.overrides}` + (v.config ? ` · config ${v.config}` : "");
-      add(item, h("span", "srnb-ev-swatch srnb-ev-c" + (i % PALETTE)), t(v.name));
+      add(item, this.swatch(v.name), idText(v.name));
       vs.appendChild(item);
     });
     return add(head, vs);
@@ -191,14 +239,23 @@ class View {
     for (const c of cats) for (const v of vars) values.push(this.cellOf(v, c)?.values?.[mi]);
     const known = values.filter((x) => x !== null && x !== undefined).map(Number);
     const whole = ["count", "tokens", "calls"].includes(m.kind);
-    const ymax = m.kind === "rate" ? 1 : niceMax(Math.max(0, ...known), whole);
-    const y = (v) => top + plotH - (plotH * Math.max(0, Number(v))) / ymax;
+    // A rate's axis is fitted to the data (a 0-1 axis hides 0.82 vs 0.86);
+    // other kinds start at 0. The title says when the axis does not.
+    const [ymin, ymax] = m.kind === "rate" ? fitRange(known, 0, 1) : [0, niceMax(Math.max(0, ...known), whole)];
+    const span = ymax - ymin || 1;
+    const y = (v) => top + plotH - (plotH * Math.min(span, Math.max(0, Number(v) - ymin))) / span;
     const root = svgRoot(width, height, `${m.label} by category and variant`);
-    for (const v of ticks(ymax, whole)) {
+    // A fitted axis ticks at round steps (0.05 / 0.1 / 0.2), like the plotly chart.
+    const step = span <= 0.3 ? 0.05 : span <= 0.6 ? 0.1 : 0.2;
+    const tickVals = ymin > 0
+      ? Array.from({ length: Math.floor(span / step + 1e-9) + 1 }, (_, i) => Math.round((ymin + i * step) * 100) / 100)
+      : ticks(ymax, whole);
+    for (const v of tickVals) {
       root.appendChild(svg("line", { class: "srnb-ev-grid", x1: left, x2: width - 6, y1: y(v), y2: y(v) }));
-      root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-axis", x: left - 6, y: y(v) + 4, "text-anchor": "end" }, v === 0 ? "0" : fmt(m.kind, v)));
+      root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-axis", x: left - 6, y: y(v) + 4, "text-anchor": "end" }, v === 0 ? "0" : m.kind === "rate" ? Number(v).toFixed(2) : fmt(m.kind, v)));
     }
-    root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-title", x: left, y: 13 }, m.label + (m.better ? (m.better === "up" ? " (higher is better)" : " (lower is better)") : "")));
+    const fitted = ymin > 0 ? ` · axis fitted to the data: ${ymin} to ${ymax}, not from 0` : "";
+    root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-title", x: left, y: 13 }, m.label + (m.better ? (m.better === "up" ? " (higher is better)" : " (lower is better)") : "") + fitted));
     cats.forEach((c, ci) => {
       const x0 = left + ci * gw + 9;
       vars.forEach((v, vi) => {
@@ -211,7 +268,7 @@ class View {
         const yy = y(val);
         const sel = this.isSelected(v, c) ? " srnb-ev-sel" : "";
         const rect = svg("rect", {
-          class: `srnb-ev-rect srnb-ev-c${vi % PALETTE}${sel}`,
+          class: `srnb-ev-rect${sel}`, fill: this.colour(v), "data-variant": v,
           x: x + 1, y: yy, width: bw - 2, height: Math.max(0.5, top + plotH - yy), rx: 2,
         });
         tip(rect, `${v} · ${c}: ${fmt(m.kind, val)} (click: failing questions)`);
@@ -231,6 +288,40 @@ class View {
     return add(wrap, root);
   }
 
+  // Per-question latency, one box per variant: whiskers at 1.5 IQR, a few outliers as dots.
+  latencyBox() {
+    const boxes = (this.data.latency || []).filter((b) => b.n);
+    const left = 64, top = 24, plotH = 170, bottom = 44, bw = 34, gap = 40;
+    const width = Math.max(420, left + boxes.length * (bw + gap) + 20);
+    const height = top + plotH + bottom;
+    const vals = boxes.flatMap((b) => [b.min, b.max, ...(b.outliers || [])]).filter((v) => v !== null && v !== undefined);
+    const ymax = niceMax(Math.max(1, ...vals), false);
+    const y = (v) => top + plotH - (plotH * Math.max(0, Number(v))) / ymax;
+    const root = svgRoot(width, height, "latency per question by variant");
+    for (const v of ticks(ymax, false)) {
+      root.appendChild(svg("line", { class: "srnb-ev-grid", x1: left, x2: width - 6, y1: y(v), y2: y(v) }));
+      root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-axis", x: left - 6, y: y(v) + 4, "text-anchor": "end" }, v === 0 ? "0" : fmtMs(v)));
+    }
+    root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-title", x: left, y: 13 }, "latency per question (lower is better)"));
+    boxes.forEach((b, i) => {
+      const x0 = left + gap / 2 + i * (bw + gap), cx = x0 + bw / 2, colour = this.colour(b.variant);
+      const g = svg("g", { class: "srnb-ev-box", "data-variant": b.variant });
+      g.appendChild(svg("line", { class: "srnb-ev-whisker", x1: cx, x2: cx, y1: y(b.whisker_lo), y2: y(b.whisker_hi), stroke: colour }));
+      for (const w of [b.whisker_lo, b.whisker_hi]) g.appendChild(svg("line", { class: "srnb-ev-whisker", x1: cx - bw / 4, x2: cx + bw / 4, y1: y(w), y2: y(w), stroke: colour }));
+      const top3 = y(b.q3);
+      g.appendChild(tip(svg("rect", { class: "srnb-ev-boxrect", x: x0, y: top3, width: bw, height: Math.max(1, y(b.q1) - top3), fill: colour, stroke: colour }),
+        `${b.variant}: median ${fmtMs(b.median)}, quartiles ${fmtMs(b.q1)} to ${fmtMs(b.q3)}, ${b.n} questions`));
+      g.appendChild(svg("line", { class: "srnb-ev-median", x1: x0, x2: x0 + bw, y1: y(b.median), y2: y(b.median) }));
+      for (const o of b.outliers || []) g.appendChild(tip(svg("circle", { class: "srnb-ev-outlier", cx, cy: y(o), r: 2.5, fill: colour }), `${b.variant}: ${fmtMs(o)}`));
+      root.appendChild(g);
+      const lab = b.variant.length > 14 ? b.variant.slice(0, 13) + "…" : b.variant;
+      root.appendChild(tip(svg("text", { class: "srnb-svg-label", x: cx, y: top + plotH + 16, "text-anchor": "middle" }, lab), b.variant));
+    });
+    root.appendChild(svg("line", { class: "srnb-ev-axisline", x1: left, x2: width - 6, y1: top + plotH, y2: top + plotH }));
+    const card = h("div", "srnb-card srnb-ev-card srnb-ev-latency");
+    return add(card, add(h("div", "srnb-ev-chartwrap"), root));
+  }
+
   best(category, mi, better) {
     if (!better || (this.data.variants || []).length < 2) return null;
     const vals = (this.data.summary || [])
@@ -247,7 +338,6 @@ class View {
     const mi = this.metricIndex();
     const metrics = d.metrics || [];
     const cats = new Set(this.shownCategories());
-    const vidx = Object.fromEntries((d.variants || []).map((v, i) => [v.name, i]));
     const wrap = h("div", "srnb-ev-scroll");
     const table = h("table", "srnb-table srnb-ev-table");
     const hr = h("tr");
@@ -267,7 +357,7 @@ class View {
       const tr = h("tr", "srnb-clickable srnb-ev-row" + (r.category === "all" ? " srnb-ev-allrow" : "") + (this.isSelected(r.variant, r.category) ? " srnb-ev-selrow" : ""));
       tr.title = "list the failing questions of this cell";
       const vc = h("td");
-      add(vc, h("span", "srnb-ev-swatch srnb-ev-c" + ((vidx[r.variant] ?? 0) % PALETTE)), t(r.variant));
+      add(vc, this.swatch(r.variant), idText(r.variant));
       add(tr, vc, add(h("td"), t(r.category)), h("td", "srnb-r srnb-num", r.n));
       metrics.forEach((m, i) => {
         const v = r.values[i];
@@ -309,7 +399,7 @@ class View {
     const tb = h("tbody");
     for (const f of items) {
       const tr = h("tr", "srnb-ev-fail");
-      add(tr, add(h("td", "srnb-id"), t(f.id)));
+      add(tr, add(h("td"), idText(f.id)));
       if (category === "all") add(tr, add(h("td"), t(f.category)));
       add(tr, add(h("td", "srnb-ev-qtext"), t((d.questions || {})[f.id] ?? "")));
       const oc = h("td");
@@ -342,6 +432,7 @@ class View {
     const card = h("div", "srnb-card srnb-ev-card");
     add(card, this.controls(), this.chart(), this.failuresPanel(), this.table());
     out.push(card);
+    if ((d.latency || []).some((b) => b.n)) out.push(this.latencyBox());
     if (d.failures_shown < d.failures_total) {
       out.push(h("div", "srnb-trunc", `${d.failures_shown} of ${d.failures_total} failing rows are in this view; report.failures has them all.`));
     }
@@ -366,7 +457,7 @@ class View {
     card.appendChild(h("div", "srnb-meta", "score = correct refusals − wrong refusals − unsupported answers; ties go to the default. Re-calibrate when the question set, corpus or models change."));
     if (!rows.length) return [card];
 
-    const left = 44, top = 30, plotW = Math.max(300, rows.length * 60), plotH = 170, bottom = 40;
+    const left = 44, top = 44, plotW = Math.max(300, rows.length * 60), plotH = 170, bottom = 40;
     const width = left + plotW + 20, height = top + plotH + bottom;
     const xs = rows.map((r) => Number(r[col.value]));
     const xmin = Math.min(...xs), xmax = Math.max(...xs);
@@ -382,14 +473,18 @@ class View {
       root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-axis", x: x(r[col.value]), y: top + plotH + 16, "text-anchor": "middle" }, r[col.value]));
     }
     root.appendChild(svg("text", { class: "srnb-svg-label srnb-ev-axis", x: left + plotW / 2, y: height - 4, "text-anchor": "middle" }, c.param));
-    // The suggestion is labelled above the plot, the default (when it differs)
-    // inside it at the bottom, so the two labels never collide.
+    // Both labels sit above the plot, where no series line runs, on two rows
+    // (suggested on top, default below it), each on the side away from the
+    // other: they overlap neither the curves nor each other.
+    const hasDefault = c.default !== c.suggested && c.default >= xmin && c.default <= xmax;
     const mark = (v, cls, label, ly, anchor) => {
-      root.appendChild(svg("line", { class: cls, x1: x(v), x2: x(v), y1: top - 12, y2: top + plotH }));
-      root.appendChild(svg("text", { class: "srnb-svg-label " + cls + "-t", x: x(v) + (anchor === "start" ? 4 : 0), y: ly, "text-anchor": anchor }, label));
+      root.appendChild(svg("line", { class: cls, x1: x(v), x2: x(v), y1: ly + 3, y2: top + plotH }));
+      const dx = anchor === "start" ? 3 : anchor === "end" ? -3 : 0;
+      root.appendChild(svg("text", { class: "srnb-svg-label " + cls + "-t", x: x(v) + dx, y: ly, "text-anchor": anchor }, label));
     };
-    if (c.default !== c.suggested && c.default >= xmin && c.default <= xmax) mark(c.default, "srnb-ev-default", `default ${c.default}`, top + plotH - 4, "start");
-    mark(c.suggested, "srnb-ev-suggest", `suggested ${c.suggested}`, top - 16, "middle");
+    const side = (v, other) => (v < other ? "end" : "start");
+    if (hasDefault) mark(c.default, "srnb-ev-default", `default ${c.default}`, top - 6, side(c.default, c.suggested));
+    mark(c.suggested, "srnb-ev-suggest", `suggested ${c.suggested}`, top - 22, hasDefault ? side(c.suggested, c.default) : "middle");
     for (const [k, label, tone] of SERIES) {
       const pts = rows.filter((r) => r[col[k]] !== null && r[col[k]] !== undefined);
       if (!pts.length) continue;
@@ -453,7 +548,7 @@ class View {
       const nc = h("td");
       for (const c of e.new_checks || []) nc.appendChild(badge(c, "bad"));
       add(tb, add(h("tr", "srnb-ev-fail"),
-        add(h("td"), t(e.variant)), add(h("td", "srnb-id"), t(e.id)), add(h("td"), t(e.category)),
+        add(h("td"), idText(e.variant)), add(h("td"), idText(e.id)), add(h("td"), t(e.category)),
         add(h("td", "srnb-ev-qtext"), t(e.question)), add(h("td"), t(e.before || "—")), add(h("td"), t(e.after || "passes")), nc));
     }
     card.appendChild(add(table, tb));
@@ -463,7 +558,8 @@ class View {
 
   render() {
     const d = this.data;
-    const root = h("div", "srnb-root srnb-ev");
+    // tex2jax_ignore / mathjax_ignore: JupyterLab's MathJax must not read "$0 ... $0" as math.
+    const root = h("div", "srnb-root srnb-ev tex2jax_ignore mathjax_ignore");
     root.dir = "ltr";
     if (d.mode === "report") add(root, ...this.report());
     else if (d.mode === "calibration") add(root, ...this.calibration(d));

@@ -103,13 +103,19 @@ function fmtMs(ms) {
   return (ms / 1000).toFixed(1) + " s";
 }
 
+// The rule of selfrag_nb/formats.py (a test compares the two value by value):
+// $0 | <$0.0001 | $0.0012 below a cent | cents; unknown is not free.
 function fmtCost(c) {
-  if (c === null || c === undefined) return "unknown";
+  if (c === null || c === undefined || !Number.isFinite(Number(c))) return "unknown";
+  c = Number(c);
+  if (c < 0) return "-" + fmtCost(-c);
   if (c === 0) return "$0";
-  if (c < 0.0001) return "$" + c.toExponential(2);
-  return "$" + c.toFixed(4);
+  if (c < 0.0001) return "<$0.0001";
+  if (Math.round(c * 1e4) / 1e4 < 0.01) return "$" + c.toFixed(4);
+  return "$" + c.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 }
 
 function fmtTok(n) {
-  return n === null || n === undefined ? "unknown" : n.toLocaleString("en-US");
+  if (n === null || n === undefined || Number.isNaN(Number(n))) return "unknown";
+  return Math.round(Number(n)).toLocaleString("en-US");
 }

@@ -1,0 +1,146 @@
+"""Progress of long work: evaluation rows, ingest files and chunk batches.
+
+    ProgressBar(label, total)       .update(done, total, message) ... .close()
+      in a Jupyter kernel  -> one text/plain display, redrawn in place
+                              (update_display_data), at most every 0.2 s;
+                              close() always draws the final state
+      anywhere else        -> a rich bar on stderr; close() refreshes before stopping
+    bar.callback()          -> the ``(done, total, message)`` callable ingest takes
+
+Why not rich in notebooks: rich's live display skips its last refresh when
+it runs in Jupyter (``Live.stop``), so a bar that finished between two
+refresh ticks stayed at 22/24 for good. Here the last state is drawn
+explicitly, in both modes. Messages (file names) go through
+``text.printable``: a name cannot move the cursor or clear the output.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from selfrag_nb.text import printable
+
+__all__ = ["ProgressBar", "bar_text", "in_jupyter_kernel"]
+
+#: Seconds between two redraws in a notebook (each redraw is a message to the browser).
+_NOTEBOOK_INTERVAL = 0.2
+_WIDTH = 24
+
+
+def in_jupyter_kernel() -> bool:
+    """True inside an IPython kernel (JupyterLab, Notebook, VS Code); never imports IPython."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    shell = ipython.get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def bar_text(label: str, done: int, total: int | None, message: str = "") -> str:
+    """One line: ``label  ██████░░░░ 22/24 · message`` (no total: ``22 done``)."""
+    if total:
+        filled = round(_WIDTH * min(done, total) / total)
+        count = f"{'█' * filled}{'░' * (_WIDTH - filled)} {done:,}/{total:,}"
+    else:
+        count = f"{done:,} done"
+    return f"{label}  {count}" + (f" · {message}" if message else "")
+
+
+class ProgressBar:
+    """A progress bar that always shows where the work ended."""
+
+    def __init__(self, label: str, total: int | None = None, *, notebook: bool | None = None) -> None:
+        self.label = printable(label)
+        self.done = 0
+        self.total = total
+        self.message = ""
+        self._notebook = in_jupyter_kernel() if notebook is None else notebook
+        self._handle: Any = None
+        self._drawn_at = 0.0
+        self._rich: Any = None
+        self._task: Any = None
+        self._closed = False
+        if self._notebook:
+            self._draw(force=True)
+        else:
+            self._start_rich()
+
+    # ------------------------------------------------------------ drawing
+
+    def text(self) -> str:
+        """What the bar shows now."""
+        return bar_text(self.label, self.done, self.total, self.message)
+
+    def _draw(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._drawn_at < _NOTEBOOK_INTERVAL:
+            return
+        self._drawn_at = now
+        from IPython.display import display
+
+        bundle = {"text/plain": self.text()}
+        if self._handle is None:
+            self._handle = display(bundle, raw=True, display_id=True)  # type: ignore[no-untyped-call]
+        else:
+            self._handle.update(bundle, raw=True)
+
+    def _start_rich(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._rich = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[message]}", markup=False),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=False,
+        )
+        self._task = self._rich.add_task(self.label, total=self.total, message="")
+        self._rich.start()
+
+    # ------------------------------------------------------------ updates
+
+    def update(self, done: int, total: int | None = None, message: str | None = None) -> None:
+        """Set the count (and the total and message when given)."""
+        self.done = done
+        if total is not None:
+            self.total = total
+        if message is not None:
+            self.message = printable(message)
+        if self._closed:
+            return
+        if self._notebook:
+            self._draw()
+        elif self._rich is not None:
+            self._rich.update(self._task, completed=done, total=self.total, message=self.message)
+
+    def close(self) -> None:
+        """Draw the final state, then stop (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._notebook:
+            self._draw(force=True)
+        elif self._rich is not None:
+            self._rich.update(self._task, completed=self.done, total=self.total, message=self.message)
+            self._rich.refresh()
+            self._rich.stop()
+
+    def callback(self) -> Callable[[int, int, str], None]:
+        """``(done, total, message)``: the form ``KnowledgeBase.ingest(progress=...)`` calls."""
+
+        def report(done: int, total: int, message: str) -> None:
+            self.update(done, total, message)
+
+        return report
+
+    def __enter__(self) -> ProgressBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
