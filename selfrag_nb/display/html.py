@@ -414,7 +414,7 @@ def _support(s: Support, ctx: Ctx) -> str:
     errs = sum(1 for c in s.claims if c.citation_error)
     tone = {"ACCEPT": "ok", "ADD_DISCLAIMER": "warn", "REGENERATE": "bad"}[s.recommendation]
     conf = (
-        f'<div class="srnb-grade"><div>overall confidence</div>'
+        f'<div class="srnb-grade"><div class="srnb-grade-name">overall confidence</div>'
         f"{bar(s.overall_confidence, band_of(s.overall_confidence), (50, 80), f'confidence {s.overall_confidence} of 100')}"
         f'<div><span class="srnb-num">{s.overall_confidence}</span></div></div>'
     )

@@ -431,7 +431,7 @@ class View extends ChunkViews {
     const sel = this.model.get("selected_claim");
     const body = [this.legend(), row("claims", meta(`✓ ${count("supported")} supported`, `◐ ${count("partial")} partial`, `✗ ${count("unsupported")} unsupported`, errs ? `⚠ ${errs} citation error(s)` : ""))];
     const conf = h("div", "srnb-grade");
-    add(conf, h("div", "", "overall confidence"), this.bar(s.overall_confidence, s.band || bandOf(s.overall_confidence), [50, 80], `confidence ${s.overall_confidence} of 100`), add(h("div"), h("span", "srnb-num", String(s.overall_confidence))));
+    add(conf, h("div", "srnb-grade-name", "overall confidence"), this.bar(s.overall_confidence, s.band || bandOf(s.overall_confidence), [50, 80], `confidence ${s.overall_confidence} of 100`), add(h("div"), h("span", "srnb-num", String(s.overall_confidence))));
     body.push(conf);
     if (live && this.data.kind !== "trace") body.push(this.claimPanel(s));
     const { slice, pager } = this.paged(claims, "claims");
