@@ -60,6 +60,14 @@ def test_records_alone_name_their_chunks_like_the_trace() -> None:
         assert not re.search(r"(?<![\w-])c00\d(?![\w-])", alone), rec.stage
 
 
+def test_the_rerank_line_says_when_the_top_document_is_superseded() -> None:
+    from selfrag_nb.display import text_summary
+
+    rerank = build_full_trace().rerank
+    assert rerank is not None
+    assert "top refund-policy.md (superseded)" in text_summary(rerank)
+
+
 def test_old_trace_json_without_refs_loads_and_gets_names() -> None:
     t = build_full_trace()
     data = json.loads(t.to_json())
