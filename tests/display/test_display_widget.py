@@ -159,6 +159,12 @@ def test_js_names_chunks_of_a_record_shown_alone(tmp_path: Path) -> None:
     assert first["chunk_titles"][0] == "refund-policy.md · chunk c000"
     assert "names the exceptions to the refund window" in first["text"]  # the reranker's reason
     assert "2. ⚠ refund-policy.md" in first["svg_texts"]
+    # hits: where each search leg put them, not fused scores; the title said once
+    full = _run_js(tmp_path, widget_state(build_full_trace()), [])[0]["text"]
+    assert (
+        "#1refund-policy.mdRefund policy › Refund window ⚠ superseded effective 2024-01-01vector #1 · keywords #2"
+        in full
+    )
 
 
 def test_js_shows_the_what_if_and_the_run_before_it(tmp_path: Path) -> None:
