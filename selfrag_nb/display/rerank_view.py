@@ -96,7 +96,7 @@ def rerank_card(r: Rerank, ctx: Ctx) -> str:
         rows.append(
             f"<tr><td>{ctx.label(c)}</td>"
             f'<td class="srnb-r srnb-num">{"—" if i is None else i + 1}</td>'
-            f'<td class="srnb-r srnb-num">{"—" if j is None else j + 1}</td><td>{_move(i, j)}</td>'
+            f'<td class="srnb-r srnb-num">{"—" if j is None else j + 1}</td><td class="srnb-nowrap">{_move(i, j)}</td>'
             f'<td class="srnb-r srnb-num">{"—" if score is None else f"{score:.3g}"}</td>'
             + (f"<td>{esc(r.reasons.get(c, ''), 500)}</td>" if why else "")
             + "</tr>"

@@ -149,7 +149,7 @@ class ChunkViews {
       const j = afterPos.get(c);
       const move = i === undefined ? "new" : j === undefined ? "✗ dropped" : j < i ? `↑ ${i - j}` : j > i ? `↓ ${j - i}` : "= same";
       const sc = (r.scores || {})[c];
-      const tr = add(h("tr"), add(h("td"), this.chunkLabel(c)), h("td", "srnb-r srnb-num", i === undefined ? "—" : i + 1), h("td", "srnb-r srnb-num", j === undefined ? "—" : j + 1), h("td", "", move), h("td", "srnb-r srnb-num", sc === undefined ? "—" : g3(sc)));
+      const tr = add(h("tr"), add(h("td"), this.chunkLabel(c)), h("td", "srnb-r srnb-num", i === undefined ? "—" : i + 1), h("td", "srnb-r srnb-num", j === undefined ? "—" : j + 1), h("td", "srnb-nowrap", move), h("td", "srnb-r srnb-num", sc === undefined ? "—" : g3(sc)));
       if (why) add(tr, add(h("td"), t(reasons[c] || "")));
       tb.appendChild(tr);
     }
