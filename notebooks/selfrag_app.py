@@ -17,13 +17,14 @@ app = marimo.App(width="medium", app_title="selfrag_nb")
 
 @app.cell
 def _():
+    import html
     import os
 
     import marimo as mo
 
     import selfrag_nb as sr
 
-    return mo, os, sr
+    return html, mo, os, sr
 
 
 @app.cell
@@ -90,11 +91,21 @@ def _(kb, model, mo, os, rerank, retrieval, rewrite, sr):
 
 
 @app.cell
-def _(mo, question, rag, roles, sr, user_id):
+def _(html, mo, question, rag, roles, sr, user_id):
     if question.value.strip():
         trace = rag.ask(question.value, user=sr.User(user_id.value.strip() or "anonymous", roles=roles.value))
-        # Answer text comes from documents: shown as plain text, never as markdown.
-        _out = mo.vstack([mo.plain_text(f"{trace.outcome}: {trace.answer or ''}"), trace])
+        # Answer text comes from documents: escaped, never markdown; it wraps
+        # (mo.plain_text is a <pre>: one long line ran off the page).
+        _line = html.escape(f"{trace.outcome}: {trace.answer or ''}")
+        _out = mo.vstack(
+            [
+                mo.Html(
+                    f'<p class="srnb-answer-line tex2jax_ignore" style="white-space: pre-wrap; '
+                    f'overflow-wrap: break-word; margin: 0">{_line}</p>'
+                ),
+                trace,
+            ]
+        )
     else:
         trace = None
         _out = mo.md("Type a question.")

@@ -421,6 +421,9 @@ class Stepper:
         # Live views handed out by view(). Strong references: ipywidgets keeps
         # every open widget alive in its registry anyway, until it is closed.
         self._views: list[Any] = []
+        # The trace as it stood before the first what-if (override or dropped
+        # chunk), so the live view can show both; None without a what-if.
+        self._baseline: Trace | None = None
 
     def __repr__(self) -> str:
         return f"Stepper(done={self._done}, next={self._next_name()!r})"
@@ -481,15 +484,34 @@ class Stepper:
     def view(self) -> Any:
         """A live view of the trace so far (a ``display.widget.TraceWidget``). Display it once (its own cell);
         every stage run, re-run, override or dropped chunk then updates it in
-        place, so the view always shows what the stepper holds."""
+        place, so the view always shows what the stepper holds. After a
+        what-if it shows the current trace, labelled with the what-if, and
+        below it the trace as it was before the first what-if."""
         widget = widget_view(self.trace)
         self._views.append(widget)
+        self._refresh()
         return widget
 
+    def what_if(self) -> str:
+        """The what-ifs in force ("" when none): overrides and dropped chunks."""
+        parts = [
+            f"override {stage}: " + ", ".join(f"{k}={v!r}" for k, v in fields.items())
+            for stage, fields in self._ctx.overrides.items()
+        ]
+        parts += [f"without chunk {c}" for c in sorted(self._ctx.dropped)]
+        return "; ".join(parts)
+
+    def _before_what_if(self) -> None:
+        """Keep the trace as it is now, once, before a what-if changes it."""
+        if self._baseline is None and self.trace.records:
+            self._baseline = self.trace.model_copy(deep=True)
+
     def _refresh(self) -> None:
+        if not self.what_if():
+            self._baseline = None
         for widget in self._views:
             try:
-                widget.update(self.trace)
+                widget.update(self.trace, baseline=self._baseline, what_if=self.what_if())
             except Exception:  # noqa: BLE001 - a view that cannot redraw must not break the stage that ran
                 _log.warning("could not refresh a live trace view", exc_info=True)
 
@@ -566,6 +588,7 @@ class Stepper:
             raise InputError("override('decide', retrieve=...) needs True or False")
         if stage == "assess" and fields["action"] not in _ASSESS_ACTIONS:
             raise InputError(f"override('assess', action=...) must be one of {sorted(_ASSESS_ACTIONS)}")
+        self._before_what_if()
         self._ctx.overrides[stage] = dict(fields)
         if stage in self._done:
             self._truncate_from(stage)
@@ -575,7 +598,7 @@ class Stepper:
         """Forget an override; the stage re-runs normally on the next call."""
         if self._ctx.overrides.pop(stage, None) is not None and stage in self._done:
             self._truncate_from(stage)
-            self._refresh()
+        self._refresh()
 
     def drop_chunk(self, chunk_id: str) -> None:
         """ "What if" without this chunk: it is excluded from grading onwards
@@ -583,6 +606,7 @@ class Stepper:
         retrieval = self.trace.retrieval
         if retrieval is not None and chunk_id not in {h.chunk_id for h in retrieval.hits}:
             raise InputError(f"chunk {chunk_id!r} is not among the retrieved chunks")
+        self._before_what_if()
         self._ctx.dropped.add(chunk_id)
         if "grade" in self._done:
             self._truncate_from("grade")

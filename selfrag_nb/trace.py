@@ -12,7 +12,10 @@ in since inputs holding one are refused, is written as U+FFFD so that
       -> to_json / save / load / to_pandas / diff
 
 Each record carries its stage name, latency, the model calls it made and the
-fallbacks it took. Records never hold widgets: they inherit
+fallbacks it took. A record that names chunks (grade, rerank, assess,
+generate, verify) also carries ``refs``: chunk id -> ChunkRef (source, title,
+heading, rank, document status), filled by ``Trace.append`` and on load from
+the retrieval, so a record shown on its own still names its documents. Records never hold widgets: they inherit
 ``selfrag_nb._displayable.Displayable`` (to_html, to_text, _repr_mimebundle_,
 _display_), whose faces ``selfrag_nb.display`` registers per record type.
 """
@@ -25,12 +28,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticSerializationError
 
 from selfrag_nb._displayable import Displayable
 from selfrag_nb.flow import STAGES
-from selfrag_nb.store.types import Hit, User
+from selfrag_nb.store.types import ChunkRef, Hit, User
 
 if TYPE_CHECKING:  # pandas is heavy
     import pandas as pd
@@ -110,6 +113,18 @@ class _Record(_Displayable):
     fallbacks: list[Fallback] = Field(default_factory=list)
 
 
+class _NamesChunks(_Record):
+    """A record that mentions chunks by id, with what names them (see module doc)."""
+
+    #: chunk id -> the chunk's document, for every chunk this record names.
+    refs: dict[str, ChunkRef] = Field(default_factory=dict)
+
+    def chunk_ids(self) -> list[str]:
+        """Every chunk id this record names, in order of first mention
+        (each subclass says where its ids are)."""
+        return []
+
+
 class Decision(_Record):
     stage: Literal["decide"] = "decide"
     retrieve: bool
@@ -171,7 +186,7 @@ class Grade(_Frozen):
     latency_ms: float = 0.0
 
 
-class Grades(_Record):
+class Grades(_NamesChunks):
     stage: Literal["grade"] = "grade"
     #: In retrieval order, one per graded chunk.
     items: list[Grade]
@@ -184,8 +199,11 @@ class Grades(_Record):
     #: follow-up the rewrite that completed it from the history.
     question: str = ""
 
+    def chunk_ids(self) -> list[str]:
+        return list(dict.fromkeys([*(g.chunk_id for g in self.items), *self.kept]))
 
-class Rerank(_Record):
+
+class Rerank(_NamesChunks):
     stage: Literal["rerank"] = "rerank"
     before: list[str]
     after: list[str]
@@ -194,9 +212,14 @@ class Rerank(_Record):
     keep: int = 5
     #: Set when the previous order was kept: the reason (protocol violation, error).
     fallback: str | None = None
+    #: chunk id -> why the reranker placed it there, when the reranker says.
+    reasons: dict[str, str] = Field(default_factory=dict)
+
+    def chunk_ids(self) -> list[str]:
+        return list(dict.fromkeys([*self.before, *self.after]))
 
 
-class Assessment(_Record):
+class Assessment(_NamesChunks):
     stage: Literal["assess"] = "assess"
     action: Literal["answer", "clarify", "refuse", "answer_without_evidence"]
     reason: str
@@ -205,6 +228,9 @@ class Assessment(_Record):
     applies: str = ""
     evidence: list[str] = Field(default_factory=list)
 
+    def chunk_ids(self) -> list[str]:
+        return list(dict.fromkeys(self.evidence))
+
 
 class Citation(_Frozen):
     marker: int
@@ -212,7 +238,7 @@ class Citation(_Frozen):
     valid: bool = True
 
 
-class Generation(_Record):
+class Generation(_NamesChunks):
     stage: Literal["generate"] = "generate"
     answer: str
     mode: Literal["grounded", "strict", "direct", "clarify", "refuse"] = "grounded"
@@ -220,6 +246,9 @@ class Generation(_Record):
     #: chunk_ids in [n] order as shown to the model.
     evidence: list[str] = Field(default_factory=list)
     attempt: int = 1
+
+    def chunk_ids(self) -> list[str]:
+        return list(dict.fromkeys([*self.evidence, *(c.chunk_id for c in self.citations if c.chunk_id)]))
 
 
 class ClaimEvidence(_Frozen):
@@ -242,13 +271,18 @@ class Claim(_Frozen):
     end: int = -1
 
 
-class Support(_Record):
+class Support(_NamesChunks):
     stage: Literal["verify"] = "verify"
     claims: list[Claim]
     overall_confidence: int = 0
     recommendation: Literal["ACCEPT", "ADD_DISCLAIMER", "REGENERATE"] = "REGENERATE"
     is_fully_supported: bool = False
     attempt: int = 1
+
+    def chunk_ids(self) -> list[str]:
+        return list(
+            dict.fromkeys(x for c in self.claims for x in (*c.cited, *(e.chunk_id for e in c.evidence)))
+        )
 
 
 class Outcome(_Record):
@@ -397,8 +431,32 @@ class Trace(_Displayable):
         )
 
     # -- mutation (pipeline and stepper only) ----------------------------
+    @model_validator(mode="after")
+    def _name_chunks(self) -> Trace:
+        # Traces saved before records carried refs get them on load.
+        for i, rec in enumerate(self.records):
+            self.records[i] = self._with_refs(rec, i)
+        return self
+
+    def _with_refs(self, record: Record, upto: int) -> Record:
+        """``record`` with a ChunkRef for each chunk it names that the
+        retrieval before position ``upto`` found and the record lacks."""
+        if not isinstance(record, _NamesChunks):
+            return record
+        missing = [c for c in record.chunk_ids() if c not in record.refs]
+        if not missing:
+            return record
+        found: dict[str, Hit] = {}
+        for rec in self.records[:upto]:
+            if isinstance(rec, Retrieval):
+                found.update((h.chunk_id, h) for h in rec.hits)
+        new = {c: ChunkRef.from_hit(found[c]) for c in missing if c in found}
+        if not new:
+            return record
+        return record.model_copy(update={"refs": {**record.refs, **new}})
+
     def append(self, record: Record) -> None:
-        self.records.append(record)
+        self.records.append(self._with_refs(record, len(self.records)))
 
     def truncate_before(self, stage: str) -> None:
         """Drop the first record of ``stage`` and everything after it."""

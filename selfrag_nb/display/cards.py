@@ -2,6 +2,8 @@
 
     Ctx / ctx_for(obj)   what a record's view may borrow from its trace
                          (chunk texts from the retrieval, support per attempt)
+                         and how it names chunks (its own ``refs`` when alone):
+                         label(id) = #rank file › heading path + trust flags
     card(rec, badges, body)  one .srnb-card: stage title, badges, latency,
                              model-call count, fallbacks banner, body, calls_view
     badge meta row fold bar  small trusted pieces around escaped text
@@ -12,14 +14,16 @@ Every text goes through markup.py (``esc`` / ``block`` / ``escape``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from selfrag_nb.display.markup import block, esc, escape, fmt_cost, fmt_ms, fmt_tokens, pct
+from selfrag_nb.display.markup import attr, block, cut, esc, escape, fmt_cost, fmt_ms, fmt_tokens, pct
+from selfrag_nb.display.names import chunk_name, short_id
 from selfrag_nb.flow import TITLES
-from selfrag_nb.store.types import Hit
-from selfrag_nb.trace import Fallback, ModelCall, Retrieval, Support, Trace
+from selfrag_nb.store.types import ChunkRef, Hit
+from selfrag_nb.trace import Fallback, ModelCall, Outcome, Retrieval, Support, Trace, _NamesChunks
 
 __all__ = [
     "CALL_TEXT_LIMIT",
@@ -31,15 +35,19 @@ __all__ = [
     "VERDICT_LABEL",
     "Ctx",
     "badge",
+    "band_of",
     "bar",
+    "breakable",
     "calls_view",
     "card",
     "costs",
     "ctx_for",
     "fallbacks",
+    "flags_html",
     "fold",
     "meta",
     "offline_badge",
+    "outcome_tone",
     "row",
 ]
 
@@ -71,18 +79,38 @@ class Ctx:
     """What a record's view may borrow from the rest of its trace."""
 
     chunks: dict[str, Hit] = field(default_factory=dict)
+    refs: dict[str, ChunkRef] = field(default_factory=dict)
     supports: dict[int, Support] = field(default_factory=dict)
     in_trace: bool = False
 
-    def label(self, chunk_id: str) -> str:
-        hit = self.chunks.get(chunk_id)
-        if hit is None:
-            return esc(chunk_id, 200)
-        return f'<span class="srnb-src">{esc(hit.source, 300)}</span> <span class="srnb-id">{esc(chunk_id, 200)}</span>'
+    def name(self, chunk_id: str) -> dict[str, Any] | None:
+        ref = self.refs.get(chunk_id)
+        return chunk_name(ref) if ref is not None else None
+
+    def label(self, chunk_id: str, *, rank: bool = True) -> str:
+        """#rank, file name, title › heading, trust flags; the id on hover."""
+        n = self.name(chunk_id)
+        if n is None:
+            return (
+                f'<span class="srnb-id" title="chunk {attr(chunk_id)}">{esc(short_id(chunk_id), 40)}</span>'
+            )
+        tip = attr(f"{n['source']} · chunk {chunk_id}")
+        out = f'<span class="srnb-chunk" title="{tip}">'
+        if rank and n["rank"]:
+            out += f'<span class="srnb-rank">#{n["rank"]}</span> '
+        out += f'<span class="srnb-src">{breakable(n["file"], 300)}</span>'
+        if n["path"]:
+            out += f' <span class="srnb-path">{esc(n["path"], 300)}</span>'
+        return out + flags_html(n["flags"]) + "</span>"
 
     def short(self, chunk_id: str, n: int = 28) -> str:
-        hit = self.chunks.get(chunk_id)
-        name = hit.source.rsplit("/", 1)[-1] if hit else chunk_id
+        """Plain text: the file name (⚠ first when superseded), cut with an ellipsis."""
+        info = self.name(chunk_id)
+        if info is None:
+            return short_id(chunk_id)
+        name = str(info["file"])
+        if any(tone == "bad" for _, tone, _ in info["flags"]):
+            name = "⚠ " + name
         return name if len(name) <= n else name[: n - 1] + "…"
 
 
@@ -93,8 +121,15 @@ def ctx_for(obj: object) -> Ctx:
         for ret in obj._all(Retrieval):
             for h in ret.hits:
                 ctx.chunks.setdefault(h.chunk_id, h)
+                ctx.refs.setdefault(h.chunk_id, ChunkRef.from_hit(h))
         for sup in obj.supports:
             ctx.supports[sup.attempt] = sup
+        for rec in obj.records:
+            if isinstance(rec, _NamesChunks):
+                for k, v in rec.refs.items():
+                    ctx.refs.setdefault(k, v)
+    elif isinstance(obj, _NamesChunks):
+        ctx.refs.update(obj.refs)
     return ctx
 
 
@@ -103,7 +138,7 @@ def ctx_for(obj: object) -> Ctx:
 
 def badge(text: str, tone: str = "", title: str = "") -> str:
     cls = f"srnb-badge srnb-{tone}" if tone else "srnb-badge"
-    t = f' title="{escape(title)}"' if title else ""
+    t = f' title="{attr(title)}"' if title else ""
     return f'<span class="{cls}"{t}>{esc(text, 200)}</span>'
 
 
@@ -213,6 +248,24 @@ def card(rec: Any, badges: str, body: str, extra_meta: Sequence[str] = ()) -> st
     )
 
 
+_BREAK_AFTER = re.compile(r"(?<=[/_\-.])")
+
+
+def breakable(text: str, limit: int = 300) -> str:
+    """A name (file, path, id) that may wrap after / _ - . but never inside a word."""
+    s, note = cut(text, limit)
+    return "<bdi>" + "<wbr>".join(escape(p, ctl="span") for p in _BREAK_AFTER.split(s)) + "</bdi>" + note
+
+
+def flags_html(flags: Sequence[Sequence[str]]) -> str:
+    return "".join(f" {badge(text, tone, tip)}" for text, tone, tip in flags)
+
+
+def band_of(score: float, low: int = 50, high: int = 80) -> str:
+    """The colour band a 0-100 value falls in: the colour follows the value."""
+    return "high" if score >= high else "partial" if score >= low else "irrelevant"
+
+
 def bar(score: float, band: str, ticks: Sequence[int] = (), title: str = "") -> str:
     """A 0-100 bar; ``ticks`` are the threshold lines drawn across it."""
     lines = "".join(f'<div class="srnb-tick" style="left:{pct(t)}"></div>' for t in ticks)
@@ -221,3 +274,32 @@ def bar(score: float, band: str, ticks: Sequence[int] = (), title: str = "") -> 
         f'<div class="srnb-bar" title="{tip}">'
         f'<div class="srnb-bar-fill srnb-fill-{band}" style="width:{pct(score)}"></div>{lines}</div>'
     )
+
+
+_OUTCOME_TONE = {
+    "answered": "ok",
+    "direct": "ok",
+    "disclaimed": "warn",
+    "regenerated": "warn",
+    "clarify": "warn",
+    "refused": "bad",
+}
+
+
+def outcome_tone(o: Outcome | None, support: Support | None = None) -> str:
+    """The badge colour of an outcome, from its values: an answer is green only
+    when nothing about it is doubtful (deadline, dropped claims, a disclaimer,
+    or its verification's confidence / recommendation)."""
+    if o is None:
+        return "info"
+    tone = _OUTCOME_TONE[o.outcome]
+    if o.deadline_exceeded:
+        return "bad"
+    if tone == "ok" and (o.dropped_claims or o.disclaimer):
+        tone = "warn"
+    if support is not None and o.outcome in {"answered", "disclaimed", "regenerated"}:
+        if support.overall_confidence < 50 or support.recommendation == "REGENERATE":
+            return "bad"
+        if tone == "ok" and (support.overall_confidence < 80 or not support.is_fully_supported):
+            tone = "warn"
+    return tone

@@ -6,7 +6,7 @@
          Assessment Generation Support Outcome Hits  (each -> one .srnb-card,
          built from cards.py: card, badge, meta, row, fold, bar, calls_view)
       -> Trace = header + every record's card in order + timeline/cost footer
-      -> '<div class="srnb-root" dir="ltr"><style>trace.css</style> ... </div>'
+      -> '<div class="srnb-root tex2jax_ignore mathjax_ignore" dir="ltr"><style>trace.css</style> ... </div>'
 
 Safety rules every renderer follows (all text passes through markup.py's
 ``escape``, mostly via ``esc`` / ``block`` / ``marked``):
@@ -38,12 +38,16 @@ from selfrag_nb.display.cards import (
     VERDICT_LABEL,
     Ctx,
     badge,
+    band_of,
     bar,
+    breakable,
     card,
     ctx_for,
+    flags_html,
     fold,
     meta,
     offline_badge,
+    outcome_tone,
     row,
 )
 from selfrag_nb.display.markup import (
@@ -59,6 +63,8 @@ from selfrag_nb.display.markup import (
     marked,
     pct,
 )
+from selfrag_nb.display.names import chunk_name, search_ranks
+from selfrag_nb.display.rerank_view import rerank_card
 from selfrag_nb.errors import InputTypeError
 from selfrag_nb.store.types import Hit, Hits
 from selfrag_nb.trace import (
@@ -79,6 +85,7 @@ __all__ = [
     "OFFLINE_NOTE",
     "PAGE",
     "RECORD_TYPES",
+    "ROOT_CLASS",
     "STAGE_TITLES",
     "STATIC_MAX_ITEMS",
     "TEXT_LIMIT",
@@ -86,6 +93,10 @@ __all__ = [
     "render_body",
     "static_html",
 ]
+
+#: Every view's root: our class plus the classes that tell MathJax (JupyterLab,
+#: Notebook, nbconvert) to leave it alone, or "cost $0 -> $0" becomes maths.
+ROOT_CLASS = "srnb-root tex2jax_ignore mathjax_ignore"
 
 # ------------------------------------------------------------ records
 
@@ -141,23 +152,41 @@ def _rewrite(r: Rewrite, ctx: Ctx) -> str:
     return card(r, tag, body)
 
 
-def _score_line(scores: dict[str, float]) -> str:
-    return " · ".join(f"{esc(k, 40)} {v:.3g}" for k, v in sorted(scores.items()))
+#: What each raw search score is, for the details of a hit.
+SCORE_NAMES = {
+    "vector": "vector similarity (1 − cosine distance)",
+    "vector_distance": "cosine distance",
+    "fts": "keyword score (BM25)",
+    "hybrid": "fused score (reciprocal rank fusion of the two ranks)",
+}
+
+
+def _score_rows(scores: dict[str, float]) -> str:
+    return "".join(
+        row(SCORE_NAMES.get(k, k), f'<span class="srnb-num">{v:.3g}</span>')
+        for k, v in sorted(scores.items())
+    )
 
 
 def _hit_item(h: Hit, i: int) -> str:
-    name = h.title + (" › " + h.heading if h.heading else "") if (h.title or h.heading) else ""
+    n = chunk_name(h)
+    # Per-leg ranks explain a fused order; a single-leg score is in list order already.
+    how = search_ranks(h) or (f"score {h.score:.3g}" if h.score else "")
     summary = (
         f'<span class="srnb-hit-h"><span class="srnb-rank">#{h.rank or i}</span>'
-        f'<span class="srnb-src">{esc(h.source, 500)}</span>'
-        + (f"<span>{esc(name, 500)}</span>" if name else "")
-        + f'<span class="srnb-num">score {h.score:.3g}</span>'
-        + (f'<span class="srnb-meta">{_score_line(h.scores)}</span>' if h.scores else "")
+        f'<span class="srnb-src">{breakable(n["file"], 300)}</span>'
+        + (f'<span class="srnb-path">{esc(n["path"], 500)}</span>' if n["path"] else "")
+        + flags_html(n["flags"])
+        + (f'<span class="srnb-meta">{esc(how, 200)}</span>' if how else "")
         + "</span>"
     )
     return (
         f'<details class="srnb-details srnb-hit"><summary>{summary}</summary>'
-        f'<div class="srnb-id">{esc(h.chunk_id, 300)} · doc {esc(h.doc_id, 300)}</div>{block(h.text)}</details>'
+        + row("source", breakable(h.source, 500))
+        + row("chunk", f'<span class="srnb-id">{breakable(h.chunk_id, 300)}</span>')
+        + row("document", f'<span class="srnb-id">{breakable(h.doc_id, 300)}</span>')
+        + _score_rows(h.scores)
+        + f"{block(h.text)}</details>"
     )
 
 
@@ -209,7 +238,11 @@ def _grades(g: Grades, ctx: Ctx) -> str:
     rows = []
     for x in g.items:
         hit = ctx.chunks.get(x.chunk_id)
-        src = x.source or (hit.source if hit else "")
+        name = (
+            ctx.label(x.chunk_id)
+            if x.chunk_id in ctx.refs
+            else f'<span class="srnb-src">{breakable(x.source or "?")}</span>'
+        )
         notes = ""
         if x.key_info:
             notes += row("key info", esc(x.key_info, 4000))
@@ -221,8 +254,7 @@ def _grades(g: Grades, ctx: Ctx) -> str:
             notes += f'<details class="srnb-details"><summary>chunk</summary>{block(hit.text)}</details>'
         rel = badge("✓ relevant", "ok") if x.relevant else badge("✗ not relevant", "bad")
         rows.append(
-            f'<div class="srnb-grade"><div><span class="srnb-src">{esc(src or "?", 300)}</span> '
-            f'<span class="srnb-id">{esc(x.chunk_id, 300)}</span></div>'
+            f'<div class="srnb-grade"><div class="srnb-grade-name">{name}</div>'
             f"{bar(x.score, x.band, (g.relevance_cutoff, g.high_relevance), f'score {x.score} (cutoff {g.relevance_cutoff}, high {g.high_relevance})')}"
             f'<div><span class="srnb-num">{x.score:>3}</span> {rel} {meta(esc(x.band, 20))}</div>'
             + (f'<div class="srnb-grade-notes">{notes}</div>' if notes else "")
@@ -231,7 +263,7 @@ def _grades(g: Grades, ctx: Ctx) -> str:
     best = max((x.score for x in g.items), default=None)
     body = legend + fold(rows, "grades")
     if g.kept:
-        body += row("kept (by score)", ", ".join(esc(ctx.short(k, 60), 100) for k in g.kept))
+        body += row("kept (by score)", ", ".join(ctx.label(k) for k in g.kept))
     tag = badge(f"{n_rel}/{len(g.items)} relevant", "ok" if n_rel else "bad")
     return card(
         g,
@@ -243,89 +275,6 @@ def _grades(g: Grades, ctx: Ctx) -> str:
             f"concurrency {g.concurrency}",
         ),
     )
-
-
-def _bump_svg(r: Rerank, ctx: Ctx) -> str:
-    """Before/after order as a slope chart: one line per chunk, dropped chunks dashed."""
-    n = max(len(r.before), len(r.after), 1)
-    n = min(n, 50)
-    row_h, top, width = 20, 22, 460
-    lx, rx = 190, 270
-    height = top + n * row_h + 6
-    after_pos = {c: i for i, c in enumerate(r.after)}
-    parts = [
-        f'<svg class="srnb-svg" role="img" aria-label="rerank order before and after" '
-        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
-        f'<text class="srnb-svg-label" x="{lx}" y="14" text-anchor="end" font-weight="600">before</text>',
-        f'<text class="srnb-svg-label" x="{rx}" y="14" font-weight="600">after</text>',
-    ]
-    for i, c in enumerate(r.before[:n]):
-        y = top + i * row_h + 10
-        parts.append(
-            f'<text class="srnb-svg-label" x="{lx - 8}" y="{y + 4}" text-anchor="end">'
-            f"{i + 1}. {escape(ctx.short(c))}</text>"
-        )
-        j = after_pos.get(c)
-        if j is not None and j < n:
-            y2 = top + j * row_h + 10
-            parts.append(
-                f'<path class="srnb-svg-line" d="M{lx} {y} C{lx + 40} {y} {rx - 40} {y2} {rx} {y2}"/>'
-            )
-        else:
-            parts.append(f'<path class="srnb-svg-line srnb-svg-drop" d="M{lx} {y} L{lx + 30} {y}"/>')
-    for j, c in enumerate(r.after[:n]):
-        y2 = top + j * row_h + 10
-        score = r.scores.get(c)
-        s = f" ({score:.3g})" if score is not None else ""
-        parts.append(
-            f'<text class="srnb-svg-label" x="{rx + 8}" y="{y2 + 4}">'
-            f"{j + 1}. {escape(ctx.short(c))}{s}</text>"
-        )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def _rerank(r: Rerank, ctx: Ctx) -> str:
-    body = ""
-    if r.fallback:
-        body += (
-            f'<div class="srnb-banner srnb-banner-bad"><strong>fallback: previous order kept</strong> — '
-            f"{esc(r.fallback, 2000)}</div>"
-        )
-    body += _bump_svg(r, ctx)
-    after_pos = {c: i for i, c in enumerate(r.after)}
-    rows = []
-    for i, c in enumerate(r.before):
-        j = after_pos.get(c)
-        if j is None:
-            move = '<span class="srnb-muted">✗ dropped</span>'
-        elif j < i:
-            move = f"↑ {i - j}"
-        elif j > i:
-            move = f"↓ {j - i}"
-        else:
-            move = "= same"
-        score = r.scores.get(c)
-        rows.append(
-            f'<tr><td>{ctx.label(c)}</td><td class="srnb-r srnb-num">{i + 1}</td>'
-            f'<td class="srnb-r srnb-num">{"—" if j is None else j + 1}</td><td>{move}</td>'
-            f'<td class="srnb-r srnb-num">{"—" if score is None else f"{score:.3g}"}</td></tr>'
-        )
-    extra = [c for c in r.after if c not in set(r.before)]
-    for c in extra:
-        rows.append(
-            f'<tr><td>{ctx.label(c)}</td><td class="srnb-r">—</td>'
-            f'<td class="srnb-r srnb-num">{after_pos[c] + 1}</td><td>new</td><td></td></tr>'
-        )
-    table = (
-        '<table class="srnb-table"><thead><tr><th>chunk</th><th class="srnb-r">before</th>'
-        '<th class="srnb-r">after</th><th>move</th><th class="srnb-r">score</th></tr></thead><tbody>'
-    )
-    body += fold(rows, "chunks", wrap=(table, "</tbody></table>"))
-    tag = badge(
-        "fallback" if r.fallback else f"{len(r.before)} → {len(r.after)}", "bad" if r.fallback else "info"
-    )
-    return card(r, tag, body, (f"by {esc(r.reranker or 'unknown reranker', 200)}", f"keep {r.keep}"))
 
 
 _ACTION_TONE = {"answer": "ok", "clarify": "warn", "refuse": "bad", "answer_without_evidence": "warn"}
@@ -411,10 +360,11 @@ def _generation(g: Generation, ctx: Ctx) -> str:
             items.append(f'<li class="srnb-list-item">[{c.marker}] {ctx.label(c.chunk_id)}{flag}</li>')
         body += f'<div class="srnb-col-h">citations</div><ul class="srnb-list">{"".join(items)}</ul>'
     if g.evidence:
-        body += row(
-            "evidence shown",
-            " ".join(f"[{i}] {esc(ctx.short(c, 60), 100)}" for i, c in enumerate(g.evidence, 1)),
+        shown = "".join(
+            f'<li class="srnb-list-item">[{i}] {ctx.label(c)}</li>' for i, c in enumerate(g.evidence, 1)
         )
+        body += f'<div class="srnb-col-h">evidence shown to the model</div><ul class="srnb-list">{shown}</ul>'
+
     n_bad = sum(1 for c in g.citations if not c.valid)
     badges = badge(g.mode, "info") + (badge(f"{n_bad} invalid citation(s)", "bad") if n_bad else "")
     return card(g, badges, body, (f"attempt {g.attempt}", f"{len(g.answer):,} chars"))
@@ -449,7 +399,7 @@ def _claim_item(c: Claim, i: int, ctx: Ctx) -> str:
     summary = (
         f'<span class="srnb-rank">{i}.</span>{badge(VERDICT_ICON[c.verdict] + " " + VERDICT_LABEL[c.verdict], tone)} '
         f'<span class="srnb-claim srnb-v-{c.verdict}">{esc(c.text, 4000)}</span>'
-        + (f" {meta('cites ' + ', '.join(esc(x, 200) for x in c.cited))}" if c.cited else "")
+        + (f" {meta('cites ' + ', '.join(ctx.label(x, rank=False) for x in c.cited))}" if c.cited else "")
         + (f" {badge('⚠ citation error', 'bad')}" if c.citation_error else "")
     )
     body = ""
@@ -464,7 +414,8 @@ def _support(s: Support, ctx: Ctx) -> str:
     errs = sum(1 for c in s.claims if c.citation_error)
     tone = {"ACCEPT": "ok", "ADD_DISCLAIMER": "warn", "REGENERATE": "bad"}[s.recommendation]
     conf = (
-        f'<div class="srnb-grade"><div>overall confidence</div>{bar(s.overall_confidence, "high")}'
+        f'<div class="srnb-grade"><div class="srnb-grade-name">overall confidence</div>'
+        f"{bar(s.overall_confidence, band_of(s.overall_confidence), (50, 80), f'confidence {s.overall_confidence} of 100')}"
         f'<div><span class="srnb-num">{s.overall_confidence}</span></div></div>'
     )
     body = (
@@ -487,16 +438,6 @@ def _support(s: Support, ctx: Ctx) -> str:
     return card(s, badges, body, (f"attempt {s.attempt}", f"confidence {s.overall_confidence}"))
 
 
-_OUTCOME_TONE = {
-    "answered": "ok",
-    "direct": "ok",
-    "disclaimed": "warn",
-    "regenerated": "warn",
-    "clarify": "warn",
-    "refused": "bad",
-}
-
-
 def _outcome(o: Outcome, ctx: Ctx) -> str:
     body = ""
     if o.deadline_exceeded:
@@ -514,7 +455,8 @@ def _outcome(o: Outcome, ctx: Ctx) -> str:
         body += f'<div class="srnb-col-h">dropped claims ({len(o.dropped_claims)})</div><ul class="srnb-list">{items}</ul>'
     if o.skipped:
         body += row("skipped (deadline)", esc(", ".join(o.skipped), 500))
-    return card(o, badge(o.outcome, _OUTCOME_TONE[o.outcome]), body)
+    sup = max(ctx.supports.items())[1] if ctx.supports else None
+    return card(o, badge(o.outcome, outcome_tone(o, sup)), body)
 
 
 # --------------------------------------------------------------- trace
@@ -563,7 +505,7 @@ def _trace(t: Trace, ctx: Ctx) -> str:
     head = (
         f'<div class="srnb-head"><div class="srnb-q" dir="auto">{escape(q, ctl="span")}{q_note}</div>'
         + '<div class="srnb-totals">'
-        + (badge(outcome, _OUTCOME_TONE.get(outcome, "")) if outcome else badge("in progress", "info"))
+        + (badge(outcome, outcome_tone(t.finish, t.support)) if outcome else badge("in progress", "info"))
         + meta(
             f"user {esc(t.user.id, 200)}"
             + (f" ({esc(', '.join(t.user.roles), 500)})" if t.user.roles else ""),
@@ -595,7 +537,7 @@ _RENDERERS: dict[type, Callable[[Any, Ctx], str]] = {
     Rewrite: _rewrite,
     Retrieval: _retrieval,
     Grades: _grades,
-    Rerank: _rerank,
+    Rerank: rerank_card,
     Assessment: _assessment,
     Generation: _generation,
     Support: _support,
@@ -629,4 +571,4 @@ def css() -> str:
 
 def static_html(obj: object) -> str:
     """Self-contained static HTML for a record, a Trace or Hits."""
-    return f'<div class="srnb-root" dir="ltr"><style>{css()}</style>{render_body(obj)}</div>'
+    return f'<div class="{ROOT_CLASS}" dir="ltr"><style>{css()}</style>{render_body(obj)}</div>'

@@ -2,6 +2,7 @@
 
     esm("trace.js") = "const CTL = /[...]/g;"   generated from selfrag_nb.text.VIEW_CONTROLS
                       + static/prelude.js       shared DOM helpers (h, add, t, badge, ...)
+                      + PARTS["trace.js"]       the view's other files (trace_chunks.js)
                       + static/trace.js         the view's own code, ``export default { render }``
 
 Each widget class sets ``_esm = esm(<its file>)`` (anywidget takes the module
@@ -17,9 +18,11 @@ from pathlib import Path
 from selfrag_nb.errors import InputError
 from selfrag_nb.text import VIEW_CONTROLS, char_class
 
-__all__ = ["ctl_line", "esm"]
+__all__ = ["PARTS", "ctl_line", "esm"]
 
 STATIC = Path(__file__).parent / "static"
+#: Files joined before a view's own file (a view split to stay readable).
+PARTS: dict[str, tuple[str, ...]] = {"trace.js": ("trace_chunks.js",)}
 
 
 def ctl_line() -> str:
@@ -34,7 +37,6 @@ def ctl_line() -> str:
 
 @cache
 def esm(name: str) -> str:
-    """The module source for the view ``static/<name>``: CTL + prelude.js + the view."""
-    prelude = (STATIC / "prelude.js").read_text(encoding="utf-8")
-    view = (STATIC / name).read_text(encoding="utf-8")
-    return f"{ctl_line()}\n{prelude}\n{view}"
+    """The module source for the view ``static/<name>``: CTL + prelude.js + its parts + the view."""
+    files = ["prelude.js", *PARTS.get(name, ()), name]
+    return ctl_line() + "\n" + "\n".join((STATIC / f).read_text(encoding="utf-8") for f in files)

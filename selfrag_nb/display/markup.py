@@ -5,6 +5,8 @@
                                    (CONTROL_RE = text.VIEW_CONTROLS) shown as a label:
                                      ctl="text"  ⟨U+202E⟩      anywhere (attributes, SVG, tables)
                                      ctl="span"  <span class="srnb-ctl">U+202E</span>  element content
+      attr(text)          an attribute value (tooltips): escape, and "=" as &#61; so
+                          no "name=" of the data ever reads like an attribute
       esc(text, limit)    inline: escape + truncation note, isolated in <bdi>
       block(text, limit)  a paragraph, dir="auto"
       marked(text, ranges) a block with trusted tags around character ranges
@@ -29,6 +31,7 @@ from selfrag_nb.text import VIEW_CONTROLS, char_class
 __all__ = [
     "CONTROL_RE",
     "TEXT_LIMIT",
+    "attr",
     "block",
     "cut",
     "esc",
@@ -70,6 +73,11 @@ def escape(text: object, *, ctl: Literal["text", "span"] = "text") -> str:
     ``ctl="span"`` labels them with a styled span (element content only)."""
     escaped = html.escape(str(text), quote=True)
     return CONTROL_RE.sub(_span_label if ctl == "span" else _text_label, escaped)
+
+
+def attr(text: object, limit: int = 500) -> str:
+    """A tooltip or other attribute value made of data: escaped, cut, ``=`` encoded."""
+    return escape(str(text)[:limit]).replace("=", "&#61;")
 
 
 def cut(text: str, limit: int) -> tuple[str, str]:

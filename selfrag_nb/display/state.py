@@ -5,6 +5,11 @@
          (hit texts move to ``chunks`` so they are sent once)
       -> claims get ``span`` (offsets in the answer) and each evidence ``loc``
          (offsets in its chunk) so the JS only slices, never searches
+      -> refs: chunk id -> names.chunk_name (file, heading path, rank, trust
+         flags) for every chunk a record names, so the widget names chunks as
+         the static HTML does; outcomes get their value-driven ``tone``
+      -> widget_state(trace, baseline=earlier trace): a stepper's what-if
+         shows the current trace and, below it, the one before the what-if
       -> over STATE_BUDGET bytes? cut harder and rebuild
 
 Everything here is plain data: the browser renders it with ``textContent``.
@@ -15,11 +20,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from selfrag_nb.display.cards import OFFLINE_NOTE, PAGE
+from selfrag_nb.display.cards import OFFLINE_NOTE, PAGE, band_of, outcome_tone
 from selfrag_nb.display.markup import find_all, locate_span
+from selfrag_nb.display.names import chunk_name, search_ranks
 from selfrag_nb.display.text import text_summary
-from selfrag_nb.store.types import Hit, Hits
-from selfrag_nb.trace import Claim, Retrieval, Support, Trace
+from selfrag_nb.store.types import ChunkRef, Hit, Hits
+from selfrag_nb.trace import Claim, Outcome, Retrieval, Support, Trace, _NamesChunks
 
 __all__ = ["STATE_BUDGET", "state_size", "widget_state"]
 
@@ -63,6 +69,8 @@ def _hit_row(h: Hit) -> dict[str, Any]:
         "score": h.score,
         "scores": h.scores,
         "rank": h.rank,
+        "ranks": h.ranks,
+        "how": search_ranks(h),
     }
 
 
@@ -94,15 +102,23 @@ def _build(obj: object, limits: tuple[int, int, int]) -> dict[str, Any]:
     else:
         records = [obj]
         kind = str(obj.stage)  # type: ignore[attr-defined]  # every record has its stage name
+    refs: dict[str, ChunkRef] = {}
     for r in records:
         if isinstance(r, Retrieval):
             for h in r.hits:
                 chunks.setdefault(h.chunk_id, _chunk(h, chunk_n))
+                refs.setdefault(h.chunk_id, ChunkRef.from_hit(h))
+        if isinstance(r, _NamesChunks):
+            for k, v in r.refs.items():
+                refs.setdefault(k, v)
+    if isinstance(obj, Hits):
+        refs.update((h.chunk_id, ChunkRef.from_hit(h)) for h in obj.hits)
+    latest_support = obj.support if isinstance(obj, Trace) else None
     answers = {g.attempt: g.answer for g in obj.generations} if isinstance(obj, Trace) else {}
 
     out_records = []
     for r in records:
-        d = r.model_dump(mode="json", exclude={"calls", "hits", "claims"})
+        d = r.model_dump(mode="json", exclude={"calls", "hits", "claims", "refs"})
         d = _trim(d, other_n)
         d["calls"] = [
             _trim(c.model_dump(mode="json", exclude={"messages", "raw"}), other_n)
@@ -119,6 +135,10 @@ def _build(obj: object, limits: tuple[int, int, int]) -> dict[str, Any]:
             d["claims"] = [
                 _trim(c.model_dump(mode="json"), other_n) | _claim_extras(c, answer, chunks) for c in r.claims
             ]
+        if isinstance(r, Support):
+            d["band"] = band_of(r.overall_confidence)
+        if isinstance(r, Outcome):
+            d["tone"] = outcome_tone(r, latest_support)
         out_records.append(d)
 
     state: dict[str, Any] = {
@@ -128,6 +148,7 @@ def _build(obj: object, limits: tuple[int, int, int]) -> dict[str, Any]:
         "page_size": PAGE,
         "records": out_records,
         "chunks": chunks,
+        "refs": {k: _trim(chunk_name(v), other_n) for k, v in refs.items()},
     }
     if isinstance(obj, Trace):
         tot = obj.totals
@@ -135,6 +156,7 @@ def _build(obj: object, limits: tuple[int, int, int]) -> dict[str, Any]:
             "question": _cut(obj.question, other_n),
             "user": {"id": obj.user.id, "roles": list(obj.user.roles)},
             "outcome": obj.outcome,
+            "outcome_tone": outcome_tone(obj.finish, obj.support),
             "offline": obj.offline,
             "totals": tot.model_dump(mode="json") | {"stages": len(obj.records)},
             "stages": _trim(obj.stage_table(), other_n),
@@ -160,11 +182,16 @@ def state_size(state: dict[str, Any]) -> int:
     return len(json.dumps(state, ensure_ascii=False).encode("utf-8"))
 
 
-def widget_state(obj: object) -> dict[str, Any]:
-    """The ``data`` trait for ``obj``: cut harder until it fits STATE_BUDGET."""
+def widget_state(obj: object, baseline: Trace | None = None, what_if: str = "") -> dict[str, Any]:
+    """The ``data`` trait for ``obj``: cut harder until it fits STATE_BUDGET.
+    ``baseline``: the trace before a stepper's what-if (``what_if`` says
+    what changed), shown below the current one; the two share the budget."""
     state: dict[str, Any] = {}
     for limits in _LIMITS:
         state = _build(obj, limits)
+        if baseline is not None:
+            state["baseline"] = _build(baseline, limits)
+            state["what_if"] = what_if
         if state_size(state) <= STATE_BUDGET:
             break
     return state

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from selfrag_nb.display.markup import fmt_cost, fmt_ms, neutralize
+from selfrag_nb.display.names import doc_flags, file_name
 from selfrag_nb.errors import InputTypeError
 from selfrag_nb.store.types import Hits
 from selfrag_nb.trace import (
@@ -96,8 +97,13 @@ def _rerank(r: Rerank) -> str:
     if r.fallback:
         return f"Rerank: fallback, previous order kept ({one_line(r.fallback, 60)}) · {fmt_ms(r.latency_ms)}"
     moved = sum(1 for i, c in enumerate(r.after) if i >= len(r.before) or r.before[i] != c)
+    ref = r.refs.get(r.after[0]) if r.after else None
+    top = ""
+    if ref is not None:  # the document now ranked first, and whether it is still current
+        flag = " (superseded)" if any(tone == "bad" for _, tone, _ in doc_flags(ref.doc)) else ""
+        top = f" · top {one_line(file_name(ref.source), 40)}{flag}"
     return (
-        f"Rerank: {len(r.before)} → {len(r.after)} kept{by} · {moved} moved · "
+        f"Rerank: {len(r.before)} → {len(r.after)} kept{by} · {moved} moved{top} · "
         f"{fmt_ms(r.latency_ms)}{_calls(r)}{_fb(r)}"
     )
 

@@ -6,7 +6,8 @@
       kind  = "trace" | stage name           one renderer per kind, textContent only
       selected_claim  <------------------>   click a claim -> its evidence span
       page            <------------------>   pager over hits / grades / claims
-      .update(obj) replaces data (a stepper re-running a stage refreshes the view)
+      .update(obj) replaces data (a stepper re-running a stage refreshes the view;
+                   baseline= the trace before its what-if, shown below)
 
 The .js/.css ship inside the package (no CDN, no build step), so the view
 works offline in JupyterLab 4, Notebook 7, VS Code and marimo
@@ -54,9 +55,10 @@ class TraceWidget(anywidget.AnyWidget):
         state = widget_state(obj)
         super().__init__(data=state, kind=state["kind"], **kwargs)
 
-    def update(self, obj: object) -> None:
-        """Show ``obj`` instead (same kind or not); selection and page reset."""
-        state = widget_state(obj)
+    def update(self, obj: object, baseline: Any = None, what_if: str = "") -> None:
+        """Show ``obj`` instead (same kind or not); selection and page reset.
+        ``baseline``: a Trace shown below ``obj`` as "before the what-if"."""
+        state = widget_state(obj, baseline=baseline, what_if=what_if)
         with self.hold_sync():
             self.selected_claim = -1
             self.page = 0

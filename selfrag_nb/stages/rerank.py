@@ -7,6 +7,7 @@
       -> validate_ranking(): not None, not empty, each item (index, score) with
          0 <= index < n, no duplicate index, finite score; optional full coverage
       -> sort by score desc (higher is better; a subset is allowed), keep rerank_keep
+      -> an item's optional "reason" (dict key or attribute, text) -> Rerank.reasons
     any violation / error / timeout -> previous order kept, Rerank.fallback = reason
 
 This is the validated rerank protocol (``RerankStage.choose``) with its exceptions
@@ -27,7 +28,7 @@ from selfrag_nb.rerankers import RankResponse
 from selfrag_nb.stages.base import Stage, StageContext, resolved_question
 from selfrag_nb.trace import Fallback, ModelCall, Rerank, Trace
 
-__all__ = ["RerankProtocolError", "RerankStage", "validate_ranking"]
+__all__ = ["RerankProtocolError", "RerankStage", "ranking_reasons", "validate_ranking"]
 
 #: Hard cap on candidates sent to a reranker (recall many, rerank a few).
 MAX_CANDIDATES = 50
@@ -98,6 +99,35 @@ def validate_ranking(
     return out
 
 
+#: Longest reranker reason kept per chunk (it is shown next to the chunk).
+MAX_REASON_CHARS = 500
+
+
+def ranking_reasons(ranking: Sequence[Any], n: int) -> dict[int, str]:
+    """index -> the reason a reranker gave for that item, for items that
+    carry a non-blank text ``reason`` (call after ``validate_ranking``;
+    anything else about reasons is ignored, never an error)."""
+    out: dict[int, str] = {}
+    for entry in ranking:
+        if isinstance(entry, dict):
+            index, reason = entry.get("index"), entry.get("reason")
+        elif isinstance(entry, (tuple, list, str, bytes)):
+            continue
+        else:
+            try:  # a reranker's result object may raise anything from a property
+                index, reason = getattr(entry, "index", None), getattr(entry, "reason", None)
+            except Exception:  # noqa: BLE001, S112 - see above: no reason is not an error
+                continue
+        if (
+            isinstance(index, numbers.Integral)
+            and 0 <= int(index) < n
+            and isinstance(reason, str)
+            and reason.strip()
+        ):
+            out[int(index)] = reason.strip()[:MAX_REASON_CHARS]
+    return out
+
+
 class RerankStage(Stage):
     name = "rerank"
 
@@ -160,12 +190,14 @@ class RerankStage(Stage):
         except RerankProtocolError as exc:
             return fallback(f"invalid rerank response: {exc}")
         after = [before[i] for i, _ in ranked[:keep]]
+        reasons = ranking_reasons(raw, len(before))
         return Rerank(
             latency_ms=(time.perf_counter() - t0) * 1000,
             calls=calls,
             before=before,
             after=after,
             scores={before[i]: score for i, score in ranked},
+            reasons={before[i]: why for i, why in reasons.items()},
             reranker=ctx.reranker_name,
             keep=keep,
         )

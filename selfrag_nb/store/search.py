@@ -2,6 +2,7 @@
 
     search(query, k, mode, user, where)
       access_filter(user) AND where -> LanceDB prefilter -> legs -> RRF (hybrid) -> Hits
+                                       (each hit keeps its per-leg scores and ranks)
     chunks(source) / sources()       what is stored (no ACL: for the owner, not for users)
 
 kb.py's docstring draws the flow in full.
@@ -111,10 +112,14 @@ class Search(Core):
             fused = RRFReranker(return_score="relevance").rerank_hybrid(query, vec_rows, fts_rows).slice(0, k)
         distance = _by_rowid(vec_rows, "_distance")
         bm25 = _by_rowid(fts_rows, "_score")
+        # Each leg's own order: RRF values (~1/60) mean little to a reader,
+        # "3rd by vector, 1st by keywords" does.
+        leg_rank = {"vector": _order(distance, high_first=False), "fts": _order(bm25, high_first=True)}
         hits = []
         for rank, r in enumerate(fused.to_pylist(), start=1):
             scores: dict[str, float] = {}
             rid = r["_rowid"]
+            ranks = {leg: pos[rid] for leg, pos in leg_rank.items() if rid in pos}
             if rid in distance:
                 scores["vector_distance"] = distance[rid]
                 scores["vector"] = 1.0 - distance[rid]
@@ -122,7 +127,7 @@ class Search(Core):
                 scores["fts"] = bm25[rid]
             if r.get("_relevance_score") is not None:
                 scores["hybrid"] = float(r["_relevance_score"])
-            hits.append(_hit(r, score=scores.get(mode, 0.0), scores=scores, rank=rank))
+            hits.append(_hit(r, score=scores.get(mode, 0.0), scores=scores, rank=rank, ranks=ranks))
         return hits
 
     def _search_failure(self, t: Any, doing: str, flt: str, where: str | None, exc: Exception) -> Exception:
@@ -152,7 +157,20 @@ def _by_rowid(table: pa.Table | None, column: str) -> dict[int, float]:
     return dict(zip(table["_rowid"].to_pylist(), map(float, table[column].to_pylist()), strict=True))
 
 
-def _hit(r: dict[str, Any], *, score: float, scores: dict[str, float], rank: int) -> Hit:
+def _order(values: dict[int, float], *, high_first: bool) -> dict[int, int]:
+    """1-based rank of each row id in one leg (ties keep the leg's order)."""
+    ids = sorted(values, key=lambda rid: -values[rid] if high_first else values[rid])
+    return {rid: i for i, rid in enumerate(ids, start=1)}
+
+
+def _hit(
+    r: dict[str, Any],
+    *,
+    score: float,
+    scores: dict[str, float],
+    rank: int,
+    ranks: dict[str, int] | None = None,
+) -> Hit:
     return Hit(
         source=r["source"],
         doc_id=r["doc_id"],
@@ -164,5 +182,6 @@ def _hit(r: dict[str, Any], *, score: float, scores: dict[str, float], rank: int
         score=score,
         scores=scores,
         rank=rank,
+        ranks=ranks or {},
         metadata=json.loads(r["metadata"]) if r.get("metadata") else {},
     )

@@ -1,7 +1,9 @@
 """Plain data shared by the knowledge base, the pipeline and the views.
 
     User  -- who is asking (id, roles, tenant); builds the ACL prefilter
-    Hit   -- one chunk returned by a search
+    Hit   -- one chunk returned by a search (per-mode ranks in ``ranks``)
+    ChunkRef -- how a record names a chunk without the search results:
+                source, title, heading, rank, trust metadata (status, dates)
     Hits  -- an ordered list of Hit plus how it was searched (query, mode, filter)
     IngestReport -- what an ingest added, updated, left alone, removed or skipped
 
@@ -22,12 +24,15 @@ from selfrag_nb.text import validate_unicode
 if TYPE_CHECKING:  # pandas is heavy; imported inside to_pandas()
     import pandas as pd
 
-__all__ = ["ANONYMOUS", "PUBLIC_ROLE", "Hit", "Hits", "IngestReport", "User"]
+__all__ = ["ANONYMOUS", "PUBLIC_ROLE", "TRUST_KEYS", "ChunkRef", "Hit", "Hits", "IngestReport", "User"]
 
 #: Role stored on chunks that every user may read (the default ACL).
 PUBLIC_ROLE = "public"
 #: The id of ``User()``: someone who did not say who they are.
 ANONYMOUS = "anonymous"
+#: Document metadata a reader needs to judge a chunk (front matter keys):
+#: a superseded policy ranked first must say so wherever it is named.
+TRUST_KEYS = ("status", "effective", "version", "supersedes", "superseded_by")
 
 
 def _no_control(what: str, value: str) -> str:
@@ -106,7 +111,39 @@ class Hit(BaseModel):
     score: float = 0.0
     scores: dict[str, float] = Field(default_factory=dict)
     rank: int = 0
+    #: Position in each search leg ("vector", "fts"), 1-based; a hybrid
+    #: search fuses them, so these say why a chunk sits where it does.
+    ranks: dict[str, int] = Field(default_factory=dict)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ChunkRef(BaseModel):
+    """A chunk as a record names it: enough to show which document it is
+    from (and whether that document is still current) without the search
+    results. Records that mention chunks carry one per chunk id."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    chunk_id: str
+    source: str = ""
+    title: str = ""
+    heading: str = ""
+    #: Rank in the retrieval (0 when unknown).
+    rank: int = 0
+    #: The TRUST_KEYS the document's metadata sets, as text.
+    doc: dict[str, str] = Field(default_factory=dict)
+
+    @classmethod
+    def from_hit(cls, hit: Hit) -> ChunkRef:
+        doc = {k: str(hit.metadata[k]) for k in TRUST_KEYS if hit.metadata.get(k) not in (None, "")}
+        return cls(
+            chunk_id=hit.chunk_id,
+            source=hit.source,
+            title=hit.title,
+            heading=hit.heading,
+            rank=hit.rank,
+            doc=doc,
+        )
 
 
 class Hits(BaseModel, Displayable):
@@ -151,6 +188,7 @@ class Hits(BaseModel, Displayable):
                 "text": h.text,
             }
             row.update({f"score_{k}": v for k, v in h.scores.items()})
+            row.update({f"rank_{k}": v for k, v in h.ranks.items()})
             rows.append(row)
         return pd.DataFrame(rows)
 

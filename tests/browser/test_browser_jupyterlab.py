@@ -365,3 +365,114 @@ def test_hostile_document_runs_no_script(jupyterlab: Server, page: Any, page_log
     shoot(page, static, "jupyterlab-hostile-static")
     assert page.evaluate("() => typeof window.__srnb_pwned") == "undefined"
     assert_clean_console(page_log)
+
+
+# ------------------------------------------------------------- layout checks
+
+# A question with two dollar amounts: MathJax would typeset "$20 and $" as maths.
+LAYOUT_QUESTION = "What is the refund window if I paid $20 and then $30?"
+LAYOUT_CELLS = [
+    f"""import selfrag_nb as sr
+from IPython.display import HTML, display
+
+rag = sr.SelfRAG(sr.KnowledgeBase.sample())
+trace = rag.ask({LAYOUT_QUESTION!r})
+assert trace.rerank is not None and trace.grades is not None
+trace""",
+    "trace.rerank",
+    "trace.grades",
+    "trace.generation",
+    "display(HTML(trace.to_html()))",
+    "display(HTML(trace.rerank.to_html()))",
+]
+
+# Measured in the page, for every view root given: MathJax output inside it,
+# cards wider than their box, grade-bar tick x positions per row, the visible
+# text, and the alignment of plain table cells.
+MEASURE_JS = """(roots) => roots.map((root) => {
+  const cards = Array.from(root.querySelectorAll(".srnb-card"));
+  const rows = Array.from(root.querySelectorAll(".srnb-card-grade .srnb-grade"));
+  const td = root.querySelector(".srnb-table td:not(.srnb-r)");
+  return {
+    mathjax: root.querySelectorAll("mjx-container, .MathJax, .MathJax_Preview").length,
+    overflow: cards.filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => c.className + " " + c.scrollWidth + ">" + c.clientWidth),
+    ticks: rows.map((r) => Array.from(r.querySelectorAll(".srnb-tick")).map((t) => Math.round(t.getBoundingClientRect().left * 10) / 10)),
+    text: root.innerText,
+    td_align: td ? getComputedStyle(td).textAlign : null,
+  };
+})"""
+
+HEX24 = re.compile(r"\b[0-9a-f]{24}\b")
+
+
+def measure(page: Any, roots: Any) -> list[dict[str, Any]]:
+    return page.evaluate(MEASURE_JS, roots.element_handles())
+
+
+def check_layout(m: dict[str, Any], where: str) -> None:
+    assert m["mathjax"] == 0, f"{where}: MathJax typeset our output"
+    assert not m["overflow"], f"{where}: cards overflow horizontally: {m['overflow']}"
+    if m["ticks"]:
+        first = m["ticks"][0]
+        assert len(first) == 2, f"{where}: cutoff ticks missing"
+        for row in m["ticks"]:
+            assert row == pytest.approx(first, abs=0.6), f"{where}: grade ticks at {row}, first row {first}"
+    if m["td_align"] is not None:
+        assert m["td_align"] in ("left", "start"), f"{where}: table cells aligned {m['td_align']}"
+
+
+def test_views_keep_their_layout_and_name_documents(jupyterlab: Server, page: Any, page_log: PageLog) -> None:
+    name = "layout.ipynb"
+    (jupyterlab.root / name).write_text(json.dumps(_notebook(LAYOUT_CELLS)), encoding="utf-8")
+    page.set_viewport_size({"width": 1000, "height": 1000})
+    open_notebook(page, jupyterlab, name)
+    run_all(page, name)
+    # MathJax typesets asynchronously after a render: give it the time it would take.
+    page.wait_for_timeout(1500)
+
+    widgets = [cell(page, i).locator(f"{WIDGET_OUT} .srnb-root").first for i in range(4)]
+    statics = [cell(page, i).locator(f"{HTML_OUT} .srnb-root").first for i in (4, 5)]
+    for w in widgets + statics:
+        w.wait_for()
+    # Open every grade's chunk and every hit so long texts are in the layout too.
+    for view in (widgets[0], statics[0]):
+        hits = view.locator(".srnb-card-retrieve details.srnb-hit")
+        for i in range(min(hits.count(), 5)):
+            hits.nth(i).locator(":scope > summary").click()
+
+    names = [
+        "widget trace",
+        "widget rerank",
+        "widget grades",
+        "widget generation",
+        "static trace",
+        "static rerank",
+    ]
+    for where, root in zip(names, widgets + statics, strict=True):
+        (m,) = measure(page, root)
+        check_layout(m, where)
+        if "trace" in where:  # the question's dollars stay text
+            assert LAYOUT_QUESTION in m["text"], f"{where}: the question was changed (maths?)"
+
+    # A rerank cell alone names its documents, never by a bare chunk id.
+    for where, root in (("widget rerank", widgets[1]), ("static rerank", statics[1])):
+        text = root.inner_text()
+        assert ".md" in text, f"{where}: no file names"
+        assert not HEX24.search(text), f"{where}: a bare chunk id is shown: {HEX24.search(text)}"
+        # sample data: the 2024 refund policy is superseded, and it says so wherever it appears
+        if "refund-policy-2024.md" in text:
+            assert "superseded" in text, f"{where}: superseded document not flagged"
+    assert not HEX24.search(widgets[2].inner_text()), "grades: a bare chunk id is shown"
+    assert not HEX24.search(widgets[3].inner_text()), "generation: a bare chunk id is shown"
+
+    for theme, tag in (("JupyterLab Light", "light"), ("JupyterLab Dark", "dark")):
+        page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", theme)
+        page.wait_for_timeout(1200)
+        shoot(page, widgets[0], f"jupyterlab-layout-trace-{tag}")
+        shoot(page, widgets[1], f"jupyterlab-layout-rerank-{tag}")
+        shoot(page, widgets[2], f"jupyterlab-layout-grades-{tag}")
+        shoot(page, statics[0], f"jupyterlab-layout-static-{tag}")
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})"
+    )
+    assert_clean_console(page_log)

@@ -52,6 +52,54 @@ def shoot(page: Any, name: str) -> None:
         page.set_viewport_size(size)
 
 
+HEX24 = re.compile(r"\b[0-9a-f]{24}\b")
+# Cards wider than their box, grade-bar tick x per row (same scale in every row).
+MEASURE_JS = """(root) => ({
+  overflow: Array.from(root.querySelectorAll(".srnb-card")).filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => c.className),
+  ticks: Array.from(root.querySelectorAll(".srnb-card-grade .srnb-grade")).map((r) => Array.from(r.querySelectorAll(".srnb-tick")).map((t) => Math.round(t.getBoundingClientRect().left * 10) / 10)),
+})"""
+LINE_JS = (
+    """(el) => ({ white: getComputedStyle(el).whiteSpace, over: el.scrollWidth > el.clientWidth + 1 })"""
+)
+
+
+def check_layout_and_names(page: Any, view: Any) -> None:
+    """At 1000 px: no card overflows, grade ticks line up, the rerank card
+    names documents (no bare chunk id), the answer line wraps; screenshots
+    of the app in light and dark."""
+    size = page.viewport_size
+    page.set_viewport_size({"width": 1000, "height": size["height"]})
+    try:
+        page.wait_for_timeout(400)
+        m = page.evaluate(MEASURE_JS, view.element_handle())
+        assert not m["overflow"], m["overflow"]
+        assert m["ticks"], "no grade rows"
+        for row in m["ticks"]:
+            assert row == pytest.approx(m["ticks"][0], abs=0.6), m["ticks"]
+        rerank = view.locator(".srnb-card-rerank").first.inner_text()
+        assert ".md" in rerank
+        assert not HEX24.search(rerank), HEX24.search(rerank)
+        line = page.locator(".srnb-answer-line").first
+        got = page.evaluate(LINE_JS, line.element_handle())
+        assert got["white"] == "pre-wrap"
+        assert not got["over"], "the answer line runs off the page"
+        for tag, scheme in (("light", "light"), ("dark", "dark")):
+            page.emulate_media(color_scheme=scheme)
+            page.evaluate("(s) => document.documentElement.setAttribute('data-theme', s)", scheme)
+            page.evaluate("(s) => document.body.classList.toggle('dark', s === 'dark')", scheme)
+            shoot(page, f"marimo-app-layout-{tag}")
+            for card in ("rerank", "grade"):  # close-ups: the whole app is too tall to read
+                view.locator(f".srnb-card-{card}").first.screenshot(
+                    path=str(ARTIFACTS / f"marimo-app-{card}-{tag}.png")
+                )
+        page.emulate_media(color_scheme="light")
+        page.evaluate(
+            "() => { document.body.classList.remove('dark'); document.documentElement.setAttribute('data-theme', 'light'); }"
+        )
+    finally:
+        page.set_viewport_size(size)
+
+
 def test_marimo_app_renders_interactive_trace(marimo_app: Server, page: Any, page_log: PageLog) -> None:
     page.goto(f"{marimo_app.base}/?access_token={marimo_app.token}")
     view = page.locator("marimo-anywidget .srnb-root")
@@ -86,6 +134,7 @@ def test_marimo_app_renders_interactive_trace(marimo_app: Server, page: Any, pag
     # The chunk opened above survived the re-render the selection caused.
     assert view.locator(".srnb-card-retrieve details.srnb-hit").first.get_attribute("open") is not None
     shoot(page, "marimo-app-trace")
+    check_layout_and_names(page, view)
 
     # A new question re-runs the app: the new trace replaces the old view.
     box = page.locator("marimo-text input").first

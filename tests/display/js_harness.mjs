@@ -41,6 +41,11 @@ function snapshot(label) {
     svg_texts: el.all((e) => e.tagName === "text").map((e) => e.textContent),
     ctl: el.byClass("srnb-ctl").map((e) => e.textContent),
     pager: el.byClass("srnb-pager").map((e) => e.textContent),
+    root_class: el.childNodes[0] ? el.childNodes[0].className : "",
+    // what a chunk label shows (tooltips are attributes, not text)
+    chunk_labels: el.byClass("srnb-chunk").map((e) => e.textContent),
+    chunk_titles: el.byClass("srnb-chunk").map((e) => e.title),
+    details: el.byClass("srnb-details").map((e) => (e.childNodes[0] ? e.childNodes[0].textContent : "")),
   };
 }
 
@@ -55,6 +60,8 @@ for (const [act, arg] of actions) {
     el.all((e) => e.tagName === "BUTTON" && e.textContent.startsWith("next"))[0].fire("click");
   } else if (act === "open_hit") {
     el.byClass("srnb-hit")[arg].fire("toggle-open");
+  } else if (act === "open_details") {
+    el.byClass("srnb-details").filter((e) => e.childNodes[0].textContent === arg)[0].fire("toggle-open");
   } else if (act === "set_data") {
     model.set("data", JSON.parse(readFileSync(arg, "utf8")));
   }

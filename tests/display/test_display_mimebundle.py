@@ -75,7 +75,7 @@ def test_inside_a_kernel_the_widget_view_is_offered(tmp_path: Path) -> None:
         data = cell.outputs[-1]["data"]
         assert WIDGET_MIME in data, data.keys()
         assert data[WIDGET_MIME]["model_id"]
-        assert data["text/html"].startswith('<div class="srnb-root"')
+        assert data["text/html"].startswith('<div class="srnb-root tex2jax_ignore mathjax_ignore"')
         assert data["text/plain"].split(":")[0] in ("Trace", "Grades")
     # the widget's state went to the notebook's widget store with its JSON data
     states = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]

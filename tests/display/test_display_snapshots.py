@@ -82,7 +82,7 @@ def test_rendering_is_deterministic() -> None:
 
 def test_static_html_is_one_root_with_the_scoped_stylesheet(full_trace: Trace) -> None:
     out = static_html(full_trace)
-    assert out.startswith('<div class="srnb-root" dir="ltr"><style>')
+    assert out.startswith('<div class="srnb-root tex2jax_ignore mathjax_ignore" dir="ltr"><style>')
     assert out.count("<style>") == 1
     sheet = css()
     assert sheet in out

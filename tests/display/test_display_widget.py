@@ -8,6 +8,7 @@ select a claim, page through hits, expand a chunk, replace the data.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -131,7 +132,8 @@ def test_js_renders_every_stage_and_selects_claims(tmp_path: Path) -> None:
     verdicts = [c.split()[1] for c in first["claims_in_answer"]]
     assert verdicts.count("srnb-v-supported") == 7
     assert verdicts.count("srnb-v-unsupported") == 2
-    assert "1. refund-policy.md (0.97)" in first["svg_texts"]
+    # superseded document: flagged in the chart too
+    assert "1. ⚠ refund-policy.md" in first["svg_texts"]
 
     sel = steps[1]
     assert sel["selected"] == 1
@@ -144,6 +146,36 @@ def test_js_renders_every_stage_and_selects_claims(tmp_path: Path) -> None:
     assert "does not mention weekend support" in err["panel"]
     assert steps[3]["selected"] == -1  # a second click deselects
     assert steps[-1]["handlers"] == 0  # cleanup removed the listeners
+
+
+def test_js_names_chunks_of_a_record_shown_alone(tmp_path: Path) -> None:
+    rerank = build_full_trace().rerank
+    assert rerank is not None
+    first = _run_js(tmp_path, widget_state(rerank), [])[0]
+    assert first["root_class"] == "srnb-root tex2jax_ignore mathjax_ignore"  # MathJax leaves it alone
+    labels = first["chunk_labels"]
+    assert labels[0] == "#1 refund-policy.md Refund policy › Refund window ⚠ superseded effective 2024-01-01"
+    assert not any(re.search(r"\bc00\d\b", x) for x in labels)  # ids: on hover only
+    assert first["chunk_titles"][0] == "refund-policy.md · chunk c000"
+    assert "names the exceptions to the refund window" in first["text"]  # the reranker's reason
+    assert "2. ⚠ refund-policy.md" in first["svg_texts"]
+    # hits: where each search leg put them, not fused scores; the title said once
+    full = _run_js(tmp_path, widget_state(build_full_trace()), [])[0]["text"]
+    assert (
+        "#1refund-policy.mdRefund policy › Refund window ⚠ superseded effective 2024-01-01vector #1 · keywords #2"
+        in full
+    )
+
+
+def test_js_shows_the_what_if_and_the_run_before_it(tmp_path: Path) -> None:
+    t = build_full_trace()
+    what_if = Trace(question=t.question, records=t.records[:1], started_at=0.0)
+    state = widget_state(what_if, baseline=t, what_if="override decide: retrieve=False")
+    steps = _run_js(tmp_path, state, [["open_details", "before the what-if (the original run)"]])
+    assert steps[0]["text"].startswith("current (what-if): override decide: retrieve=False")
+    assert steps[0]["cards"] == ["srnb-card-decide", "srnb-card-totals"]  # the run before is folded
+    assert len(steps[1]["cards"]) == 2 + len(t.records) + 1  # ... and whole once opened
+    assert "disclaimed" in steps[1]["text"]
 
 
 def test_js_pages_long_lists_and_expands_chunks(tmp_path: Path) -> None:

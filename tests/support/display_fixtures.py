@@ -41,7 +41,8 @@ from selfrag_nb.trace import (
 )
 
 SOURCES = [
-    ("refund-policy.md", "Refund policy", "Refund window"),
+    # The heading path repeats the title, as Markdown H1s do: views say it once.
+    ("refund-policy.md", "Refund policy", "Refund policy > Refund window"),
     ("refund-policy.md", "Refund policy", "Exceptions"),
     ("faq.md", "FAQ", "Returns"),
     ("pricing.md", "Pricing", "Plans"),
@@ -70,6 +71,17 @@ TEXTS = [
 ]
 
 SCORES = [92, 85, 61, 12, 40, 5, 3, 88, 8, 55]
+
+#: Front matter of the documents (store/loaders.py keeps it as chunk metadata):
+#: the top hit comes from a superseded policy, the views must flag it.
+DOC_META = {
+    "refund-policy.md": {
+        "status": "superseded",
+        "effective": "2024-01-01",
+        "superseded_by": "refund-policy-2025.md",
+    },
+    "pricing.md": {"status": "current", "version": "v3"},
+}
 
 
 def _call(role: str, i: int = 0, offline: bool = True, cost: float | None = None, **kw: object) -> ModelCall:
@@ -111,6 +123,9 @@ def make_hits(n: int = 10, texts: list[str] | None = None) -> list[Hit]:
                 score=round(0.9 - i * 0.05, 3),
                 scores={"vector": round(0.8 - i * 0.04, 3), "fts": round(7.5 - i * 0.6, 2)},
                 rank=i + 1,
+                # Keyword search put each hit one place lower and the last one first.
+                ranks={"vector": i + 1, "fts": (i + 1) % n + 1},
+                metadata=DOC_META.get(src, {}),
             )
         )
     return hits
@@ -271,6 +286,7 @@ def build_full_trace() -> Trace:
             before=["c000", "c007", "c001", "c002", "c009"],
             after=["c000", "c001", "c007", "c002", "c009"],
             scores={"c000": 0.97, "c001": 0.81, "c007": 0.77, "c002": 0.4, "c009": 0.2},
+            reasons={"c001": "names the exceptions to the refund window"},
             reranker="offline-overlap",
             keep=5,
             latency_ms=9.0,
@@ -431,7 +447,15 @@ def hostile_trace() -> Trace:
 def build_hostile_trace() -> Trace:
     hits = make_hits(len(HOSTILE), texts=HOSTILE)
     hits = [
-        h.model_copy(update={"source": HOSTILE[i], "title": HOSTILE[(i + 1) % 9]}) for i, h in enumerate(hits)
+        h.model_copy(
+            update={
+                "source": HOSTILE[i],
+                "title": HOSTILE[(i + 1) % 9],
+                "heading": HOSTILE[(i + 3) % 9],
+                "metadata": {"status": HOSTILE[(i + 2) % 9], "version": HOSTILE[(i + 4) % 9]},
+            }
+        )
+        for i, h in enumerate(hits)
     ]
     bad = " ".join(HOSTILE[:8])
     t = Trace(question=bad, user=User("<b>x</b>"), history=[{"role": "user", "content": bad}], started_at=0.0)
@@ -461,6 +485,7 @@ def build_hostile_trace() -> Trace:
             after=[hits[1].chunk_id, hits[0].chunk_id],
             fallback=HOSTILE[0],
             reranker=HOSTILE[1],
+            reasons={hits[1].chunk_id: HOSTILE[2]},
         )
     )
     t.append(Assessment(action="clarify", reason=HOSTILE[1], options=HOSTILE[:3], conflict=HOSTILE[4]))

@@ -6,6 +6,10 @@
 //     -> clicking a claim sets model.selected_claim -> panel with its evidence span
 //     -> pager buttons set model.page (hits, grades and claims page together,
 //        so page 2 of the hits lines up with page 2 of their grades)
+//     -> chunks are named from data.refs (file, heading path, rank, trust
+//        flags: display/names.py), never by a bare id
+//     -> data.baseline (a stepper's what-if): current trace first, labelled,
+//        then the trace before the what-if in a fold
 //
 // Every piece of data is set with textContent or createTextNode: never
 // innerHTML. Open <details> survive re-renders (remembered by key).
@@ -19,11 +23,17 @@ const VERDICT = {
   partial: ["◐", "partly supported", "warn"],
   unsupported: ["✗", "unsupported", "bad"],
 };
+const SCORE_NAMES = {
+  vector: "vector similarity (1 − cosine distance)", vector_distance: "cosine distance",
+  fts: "keyword score (BM25)", hybrid: "fused score (reciprocal rank fusion of the two ranks)",
+};
+const bandOf = (v) => (v >= 80 ? "high" : v >= 50 ? "partial" : "irrelevant");
 const ACTION_TONE = { answer: "ok", clarify: "warn", refuse: "bad", answer_without_evidence: "warn" };
 
 // ---------------------------------------------------------------- helpers
 // (CTL SVG_NS OUTCOME_TONE h add pieces t block marked badge meta fmtMs fmtCost
-// fmtTok come from prelude.js, joined before this file by display/js.py)
+// fmtTok come from prelude.js; ChunkViews (chunk names, hits, the rerank card)
+// from trace_chunks.js: display/js.py joins them before this file)
 
 function row(label, value) {
   const r = h("div", "srnb-row");
@@ -51,8 +61,9 @@ function costOf(calls) {
 
 // ------------------------------------------------------------------ the view
 
-class View {
+class View extends ChunkViews {
   constructor(model, el) {
+    super();
     this.model = model;
     this.el = el;
     this.open = new Set();
@@ -118,20 +129,6 @@ class View {
   selectClaim(i) {
     this.model.set("selected_claim", this.model.get("selected_claim") === i ? -1 : i);
     this.model.save_changes();
-  }
-
-  chunkLabel(id) {
-    const c = (this.data.chunks || {})[id];
-    const s = h("span");
-    if (c) add(s, add(h("span", "srnb-src"), t(c.source)), document.createTextNode(" "));
-    add(s, add(h("span", "srnb-id"), t(id)));
-    return s;
-  }
-
-  short(id, n = 28) {
-    const c = (this.data.chunks || {})[id];
-    const name = c ? String(c.source).split("/").pop() : String(id);
-    return (name.length <= n ? name : name.slice(0, n - 1) + "…").replace(CTL, "⍰");
   }
 
   // ------------------------------------------------------------- cards
@@ -232,20 +229,6 @@ class View {
     return this.card(r, [badge(r.attempted ? "attempted" : "not attempted", r.attempted ? "info" : "")], body);
   }
 
-  hitItem(hit, i) {
-    const s = h("span", "srnb-hit-h");
-    add(s, h("span", "srnb-rank", "#" + (hit.rank || i + 1)), add(h("span", "srnb-src"), t(hit.source)));
-    const name = (hit.title || "") + (hit.heading ? " › " + hit.heading : "");
-    if (name) add(s, add(h("span"), t(name)));
-    add(s, h("span", "srnb-num", "score " + g3(hit.score)));
-    const sc = Object.entries(hit.scores || {}).sort().map(([k, v]) => `${k} ${g3(v)}`).join(" · ");
-    if (sc) add(s, h("span", "srnb-meta", sc));
-    return this.details("hit-" + hit.chunk_id + "-" + i, s, (d) => {
-      const c = (this.data.chunks || {})[hit.chunk_id];
-      add(d, add(h("div", "srnb-id"), t(`${hit.chunk_id} · doc ${hit.doc_id}`)), block(c ? c.text : "(text not kept)"));
-    }, "srnb-hit");
-  }
-
   hitList(hits) {
     const { slice, pager } = this.paged(hits, "hits");
     const box = h("div");
@@ -302,7 +285,7 @@ class View {
     for (const [x, i] of slice) {
       const c = (this.data.chunks || {})[x.chunk_id];
       const rowEl = h("div", "srnb-grade");
-      add(rowEl, add(h("div"), add(h("span", "srnb-src"), t(x.source || (c ? c.source : "?"))), document.createTextNode(" "), add(h("span", "srnb-id"), t(x.chunk_id))));
+      add(rowEl, add(h("div", "srnb-grade-name"), this.ref(x.chunk_id) ? this.chunkLabel(x.chunk_id) : add(h("span", "srnb-src"), this.breakable(x.source || "?"))));
       add(rowEl, this.bar(x.score, x.band, [g.relevance_cutoff, g.high_relevance], `score ${x.score} (cutoff ${g.relevance_cutoff}, high ${g.high_relevance})`));
       add(rowEl, add(h("div"), h("span", "srnb-num", String(x.score)), document.createTextNode(" "), x.relevant ? badge("✓ relevant", "ok") : badge("✗ not relevant", "bad"), document.createTextNode(" "), meta(x.band)));
       const notes = h("div", "srnb-grade-notes");
@@ -314,80 +297,13 @@ class View {
       list.appendChild(rowEl);
     }
     const body = [legend, list];
-    if ((g.kept || []).length) body.push(row("kept (by score)", g.kept.map((k) => this.short(k, 60)).join(", ")));
+    if ((g.kept || []).length) {
+      const s = h("span");
+      g.kept.forEach((k, i) => add(s, i ? document.createTextNode(", ") : null, this.chunkLabel(k)));
+      body.push(row("kept (by score)", s));
+    }
     const best = items.length ? Math.max(...items.map((x) => x.score)) : null;
     return this.card(g, [badge(`${rel}/${items.length} relevant`, rel ? "ok" : "bad")], body, [`cutoff ${g.relevance_cutoff}`, best !== null ? `best ${best}` : "", `concurrency ${g.concurrency}`]);
-  }
-
-  bump(r) {
-    const n = Math.min(Math.max(r.before.length, r.after.length, 1), 50);
-    const rowH = 20, top = 22, width = 460, lx = 190, rx = 270;
-    const height = top + n * rowH + 6;
-    const svg = document.createElementNS(SVG_NS, "svg");
-    svg.setAttribute("class", "srnb-svg");
-    svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
-    svg.setAttribute("width", String(width));
-    svg.setAttribute("height", String(height));
-    svg.setAttribute("role", "img");
-    svg.setAttribute("aria-label", "rerank order before and after");
-    const text = (x, y, s, anchor, bold) => {
-      const e = document.createElementNS(SVG_NS, "text");
-      e.setAttribute("class", "srnb-svg-label");
-      e.setAttribute("x", String(x));
-      e.setAttribute("y", String(y));
-      if (anchor) e.setAttribute("text-anchor", anchor);
-      if (bold) e.setAttribute("font-weight", "600");
-      e.textContent = s;
-      svg.appendChild(e);
-    };
-    const path = (d, cls) => {
-      const e = document.createElementNS(SVG_NS, "path");
-      e.setAttribute("class", cls);
-      e.setAttribute("d", d);
-      svg.appendChild(e);
-    };
-    text(lx, 14, "before", "end", true);
-    text(rx, 14, "after", "", true);
-    const afterPos = new Map(r.after.map((c, i) => [c, i]));
-    r.before.slice(0, n).forEach((c, i) => {
-      const y = top + i * rowH + 10;
-      text(lx - 8, y + 4, `${i + 1}. ${this.short(c)}`, "end");
-      const j = afterPos.get(c);
-      if (j !== undefined && j < n) {
-        const y2 = top + j * rowH + 10;
-        path(`M${lx} ${y} C${lx + 40} ${y} ${rx - 40} ${y2} ${rx} ${y2}`, "srnb-svg-line");
-      } else path(`M${lx} ${y} L${lx + 30} ${y}`, "srnb-svg-line srnb-svg-drop");
-    });
-    r.after.slice(0, n).forEach((c, j) => {
-      const sc = (r.scores || {})[c];
-      text(rx + 8, top + j * rowH + 14, `${j + 1}. ${this.short(c)}${sc !== undefined ? ` (${g3(sc)})` : ""}`);
-    });
-    return svg;
-  }
-
-  rerank(r) {
-    const body = [];
-    if (r.fallback) {
-      const b = h("div", "srnb-banner srnb-banner-bad");
-      add(b, h("strong", "", "fallback: previous order kept"), document.createTextNode(" — "), t(r.fallback));
-      body.push(b);
-    }
-    body.push(this.bump(r));
-    const table = h("table", "srnb-table");
-    const hr = h("tr");
-    for (const [c, cls] of [["chunk", ""], ["before", "srnb-r"], ["after", "srnb-r"], ["move", ""], ["score", "srnb-r"]]) hr.appendChild(h("th", cls, c));
-    add(table, add(h("thead"), hr));
-    const tb = h("tbody");
-    const afterPos = new Map(r.after.map((c, i) => [c, i]));
-    r.before.forEach((c, i) => {
-      const j = afterPos.get(c);
-      const move = j === undefined ? "✗ dropped" : j < i ? `↑ ${i - j}` : j > i ? `↓ ${j - i}` : "= same";
-      const sc = (r.scores || {})[c];
-      add(tb, add(h("tr"), add(h("td"), this.chunkLabel(c)), h("td", "srnb-r srnb-num", i + 1), h("td", "srnb-r srnb-num", j === undefined ? "—" : j + 1), h("td", "", move), h("td", "srnb-r srnb-num", sc === undefined ? "—" : g3(sc))));
-    });
-    table.appendChild(tb);
-    body.push(table);
-    return this.card(r, [badge(r.fallback ? "fallback" : `${r.before.length} → ${r.after.length}`, r.fallback ? "bad" : "info")], body, ["by " + (r.reranker || "unknown reranker"), "keep " + r.keep]);
   }
 
   assess(a) {
@@ -469,7 +385,12 @@ class View {
       }
       body.push(ul);
     }
-    if ((g.evidence || []).length) body.push(row("evidence shown", g.evidence.map((c, i) => `[${i + 1}] ${this.short(c, 60)}`).join(" ")));
+    if ((g.evidence || []).length) {
+      body.push(h("div", "srnb-col-h", "evidence shown to the model"));
+      const ul = h("ul", "srnb-list");
+      g.evidence.forEach((c, i) => add(ul, add(h("li", "srnb-list-item"), document.createTextNode(`[${i + 1}] `), this.chunkLabel(c))));
+      body.push(ul);
+    }
     const nBad = (g.citations || []).filter((c) => !c.valid).length;
     const badges = [badge(g.mode, "info")];
     if (nBad) badges.push(badge(`${nBad} invalid citation(s)`, "bad"));
@@ -510,7 +431,7 @@ class View {
     const sel = this.model.get("selected_claim");
     const body = [this.legend(), row("claims", meta(`✓ ${count("supported")} supported`, `◐ ${count("partial")} partial`, `✗ ${count("unsupported")} unsupported`, errs ? `⚠ ${errs} citation error(s)` : ""))];
     const conf = h("div", "srnb-grade");
-    add(conf, h("div", "", "overall confidence"), this.bar(s.overall_confidence, "high"), add(h("div"), h("span", "srnb-num", String(s.overall_confidence))));
+    add(conf, h("div", "srnb-grade-name", "overall confidence"), this.bar(s.overall_confidence, s.band || bandOf(s.overall_confidence), [50, 80], `confidence ${s.overall_confidence} of 100`), add(h("div"), h("span", "srnb-num", String(s.overall_confidence))));
     body.push(conf);
     if (live && this.data.kind !== "trace") body.push(this.claimPanel(s));
     const { slice, pager } = this.paged(claims, "claims");
@@ -520,7 +441,11 @@ class View {
       const [icon, label, ctone] = VERDICT[c.verdict];
       const r = h("div", "srnb-row srnb-clickable" + (live && sel === i ? " srnb-selected" : ""));
       add(r, h("span", "srnb-rank", `${i + 1}.`), badge(`${icon} ${label}`, ctone), document.createTextNode(" "), add(h("span", `srnb-claim srnb-v-${c.verdict}`), t(c.text)));
-      if ((c.cited || []).length) add(r, document.createTextNode(" "), meta("cites " + c.cited.join(", ")));
+      if ((c.cited || []).length) {
+        const m = add(h("span", "srnb-meta"), document.createTextNode("cites "));
+        c.cited.forEach((x, k) => add(m, k ? document.createTextNode(", ") : null, this.chunkLabel(x, false)));
+        add(r, document.createTextNode(" "), m);
+      }
       if (c.citation_error) add(r, document.createTextNode(" "), badge("⚠ citation error", "bad", c.citation_error));
       if (live) r.addEventListener("click", () => this.selectClaim(i));
       list.appendChild(r);
@@ -545,7 +470,7 @@ class View {
       body.push(ul);
     }
     if ((o.skipped || []).length) body.push(row("skipped (deadline)", o.skipped.join(", ")));
-    return this.card(o, [badge(o.outcome, OUTCOME_TONE[o.outcome] || "")], body);
+    return this.card(o, [badge(o.outcome, o.tone || OUTCOME_TONE[o.outcome] || "")], body);
   }
 
   // ---------------------------------------------------------------- trace
@@ -559,7 +484,7 @@ class View {
     add(head, pieces(q, d.question));
     const roles = (d.user && d.user.roles.length) ? ` (${d.user.roles.join(", ")})` : "";
     const wall = tot.wall_ms || (d.stages || []).reduce((a, r) => a + r.latency_ms, 0);
-    const line = add(h("div", "srnb-totals"), d.outcome ? badge(d.outcome, OUTCOME_TONE[d.outcome] || "") : badge("in progress", "info"),
+    const line = add(h("div", "srnb-totals"), d.outcome ? badge(d.outcome, d.outcome_tone || OUTCOME_TONE[d.outcome] || "") : badge("in progress", "info"),
       meta(add(h("span"), document.createTextNode("user "), t((d.user ? d.user.id : "") + roles)), `${tot.stages} stages`, `${tot.model_calls} model calls`, fmtMs(wall), `tokens ${fmtTok(tot.tokens_in)} in / ${fmtTok(tot.tokens_out)} out`, "cost " + fmtCost(tot.cost)));
     if (d.offline) add(line, badge(d.offline_note, "offline"));
     add(head, line);
@@ -609,12 +534,10 @@ class View {
     return fn.call(this, r);
   }
 
-  render() {
+  body(root) {
     const d = this.data;
     const sups = (d.records || []).filter((r) => r.stage === "verify");
     this.latest = sups.length ? sups[sups.length - 1] : null;
-    const root = h("div", "srnb-root");
-    root.dir = "ltr";
     if (d.kind === "trace") {
       add(root, this.header());
       for (const r of d.records || []) add(root, this.record(r));
@@ -624,6 +547,22 @@ class View {
     } else {
       for (const r of d.records || []) add(root, this.record(r));
     }
+    return root;
+  }
+
+  render() {
+    const d = this.data;
+    // MathJax (JupyterLab, Notebook) skips these classes: "$0 -> $0" stays text.
+    const root = h("div", "srnb-root tex2jax_ignore mathjax_ignore");
+    root.dir = "ltr";
+    if (d.baseline) {
+      add(root, add(h("div", "srnb-banner srnb-banner-info"), h("strong", "", "current (what-if): "), t(d.what_if || "changed"), document.createTextNode(" — the trace before the what-if is below")));
+      this.body(root);
+      // The earlier trace: a read-only View over data.baseline (its own pages and folds).
+      const before = new View({ get: (k) => (k === "data" ? d.baseline : k === "selected_claim" ? -1 : 0), set() {}, save_changes() {} }, null);
+      before.open = this.open;
+      add(root, this.details("baseline", "before the what-if (the original run)", (x) => add(x, before.body(h("div", "srnb-compare-body"))), "srnb-compare"));
+    } else this.body(root);
     this.el.replaceChildren(root);
   }
 }
