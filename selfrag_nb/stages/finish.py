@@ -16,6 +16,8 @@
                                                       the most supported ones -> "disclaimed"
                                                       (when a supported claim remains)
                                                       else "refused", reason_kind "unsupported"
+                                                      ("no_answer" / "unverified" when the
+                                                      model gave no answer / the check failed)
 
 The regeneration loop is bounded by ``max_regenerations`` and the deadline,
 so no loop runs forever. It appends its Generation/Support records itself
@@ -215,9 +217,18 @@ class FinishStage(Stage):
                     fallbacks=fallbacks,
                     reason=f"{len(dropped)} unsupported claim(s) removed after {regenerations} regeneration(s)",
                 )
+        # Say what actually failed: no answer to check, a check that could not
+        # be made, or an answer the check rejected.
+        failed = [c for c in support.calls if c.parse_status in {"error", "unparsed"}]
+        ending: RefusalKind = "unsupported"
         reason = f"the answer could not be supported by the documents after {regenerations} regeneration(s)"
+        if not gen.answer.strip():
+            ending, reason = "no_answer", f"no answer was generated after {regenerations} regeneration(s)"
+        elif failed:
+            ending = "unverified"
+            reason = f"the answer could not be checked: verify model output {failed[-1].parse_status}"
         return refuse(
-            "unsupported",
+            ending,
             reason,
             dropped_claims=[c.text for c in support.claims if c.verdict != "supported"],
             fallbacks=fallbacks,

@@ -142,3 +142,21 @@ def test_each_refusal_kind_has_its_own_words() -> None:
     assert len(set(zh.values())) == len(kinds)
     assert all("Is X supported?" in m for m in en.values())
     assert "do not cover" not in en["unsupported"]
+
+
+def test_a_failed_check_is_unverified_not_unsupported(make_rag: Any, scripted: Any) -> None:
+    script_refund(scripted)
+    scripted.default("verify", RuntimeError("verifier provider down"))
+    trace = make_rag().ask(Q)
+    assert trace.outcome == "refused"
+    assert trace.finish.reason_kind == "unverified"
+    assert "could not be checked" in trace.answer
+
+
+def test_no_answer_from_the_model_is_no_answer(make_rag: Any, scripted: Any) -> None:
+    script_refund(scripted)
+    scripted.default("generate", RuntimeError("generator provider down"))
+    trace = make_rag().ask(Q)
+    assert trace.outcome == "refused"
+    assert trace.finish.reason_kind == "no_answer"
+    assert "No usable answer" in trace.answer
