@@ -53,6 +53,7 @@ __all__ = [
     "Outcome",
     "ProtectedSpan",
     "QueryHits",
+    "ReasonKind",
     "Record",
     "RejectedRewrite",
     "Rerank",
@@ -63,6 +64,32 @@ __all__ = [
 ]
 
 OutcomeName = Literal["answered", "disclaimed", "regenerated", "direct", "clarify", "refused"]
+#: Why an outcome is what it is, as data (``Outcome.reason_kind``):
+#:   retrieval_not_needed  direct: the decision (rule, cache, model) needed no documents
+#:   retrieval_off         direct: retrieval was turned off (stepper override, settings.retrieval
+#:                         "never"); the answer is not grounded in documents
+#:   no_evidence           no passage of the documents the user may read answers the question
+#:   no_access             nothing at all visible to this user matched (the search returned
+#:                         no chunk the user may read); never says whether hidden ones exist
+#:   unsupported           documents were found but the verifier did not find the answer in them
+#:   conflict              authorised documents disagree and none says which applies
+#:   unverified            an answer was written but could not be checked
+#:   no_answer             the model gave no usable answer
+#:   deadline              the question's time budget ran out
+#:   ""                    an accepted answer, a clarifying question, or a trace written before
+#:                         this field existed
+ReasonKind = Literal[
+    "",
+    "retrieval_not_needed",
+    "retrieval_off",
+    "no_evidence",
+    "no_access",
+    "unsupported",
+    "conflict",
+    "unverified",
+    "no_answer",
+    "deadline",
+]
 
 
 class _Frozen(BaseModel):
@@ -133,6 +160,12 @@ class Decision(_Record):
     rule: str | None = None
     summary: str = ""
     cache_key: str = ""
+
+    @property
+    def forced(self) -> bool:
+        """The choice was imposed (a stepper override or ``settings.retrieval``
+        "always"/"never"), not judged from the question."""
+        return self.source in {"override", "setting"}
 
 
 class ProtectedSpan(_Frozen):
@@ -290,6 +323,8 @@ class Outcome(_Record):
     outcome: OutcomeName
     answer: str
     reason: str = ""
+    #: The reason as a type (``ReasonKind``); ``reason`` says it in words.
+    reason_kind: ReasonKind = ""
     disclaimer: str = ""
     dropped_claims: list[str] = Field(default_factory=list)
     #: Stages skipped because the deadline ran out.

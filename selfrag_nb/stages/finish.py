@@ -1,10 +1,13 @@
 """Stage 9, finish: turn the verified answer into the outcome the user sees.
 
     Generation mode   Support.recommendation       Outcome
-    direct            -                            "direct" ("disclaimed" + no-evidence
+    direct            -                            "direct": reason_kind "retrieval_off" when the
+                                                   decision was forced (override, settings), else
+                                                   "retrieval_not_needed"; ("disclaimed" + no-evidence
                                                    disclaimer for answer_without_evidence)
     clarify           -                            "clarify"
-    refuse            -                            "refused"
+    refuse            -                            "refused", reason_kind from generate.refusal_kind
+                                                   (conflict / no_access / no_evidence)
     grounded          ACCEPT                       "answered"
     grounded          ADD_DISCLAIMER               "disclaimed" ("Based on the available information:")
     grounded          REGENERATE -> strict generate + verify, at most max_regenerations times
@@ -12,7 +15,9 @@
                         still REGENERATE              drop unsupported claims of the attempt with
                                                       the most supported ones -> "disclaimed"
                                                       (when a supported claim remains)
-                                                      else "refused" with the reason
+                                                      else "refused", reason_kind "unsupported"
+                                                      ("no_answer" / "unverified" when the
+                                                      model gave no answer / the check failed)
 
 The regeneration loop is bounded by ``max_regenerations`` and the deadline,
 so no loop runs forever. It appends its Generation/Support records itself
@@ -26,7 +31,7 @@ from __future__ import annotations
 import time
 
 from selfrag_nb.stages.base import Stage, StageContext
-from selfrag_nb.stages.generate import GenerateStage, refusal_message
+from selfrag_nb.stages.generate import GenerateStage, RefusalKind, refusal_kind, refusal_message
 from selfrag_nb.stages.verify import VerifyStage
 from selfrag_nb.text import markers_in, strip_markers
 from selfrag_nb.trace import Claim, Fallback, Generation, Outcome, Support, Trace
@@ -103,25 +108,53 @@ class FinishStage(Stage):
                 **kw,
             )
 
+        def refuse(kind: RefusalKind, reason: str, **kw: object) -> Outcome:
+            return out(
+                "refused",
+                refusal_message(ctx.question, lang, kind=kind),
+                reason=reason,
+                reason_kind=kind,
+                **kw,
+            )
+
         if gen is None:
-            return out("refused", refusal_message(ctx.question, lang), reason="no answer was generated")
+            return refuse("no_answer", "no answer was generated")
         if gen.mode == "clarify":
             return out("clarify", gen.answer, reason=assessment.reason if assessment else "")
         if gen.mode == "refuse":
-            return out("refused", gen.answer, reason=assessment.reason if assessment else "")
+            kind = refusal_kind(trace)
+            why = assessment.reason if assessment else ""
+            if kind == "no_access":
+                why = "no chunk the user may read matched the question"
+            return out("refused", gen.answer, reason=why, reason_kind=kind)
         if gen.mode == "direct":
             if not gen.answer:
-                return out(
-                    "refused",
-                    refusal_message(ctx.question, lang),
-                    reason="no answer could be generated",
-                )
+                return refuse("no_answer", "no answer could be generated")
             if assessment is not None and assessment.action == "answer_without_evidence":
                 d = disclaimer_text(lang, "no_evidence")
                 return out(
-                    "disclaimed", _with_disclaimer(d, gen.answer), disclaimer=d, reason=assessment.reason
+                    "disclaimed",
+                    _with_disclaimer(d, gen.answer),
+                    disclaimer=d,
+                    reason=assessment.reason,
+                    reason_kind=refusal_kind(trace),
                 )
-            return out("direct", gen.answer, reason="no retrieval was needed")
+            decision = trace.decision
+            if decision is not None and decision.forced:
+                by = (
+                    "a stepper override"
+                    if decision.source == "override"
+                    else f'settings.retrieval = "{ctx.settings.retrieval}"'
+                )
+                return out(
+                    "direct",
+                    gen.answer,
+                    reason=f"retrieval was turned off by {by}; the answer is not grounded in documents",
+                    reason_kind="retrieval_off",
+                )
+            return out(
+                "direct", gen.answer, reason="no retrieval was needed", reason_kind="retrieval_not_needed"
+            )
 
         support = _matching_support(trace, gen)
         if support is None:
@@ -129,9 +162,7 @@ class FinishStage(Stage):
             if support is not None:
                 trace.append(support)
         if support is None:
-            return out(
-                "refused", refusal_message(ctx.question, lang), reason="the answer could not be verified"
-            )
+            return refuse("unverified", "the answer could not be verified")
         fallbacks: list[Fallback] = []
         regenerations = sum(1 for g in trace.generations if g.mode == "strict")
         while support.recommendation == "REGENERATE" and regenerations < s.max_regenerations:
@@ -152,11 +183,8 @@ class FinishStage(Stage):
         if rec != "REGENERATE" and not support.claims and not any(c.valid for c in gen.citations):
             # Nothing was claimed and nothing cited ("the documents do not contain
             # this", the strict prompt's way out): that is a refusal, not an answer.
-            return out(
-                "refused",
-                refusal_message(ctx.question, lang),
-                reason="the answer states nothing the documents support",
-                fallbacks=fallbacks,
+            return refuse(
+                "no_evidence", "the answer states nothing the documents support", fallbacks=fallbacks
             )
         if rec == "ACCEPT":
             return out("regenerated" if regenerated else "answered", gen.answer, fallbacks=fallbacks)
@@ -189,11 +217,19 @@ class FinishStage(Stage):
                     fallbacks=fallbacks,
                     reason=f"{len(dropped)} unsupported claim(s) removed after {regenerations} regeneration(s)",
                 )
+        # Say what actually failed: no answer to check, a check that could not
+        # be made, or an answer the check rejected.
+        failed = [c for c in support.calls if c.parse_status in {"error", "unparsed"}]
+        ending: RefusalKind = "unsupported"
         reason = f"the answer could not be supported by the documents after {regenerations} regeneration(s)"
-        return out(
-            "refused",
-            refusal_message(ctx.question, lang),
-            reason=reason,
+        if not gen.answer.strip():
+            ending, reason = "no_answer", f"no answer was generated after {regenerations} regeneration(s)"
+        elif failed:
+            ending = "unverified"
+            reason = f"the answer could not be checked: verify model output {failed[-1].parse_status}"
+        return refuse(
+            ending,
+            reason,
             dropped_claims=[c.text for c in support.claims if c.verdict != "supported"],
             fallbacks=fallbacks,
         )
@@ -206,7 +242,7 @@ def deadline_outcome(trace: Trace, ctx: StageContext, skipped: list[str], budget
     gen = trace.generation
     common = {"skipped": skipped, "deadline_exceeded": True}
     if gen is not None and gen.mode == "direct" and gen.answer:
-        return Outcome(outcome="direct", answer=gen.answer, reason=why, **common)
+        return Outcome(outcome="direct", answer=gen.answer, reason=why, reason_kind="deadline", **common)
     if gen is not None and gen.mode == "clarify":
         return Outcome(outcome="clarify", answer=gen.answer, reason=why, **common)
     if gen is not None and gen.mode in {"grounded", "strict"} and gen.answer:
@@ -218,6 +254,13 @@ def deadline_outcome(trace: Trace, ctx: StageContext, skipped: list[str], budget
                 answer=_with_disclaimer(d, gen.answer),
                 disclaimer=d,
                 reason=why,
+                reason_kind="deadline",
                 **common,
             )
-    return Outcome(outcome="refused", answer=refusal_message(ctx.question, lang), reason=why, **common)
+    return Outcome(
+        outcome="refused",
+        answer=refusal_message(ctx.question, lang, kind="deadline"),
+        reason=why,
+        reason_kind="deadline",
+        **common,
+    )

@@ -11,6 +11,14 @@
 
 Composed messages are in the question's language and never name a document
 the user cannot see, nor invent a link (refusal rules: say what is missing, within what the user may see).
+A refusal states its real reason (``RefusalKind``, the same value finish records as
+``Outcome.reason_kind``):
+
+    Assessment.conflict set          -> "conflict"     the documents disagree: says on what
+    Retrieval.hits empty             -> "no_access"    nothing the user may read matched at all
+    otherwise (nothing answers)      -> "no_evidence"  the documents do not cover the question
+    (finish) verifier rejected it    -> "unsupported"  found, but the answer was not backed by them
+    (finish) no check / no answer / time ran out -> "unverified" / "no_answer" / "deadline"
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from selfrag_nb.llm.schemas import GenerateInputs, GenerateOut
 from selfrag_nb.stages.base import Stage, StageContext, evidence_hits, parse_citations, to_evidence
 from selfrag_nb.trace import Fallback, Generation, Trace
 
-__all__ = ["GenerateStage", "clarify_message", "refusal_message"]
+__all__ = ["GenerateStage", "RefusalKind", "clarify_message", "refusal_kind", "refusal_message"]
 
 
 def _short(question: str, limit: int = 80) -> str:
@@ -30,15 +38,63 @@ def _short(question: str, limit: int = 80) -> str:
     return q if len(q) <= limit else q[: limit - 1] + "…"
 
 
-def refusal_message(question: str, language: str, reason: str = "", conflict: str = "") -> str:
-    """A refusal that states what is missing within what the user may see.
-    With ``conflict`` (the assessment found authorised documents that
-    disagree and none says which applies) it says so instead of claiming the
-    documents do not cover the question."""
+RefusalKind = Literal[
+    "no_evidence", "no_access", "unsupported", "conflict", "unverified", "no_answer", "deadline"
+]
+
+# What each kind of refusal tells the user: the real reason, never a document
+# the user cannot see. "{q}" is the question, shortened.
+_REFUSALS: dict[str, dict[str, str]] = {
+    "no_evidence": {
+        "en": 'The available documents do not cover this question ("{q}"), so I cannot give a confirmed answer.',
+        "zh": "现有资料未能确认这个问题的答案（“{q}”），因此无法给出确定结论。",
+    },
+    "no_access": {
+        "en": 'No document available to you matches this question ("{q}"), so I cannot give a confirmed answer.',
+        "zh": "您可查阅的资料中没有与这个问题（“{q}”）相关的内容，因此无法给出确定结论。",
+    },
+    "unsupported": {
+        "en": 'Documents about this question ("{q}") were found, but a check of the answer against them '
+        "found it unsupported, so I will not state it as confirmed.",
+        "zh": "找到了与这个问题（“{q}”）相关的资料，但核对后发现答案得不到这些资料的支持，因此无法给出确定结论。",
+    },
+    "unverified": {
+        "en": 'An answer to this question ("{q}") was written but could not be checked against the documents, '
+        "so I cannot give a confirmed answer.",
+        "zh": "已为这个问题（“{q}”）生成了回答，但无法与资料核对，因此无法给出确定结论。",
+    },
+    "no_answer": {
+        "en": 'No usable answer could be produced for this question ("{q}") this time.',
+        "zh": "这次未能为这个问题（“{q}”）生成可用的回答。",
+    },
+    "deadline": {
+        "en": 'The time available for this question ("{q}") ran out before an answer could be checked.',
+        "zh": "在核对答案之前，这个问题（“{q}”）的处理时间已用完。",
+    },
+}
+_AGAIN = {
+    "no_answer": {"en": " Please try again.", "zh": "请稍后再试。"},
+    "deadline": {"en": " Please try again.", "zh": "请稍后再试。"},
+}
+_MORE = {
+    "en": " If you can add more specific details, I can look again.",
+    "zh": "如果能补充更具体的信息，我可以再查一次。",
+}
+
+
+def refusal_message(
+    question: str, language: str, reason: str = "", conflict: str = "", kind: RefusalKind = "no_evidence"
+) -> str:
+    """A refusal that states its real reason within what the user may see:
+    ``kind`` picks the wording (no evidence, nothing visible to the user, an
+    unsupported answer, ...). With ``conflict`` (the assessment found
+    authorised documents that disagree and none says which applies) it says
+    so instead of claiming the documents do not cover the question."""
     q = _short(question)
+    zh = language == "zh"
     if conflict:
         what = conflict.strip().rstrip(".。")
-        if language == "zh":
+        if zh:
             return (
                 f"现有资料对这个问题（“{q}”）说法不一，且没有说明以哪一份为准：{what}。"
                 "因此无法给出确定结论；如果您能说明具体的版本、日期或套餐，我可以再查一次。"
@@ -48,13 +104,25 @@ def refusal_message(question: str, language: str, reason: str = "", conflict: st
             "So I cannot give a confirmed answer; if you can tell me the version, date or plan you mean, "
             "I can look again."
         )
-    if language == "zh":
-        msg = f"现有资料未能确认这个问题的答案（“{q}”），因此无法给出确定结论。"
-        return msg + (f"原因：{reason}" if reason else "") + "如果能补充更具体的信息，我可以再查一次。"
-    msg = f'The available documents do not cover this question ("{q}"), so I cannot give a confirmed answer.'
+    lang = "zh" if zh else "en"
+    table = _REFUSALS.get(kind, _REFUSALS["no_evidence"])
+    msg = table[lang].format(q=q)
     if reason:
-        msg += f" Reason: {reason.rstrip('.')}."
-    return msg + " If you can add more specific details, I can look again."
+        msg += f"原因：{reason}" if zh else f" Reason: {reason.rstrip('.')}."
+    return msg + _AGAIN.get(kind, _MORE)[lang]
+
+
+def refusal_kind(trace: Trace) -> RefusalKind:
+    """Why the evidence cannot answer, from the records so far: documents that
+    disagree, nothing the user may read matched at all (the search returned no
+    chunk: hidden documents are never counted), or no passage answers."""
+    assessment = trace.assessment
+    if assessment is not None and assessment.conflict:
+        return "conflict"
+    retrieval = trace.retrieval
+    if retrieval is not None and not retrieval.hits:
+        return "no_access"
+    return "no_evidence"
 
 
 def clarify_message(language: str, options: list[str]) -> str:
@@ -94,7 +162,10 @@ class GenerateStage(Stage):
 
         if retrieve and assessment is not None and assessment.action == "refuse":
             return composed(
-                refusal_message(ctx.question, ctx.language, assessment.reason, assessment.conflict), "refuse"
+                refusal_message(
+                    ctx.question, ctx.language, assessment.reason, assessment.conflict, refusal_kind(trace)
+                ),
+                "refuse",
             )
         if retrieve and assessment is not None and assessment.action == "clarify":
             return composed(clarify_message(ctx.language, assessment.options), "clarify")
@@ -103,7 +174,10 @@ class GenerateStage(Stage):
         direct = not retrieve or (assessment is not None and assessment.action == "answer_without_evidence")
         if not direct and not hits:
             return composed(
-                refusal_message(ctx.question, ctx.language, "no relevant passage was found"), "refuse"
+                refusal_message(
+                    ctx.question, ctx.language, "no relevant passage was found", kind=refusal_kind(trace)
+                ),
+                "refuse",
             )
         mode: Literal["grounded", "strict", "direct"] = (
             "direct" if direct else "strict" if self.strict else "grounded"

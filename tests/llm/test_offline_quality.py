@@ -289,15 +289,19 @@ def test_generate_skips_lead_ins_and_table_headers_and_matches_phrases() -> None
     ranked = _candidates(
         GenerateInputs(question=question, evidence=[ev(1, text, "SLA", "SLA > Credits")]), question
     )
-    assert ranked[0].text == "| Below 90.0% | 40% of the fee |"
-    assert "| Below 90.0% | 40% of the fee | [1]" in out.answer.splitlines()
-    assert "| Availability | Credit |" not in out.answer
+    # A row is quoted as a sentence naming its columns, never as raw table markup.
+    assert ranked[0].text == "Availability Below 90.0%: Credit 40% of the fee."
+    assert "Availability Below 90.0%: Credit 40% of the fee [1]." in out.answer
+    assert "|" not in out.answer
+    assert "Availability | Credit" not in out.answer
     assert not out.answer.rstrip().endswith(":")
-    # Table rows stay on their own lines, so verify sees one claim per row.
+    # Each row is its own sentence, so verify sees one claim per row, and supports it.
     sup = verify(
         VerifyInputs(question="credit", answer=out.answer, evidence=[ev(1, text, "SLA", "SLA > Credits")])
     )
-    assert all(c.claim.count("|") <= 3 for c in sup.claims)
+    assert sup.claims
+    assert all(c.claim.count("Availability") == 1 for c in sup.claims)
+    assert all(c.verdict == "supported" for c in sup.claims)
 
 
 def test_generate_which_question_keeps_the_sentence_that_names_things() -> None:

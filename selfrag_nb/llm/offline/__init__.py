@@ -14,6 +14,8 @@ top of each module, ``a <- b`` reads "b builds on a":
     4      relevance   grade, rerank, exact_adjustment, asked_head
     3      question    decide, rewrite, is_follow_up, effective_question
     2      phrases     social phrases, arithmetic, entities
+    2      surface     readable chunk text (no control characters, table rows as
+                       sentences), table markup, key terms a claim names
     1      lexical     tokens, weights, bags, coverage, exact terms, sentences,
                        quantities, negation, injections
 

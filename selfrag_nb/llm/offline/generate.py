@@ -2,7 +2,7 @@
 
     lexical <- phrases <- question <- relevance <- evidence <- assess | generate <- verify <- model
                                                                         ^^^^^^^^ here: imports
-                                                                        lexical, phrases,
+                                                                        lexical, surface, phrases,
                                                                         question, evidence.
 
     GenerateInputs -> direct: greeting / thanks / arithmetic (phrases) / "I don't know"
@@ -10,7 +10,9 @@
                       -> every evidence sentence scored (_candidates): coverage,
                          heading on topic, word pairs, exact terms, answer type
                          (number, date, names), negation, language, precision;
-                         injections, lead-ins, table headers and ``avoid`` never quoted,
+                         chunk text read through surface.readable (table rows as
+                         sentences, header rows dropped, control characters removed),
+                         injections, lead-ins and ``avoid`` never quoted,
                          superseded evidence scored lower
                       -> 1-3 (strict: 1-2) sentences that add something, in
                          document order, each cited [n]
@@ -42,6 +44,7 @@ from selfrag_nb.llm.offline.lexical import (
 )
 from selfrag_nb.llm.offline.phrases import arithmetic, format_number, social_kind
 from selfrag_nb.llm.offline.question import answer_language, effective_question
+from selfrag_nb.llm.offline.surface import readable
 from selfrag_nb.llm.schemas import Evidence, GenerateInputs, GenerateOut
 from selfrag_nb.text import detect_language, is_cjk, tokenize
 
@@ -172,18 +175,6 @@ _WHICH_RE = re.compile(
 _NAMES_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z0-9]+")
 #: Factor for a sentence in another language than the question.
 OTHER_LANGUAGE = 0.8
-_TABLE_SEP_RE = re.compile(r"^\s*\|?\s*:?-{3,}")
-
-
-def _table_headers(text: str) -> set[str]:
-    """Markdown table header rows (the line before a ``|---|`` separator): they
-    name columns and state nothing, so they are never quoted alone."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return {
-        " ".join(lines[i - 1].split())
-        for i, ln in enumerate(lines)
-        if i > 0 and _TABLE_SEP_RE.match(ln) and lines[i - 1].startswith("|")
-    }
 
 
 def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
@@ -203,15 +194,16 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     for ev in inputs.evidence:
         header = bag(f"{ev.title} {ev.heading}")
         stale = evidence_status(ev) == "superseded" and any_current
-        heads = _table_headers(ev.text)
         topic = HEADING_BONUS * _heading_on_topic(ev, qbag)
-        for sent in sentences(ev.text):
+        # Tables arrive as one sentence per row and without control characters,
+        # so no raw "| a | b |" markup or terminal escape reaches an answer.
+        for sent in sentences(readable(ev.text)):
             order += 1
             if looks_like_injection(sent) or (inputs.avoid and _similar(sent, inputs.avoid)):
                 continue
-            # A lead-in ("... you can claim a credit:") or a column header says
-            # nothing by itself; the items that follow are candidates of their own.
-            if sent.rstrip().endswith((":", "：")) or " ".join(sent.split()) in heads:
+            # A lead-in ("... you can claim a credit:") says nothing by itself;
+            # the items that follow are candidates of their own.
+            if sent.rstrip().endswith((":", "：")):
                 continue
             sb = bag(sent)
             # The heading lends its words, but a sentence must carry most of the match itself.
@@ -294,9 +286,9 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     previous = ""
     for c in chosen:
         quote = _cite(c.text, c.index)
-        # A table row or list item has no closing punctuation: its own line keeps it one claim.
+        # A list item has no closing punctuation: its own line keeps it one claim.
         unended = not previous.rstrip().endswith(tuple(".!?。！？"))
-        if parts and (c.text.lstrip().startswith("|") or unended):
+        if parts and unended:
             parts.append("\n" + quote)
         else:
             parts.append(joiner + quote if parts else quote)

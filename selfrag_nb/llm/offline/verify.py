@@ -2,15 +2,19 @@
 
     lexical <- phrases <- question <- relevance <- evidence <- assess | generate <- verify <- model
                                                                                    ^^^^^^ here:
-                                                                  imports lexical, evidence, and
-                                                                  generate (its refusal wordings).
+                                                                  imports lexical, surface, evidence,
+                                                                  and generate (its refusal wordings).
 
     VerifyInputs -> a refusal (generate.NO_INFO / NOT_FOUND): ACCEPT, claims nothing
                  -> claims (sentences, [n] markers and disclaimer removed)
                     x evidence sentences (injections set aside, superseded marked stale):
+                    (chunk text through surface.readable: no control characters,
+                    table rows as sentences),
                     weighted overlap (adjacent pair merged, discounted),
                     number/ID agreement, negation agreement (lexical.negated_terms),
-                    an injection echoed
+                    key terms (surface.missing_key_terms: a name, unit, currency
+                    or product in no evidence -> unsupported), raw table markup
+                    (never supported), an injection echoed
                  -> supported / partial / unsupported per claim
                  -> overallConfidence, ACCEPT / ADD_DISCLAIMER / REGENERATE
 
@@ -40,6 +44,7 @@ from selfrag_nb.llm.offline.lexical import (
     strip_citations,
     terms,
 )
+from selfrag_nb.llm.offline.surface import missing_key_terms, readable, table_markup
 from selfrag_nb.llm.schemas import ClaimVerdict, EvidenceQuote, SupportOut, VerifyInputs
 from selfrag_nb.text import normalize_key
 
@@ -149,7 +154,8 @@ def verify(inputs: VerifyInputs) -> SupportOut:
     any_current = any(evidence_status(e) != "superseded" for e in inputs.evidence)
     for ev in inputs.evidence:
         stale = evidence_status(ev) == "superseded" and any_current
-        full = f"{ev.title} {ev.heading} {ev.text}"
+        text = readable(ev.text)
+        full = f"{ev.title} {ev.heading} {text}"
         chunk_text[ev.index] = full
         ev_exact |= exact_terms(full).all
         version = ev.metadata.get("version")
@@ -157,7 +163,7 @@ def verify(inputs: VerifyInputs) -> SupportOut:
             ev_exact |= exact_terms(f"v{str(version).removeprefix('v')}").all
         # an instruction may hide in a heading or title as well as in the text
         injected.extend(bag(t) for t in (ev.title, ev.heading) if t and looks_like_injection(t))
-        for sent in sentences(ev.text):
+        for sent in sentences(text):
             if looks_like_injection(sent):
                 injected.append(bag(sent))
             else:
@@ -173,6 +179,8 @@ def verify(inputs: VerifyInputs) -> SupportOut:
                     )
                 )
 
+    all_text = "\n".join(chunk_text.values())
+    all_bag = bag(all_text)
     verdicts: list[ClaimVerdict] = []
     scores: list[tuple[float, int, bool]] = []  # (weight, confidence, important failure)
     for claim, cited in claims:
@@ -199,6 +207,11 @@ def verify(inputs: VerifyInputs) -> SupportOut:
                 best = first if coverage(cterms, first.bag)[0] >= coverage(cterms, second.bag)[0] else second
         cx = exact_terms(claim).all
         exact_missing = sorted(cx - ev_exact)
+        # A name, unit, currency or product no evidence mentions: the claim adds
+        # a specific fact of its own ("Refunds are paid in Bitcoin.").
+        key_missing = missing_key_terms(claim, all_text, all_bag)
+        # Raw table syntax ("| Pro | 30 days |") is markup, not a statement.
+        markup = table_markup(claim)
         mismatch = bool(best and disagree(quantities(claim), quantities(best.text)))
         # Any on-topic evidence sentence with the opposite polarity contradicts the claim.
         opposite = _opposite(claim, cterms, ev_sents, covs)
@@ -211,7 +224,8 @@ def verify(inputs: VerifyInputs) -> SupportOut:
         echoes_injection = any(
             (cov := coverage(cterms, inj)[0]) >= 0.7 and cov > best_cov for inj in injected
         )
-        if exact_missing or mismatch or contradiction or echoes_injection:
+        hard = bool(exact_missing or key_missing or markup or mismatch or contradiction or echoes_injection)
+        if hard:
             verdict, conf = "unsupported", 0
         elif best_cov >= 0.7:
             verdict, conf = "supported", min(100, round(100 * best_cov / 0.85))
@@ -223,7 +237,6 @@ def verify(inputs: VerifyInputs) -> SupportOut:
             verdict, conf = "unsupported", min(30, round(100 * best_cov))
         quotes = [EvidenceQuote(doc=best.index, quote=best.text)] if best and best_cov > 0 else []
         verdicts.append(ClaimVerdict(claim=claim, verdict=verdict, evidence=quotes, cited=cited))
-        hard = bool(exact_missing or mismatch or contradiction or echoes_injection)
         scores.append((weight, conf, hard))
 
     total = sum(w for w, _, _ in scores) or 1.0
