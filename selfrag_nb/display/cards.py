@@ -289,12 +289,16 @@ _OUTCOME_TONE = {
 def outcome_tone(o: Outcome | None, support: Support | None = None) -> str:
     """The badge colour of an outcome, from its values: an answer is green only
     when nothing about it is doubtful (deadline, dropped claims, a disclaimer,
-    or its verification's confidence / recommendation)."""
+    retrieval forced off, or its verification's confidence / recommendation)."""
     if o is None:
         return "info"
     tone = _OUTCOME_TONE[o.outcome]
     if o.deadline_exceeded:
         return "bad"
+    if o.outcome == "direct" and o.reason_kind == "retrieval_off":
+        # A forced "no retrieval" answered from the model alone: nothing grounds
+        # it, so it must not look like the green "no retrieval was needed".
+        return "warn"
     if tone == "ok" and (o.dropped_claims or o.disclaimer):
         tone = "warn"
     if support is not None and o.outcome in {"answered", "disclaimed", "regenerated"}:

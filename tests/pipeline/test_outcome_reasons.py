@@ -160,3 +160,19 @@ def test_no_answer_from_the_model_is_no_answer(make_rag: Any, scripted: Any) -> 
     assert trace.outcome == "refused"
     assert trace.finish.reason_kind == "no_answer"
     assert "No usable answer" in trace.answer
+
+
+def test_forced_no_retrieval_is_not_drawn_as_a_green_direct_answer(make_rag: Any, scripted: Any) -> None:
+    # The rule: green means nothing about the answer is doubtful. An answer made
+    # with retrieval forced off is grounded in nothing, so its badge is amber,
+    # while a greeting that needed no retrieval stays green.
+    from selfrag_nb.display.html import static_html
+
+    script_refund(scripted)
+    scripted.default("generate", {"answer": "Probably 30 days."})
+    forced = make_rag().with_settings(retrieval="never").ask(Q)
+    greeting = make_rag().ask("Hello!")
+    forced_html, greeting_html = static_html(forced.finish), static_html(greeting.finish)
+    assert 'srnb-warn"><bdi>direct' in forced_html
+    assert 'srnb-ok"><bdi>direct' not in forced_html
+    assert 'srnb-ok"><bdi>direct' in greeting_html
