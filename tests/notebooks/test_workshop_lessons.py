@@ -203,3 +203,19 @@ def test_8_record_with_a_key_then_replay_with_no_key_and_no_network(
         assert new.outcome == old.outcome
         assert [c.raw for c in new.model_calls] == [c.raw for c in old.model_calls]
         assert all(c.error is None for c in new.model_calls)
+
+
+def test_4_rerank_off_changes_only_the_order_not_which_policy_answers(rag: sr.SelfRAG) -> None:
+    # What the notebook's compare cell says: the runs diverge first at Rerank,
+    # and both answers give the current policy's 30 days citing no 2024 chunk.
+    on = rag.ask(REFUND)
+    off = rag.with_settings(rerank=False).ask(REFUND)
+    comparison = sr.compare(off, on, labels=("rerank off", "rerank on"))
+    assert comparison.first_divergence is not None
+    assert comparison.first_divergence.stage == "rerank"
+    for t in (on, off):
+        assert t.outcome == "answered"
+        assert "30 days" in t.answer
+        stale = {h.chunk_id for h in t.retrieval.hits if "2024" in h.source}
+        assert not {c.chunk_id for c in t.generation.citations if c.valid} & stale
+    assert "sr.compare(no_rerank, t" in "\n".join(_source(c) for c in _cells())
