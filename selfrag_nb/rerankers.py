@@ -159,7 +159,14 @@ class ModelReranker:
             )
         out = result.output
         assert isinstance(out, RerankOut)
-        return RankResponse([(item.index, item.score) for item in out.ranking], [result.call])
+        # Dict items carry the model's per-item reason to the stage (ranking_reasons).
+        ranking = [
+            {"index": item.index, "score": item.score, "reason": item.reason}
+            if item.reason
+            else (item.index, item.score)
+            for item in out.ranking
+        ]
+        return RankResponse(ranking, [result.call])
 
 
 class LexicalReranker:

@@ -267,6 +267,7 @@ _INDEX_KEYS = (
     "索引",
 )
 _RSCORE_KEYS = ("score", "relevanceScore", "relevance", "relevance_score", "分数", "评分", "得分", "相关性")
+_REASON_KEYS = ("reason", "why", "rationale", "explanation", "理由", "原因")
 _LIST_KEYS = ("ranking", "results", "rankings", "ranked", "data", "items", "order", "scores", "排序", "结果")
 
 
@@ -294,7 +295,10 @@ def _rerank_items(items: list[Any]) -> RerankOut:
                 raise ParseError(f"ranking[{pos}]: missing 'index'")
             found_s, sc = pick(item, _RSCORE_KEYS)
             score = as_number(sc, f"ranking[{pos}].score") if found_s and sc is not None else float(n - pos)
-            ranking.append({"index": _index(idx), "score": score})
+            found_r, why = pick(item, _REASON_KEYS)
+            # A reason is explanation only: one that is not text is dropped, never an error.
+            reason = why.strip()[:500] if found_r and isinstance(why, str) else ""
+            ranking.append({"index": _index(idx), "score": score, "reason": reason})
         elif isinstance(item, list):
             raise ParseError(f"ranking[{pos}]: expected an object or an index, got a list")
         else:

@@ -175,6 +175,9 @@ class RelevanceOut(_Out):
 class RankedItem(_Out):
     index: int
     score: float
+    # Optional: why the item sits where it does (the views show it per item;
+    # a model that gives none is ranked the same).
+    reason: str = ""
 
 
 class RerankOut(_Out):

@@ -176,3 +176,16 @@ def test_rerank_protocol_holds_for_any_text(query: str, candidates: list[str]) -
     assert all(math.isfinite(item.score) for item in out.ranking)
     again = rerank(RerankInputs(query=query, candidates=candidates))
     assert again == out
+
+
+def test_rerank_gives_every_item_a_reason_a_reader_can_check() -> None:
+    # The reason names what the ranking rests on: the keyword weight that
+    # orders the candidates, the question's coverage, and the terms a chunk lacks.
+    candidates = [API_KEYS, REFUND]
+    out = rerank(RerankInputs(query="What is the refund window?", candidates=candidates))
+    by_index = {item.index: item.reason for item in out.ranking}
+    assert all(by_index.values())
+    assert "keyword weight" in by_index[1]
+    assert "covers" in by_index[1]
+    assert "lacks" in by_index[0]
+    assert "refund" in by_index[0]

@@ -324,3 +324,10 @@ def test_extract_json_prefers_fenced_blocks_and_tolerates_slips() -> None:
     assert {"a": 1} in values
     assert list(extract_json("{'x': True, 'y': None}")) == [{"x": True, "y": None}]
     assert list(extract_json("no json at all")) == []
+
+
+def test_parsing_rerank_keeps_a_text_reason_and_drops_anything_else() -> None:
+    raw = '{"ranking": [{"index": 1, "score": 9, "why": " names the 30-day window "}, {"index": 0, "score": 2, "reason": 5}]}'
+    out, err = parse("rerank", raw)
+    assert err is None
+    assert [(i.index, i.reason) for i in out.ranking] == [(1, "names the 30-day window"), (0, "")]

@@ -216,3 +216,16 @@ def test_litellm_reranker_against_the_loopback_server(kb: Any) -> None:
     assert rec.reranker == "litellm:cohere/rerank-v3.5"
     assert rec.fallback is None, rec.fallback
     assert len(rec.after) == min(5, len(rec.before))
+
+
+def test_the_offline_model_reranker_explains_every_item_it_keeps() -> None:
+    # With no reranker configured the pipeline's model reranks; the offline
+    # model says why for each item, and the record keeps it per chunk.
+    import selfrag_nb as sr
+
+    rag = sr.SelfRAG(sr.KnowledgeBase.sample())
+    t = rag.ask("What is the refund window for a Pro subscription?")
+    assert t.rerank is not None
+    assert t.rerank.after
+    assert set(t.rerank.after) <= set(t.rerank.reasons)
+    assert all("covers" in t.rerank.reasons[c] for c in t.rerank.after)

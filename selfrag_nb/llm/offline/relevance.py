@@ -221,6 +221,7 @@ def rerank(inputs: RerankInputs) -> RerankOut:
         df = sum(1 for d in docs if key in d)
         idf[key] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
     scored: list[tuple[float, int]] = []
+    reasons: list[str] = []
     for i, (text, d) in enumerate(zip(inputs.candidates, docs, strict=True)):
         dl = sum(d.values()) or 1
         bm25 = 0.0
@@ -228,11 +229,25 @@ def rerank(inputs: RerankInputs) -> RerankOut:
             tf = d.get(key, 0)
             if tf:
                 bm25 += w * idf[key] * tf * (1.2 + 1) / (tf + 1.2 * (1 - B + B * dl / avgdl))
-        cov, _ = coverage(qterms, d)
-        bonus, cap, _ = exact_adjustment(inputs.query, text)
+        cov, missing = coverage(qterms, d)
+        bonus, cap, notes = exact_adjustment(inputs.query, text)
         score = bm25 * (0.5 + 0.5 * cov) + bonus / 10.0
         if cap < 100:
             score *= cap / 100.0
         scored.append((round(score, 6), i))
+        reasons.append(_rerank_reason(bm25, cov, missing, notes, cap))
     scored.sort(key=lambda s: (-s[0], s[1]))
-    return RerankOut(ranking=[RankedItem(index=i, score=s) for s, i in scored])
+    return RerankOut(ranking=[RankedItem(index=i, score=s, reason=reasons[i]) for s, i in scored])
+
+
+def _rerank_reason(bm25: float, cov: float, missing: list[str], notes: list[str], cap: int) -> str:
+    """One line a reader can check against the chunk: its keyword weight (BM25
+    within the candidates, what mostly orders them), how much of the question
+    it covers, which terms it lacks, and any identifier/version/number rule hit."""
+    parts = [f"keyword weight {bm25:.2f}", f"covers {cov:.0%} of the question's terms"]
+    if missing:
+        parts.append("lacks " + ", ".join(missing[:4]))
+    parts.extend(notes[:2])
+    if cap < 100:
+        parts.append(f"capped at {cap}% (an identifier or version does not match)")
+    return "; ".join(parts)
