@@ -6,7 +6,17 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("litellm", "lancedb", "torch", "plotly", "pandas", "sentence_transformers", "pyarrow", "numpy")
+HEAVY = (
+    "litellm",
+    "lancedb",
+    "torch",
+    "plotly",
+    "pandas",
+    "sentence_transformers",
+    "pyarrow",
+    "numpy",
+    "ray",
+)
 
 
 def _modules_after(code: str) -> list[str]:
