@@ -6,7 +6,7 @@
            ray.data.from_items(one row per source: its pickled Prepared.rows)
            -> map_batches(_chunk)                        tasks: the same rows() the
                                                          in-process engine iterates
-           -> map_batches(_EmbedActor, concurrency=N,    one actor per worker: the
+           -> map_batches(_EmbedActor, ActorPool(N),     one actor per worker: the
                           batch_size=64)                 embedder is built once each;
                                                          batches.embed_into_arrow makes
                                                          the Arrow rows of the schema
@@ -42,6 +42,7 @@ ever, which would hang an ingest on one poisonous document.
 from __future__ import annotations
 
 import pickle
+import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -167,26 +168,35 @@ def embed_rows_ray(
 
     if workers is None:
         workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
-    items = [{"index": i, "rows": cloudpickle.dumps(p.rows)} for i, p in enumerate(todo)]
-    ds = (
-        ray.data.from_items(items, override_num_blocks=min(len(items), max(workers * 4, 1)))
-        .map_batches(
-            _chunk,
-            fn_kwargs={"schema": _row_schema(schema)},
-            batch_size=1,
-            batch_format="numpy",
-            max_retries=RETRIES,
+    dumps: Callable[[Any], bytes] = cloudpickle.dumps  # cloudpickle has no annotations
+    items = [{"index": i, "rows": dumps(p.rows)} for i, p in enumerate(todo)]
+    with warnings.catch_warnings():
+        # Ray 2.60 takes the retry bounds only as ray_remote_args, deprecated for
+        # Ray 2.64 (the extra pins ray below it): no named parameter exists yet.
+        warnings.filterwarnings("ignore", message=r".*ray_remote_args.*deprecated")
+        ds = (
+            ray.data.from_items(items, override_num_blocks=min(len(items), max(workers * 4, 1)))
+            .map_batches(
+                _chunk,
+                fn_kwargs={"schema": _row_schema(schema)},
+                batch_size=1,
+                batch_format="numpy",
+                # no CPU reserved: the embedder actors hold one each, and a task
+                # waiting for a CPU they hold would wait for ever (chunking is cheap)
+                num_cpus=0,
+                compute=ray.data.TaskPoolStrategy(size=workers),
+                max_retries=RETRIES,
+            )
+            .map_batches(
+                _EmbedActor,
+                fn_constructor_kwargs={"embedder": portable_embedder(embedder), "schema": schema, "now": now},
+                batch_size=batch_size,
+                batch_format="pyarrow",
+                compute=ray.data.ActorPoolStrategy(size=workers),
+                max_restarts=RETRIES,
+                max_task_retries=RETRIES,
+            )
         )
-        .map_batches(
-            _EmbedActor,
-            fn_constructor_kwargs={"embedder": portable_embedder(embedder), "schema": schema, "now": now},
-            batch_size=batch_size,
-            batch_format="pyarrow",
-            concurrency=workers,
-            max_restarts=RETRIES,
-            max_task_retries=RETRIES,
-        )
-    )
     parts: list[pa.Table] = []
     try:
         for part in ds.iter_batches(batch_size=None, batch_format="pyarrow"):

@@ -388,10 +388,12 @@ class Writes(Core):
         if engine == "ray":
             from selfrag_nb.store.ray_ingest import embed_rows_ray
 
-            out = embed_rows_ray(todo, self._embedder, self._schema(), now, workers=workers, on_chars=step)
+            by_source = embed_rows_ray(
+                todo, self._embedder, self._schema(), now, workers=workers, on_chars=step
+            )
             if report is not None and total:
                 report(total, total, "embedding")
-            return out
+            return by_source
         try:
             table = embed_into_arrow(
                 self._embedder, every_row(), self._schema(), now, batch=_EMBED_BATCH, on_batch=step

@@ -64,7 +64,8 @@ def test_ray_ingest_stores_exactly_the_in_process_chunks(ray: Any, tmp_path: Pat
     first = distributed.versions()[0]
     assert first["chunks"] == len(distributed) == want.chunks_added
     # The full-text index is in place, as after an in-process ingest.
-    assert distributed.search("refund", k=3, mode="fts")
+    assert distributed.describe()["indexes"] == local.describe()["indexes"]
+    assert "FTS(search_text)" in distributed.describe()["indexes"]
 
 
 def test_ray_reingest_is_idempotent_and_replaces_changed_sources(ray: Any, tmp_path: Path) -> None:
