@@ -207,6 +207,14 @@ class EvalReport(Displayable):
         from selfrag_nb.eval.regression import RegressionDiff
         from selfrag_nb.eval.runner import evaluate
 
+        piped = [n for n, v in self.variants.items() if "models" in v]
+        if variants is None and piped:
+            # the report keeps model names, not the models: rebuilding them from
+            # names could call a different model than the one that ran
+            raise InputError(
+                f"variants {piped} compared models or pipelines; pass variants= again "
+                "(the same {name: SelfRAG} or {name: {'models': ...}} given to evaluate)"
+            )
         qs = self.failures_as_questions()
         if not len(qs):
             return RegressionDiff(self.rows, [])

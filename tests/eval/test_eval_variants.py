@@ -146,6 +146,11 @@ def test_selfrag_objects_as_variants_agree_when_only_the_generator_differs(kb: A
     s = report.summary
     assert s[(s["variant"] == "two") & (s["category"] == "all")]["generate_cost"].isna().all()
     assert len(set(report.config_versions.values())) == 2
+    # The report holds model names, not models: a re-run must be given the pipelines again.
+    with pytest.raises(ValueError, match="pass variants= again"):
+        report.rerun_failures(rag_one)
+    again = report.rerun_failures(rag_one, variants={"one": rag_one, "two": rag_two}, progress=False)
+    assert again.broke == []  # the same pipelines again: nothing that passed fails now
 
 
 def test_variant_input_is_checked(kb: Any, tmp_path: Path) -> None:
