@@ -87,6 +87,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
         "opentelemetry-exporter-otlp-proto-http",
         "openinference-semantic-conventions",
     ),
+    "ray": ("ray",),
     "dev": (
         "pytest",
         "pytest-timeout",

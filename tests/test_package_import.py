@@ -17,6 +17,7 @@ HEAVY = (
     "numpy",
     "opentelemetry",
     "openinference",
+    "ray",
 )
 
 

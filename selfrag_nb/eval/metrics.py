@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from selfrag_nb.eval.questions import Question
-    from selfrag_nb.trace import Trace
+    from selfrag_nb.trace import ModelCall, Trace
 
 __all__ = [
     "ANSWER_OUTCOMES",
@@ -123,6 +123,15 @@ class EvalRow(BaseModel):
     unparsed_calls: int = 0
     #: Candidate evidence: chunk ids of the retrieved hits, in rank order.
     evidence: list[str] = Field(default_factory=list)
+    #: The evidence the answer could use: the reranker's order when it ran,
+    #: else the chunk ids graded relevant (what variants are compared on).
+    kept: list[str] = Field(default_factory=list)
+    #: Per model role (decide, grade, generate ...): tokens, dollars (None when
+    #: any call's price is unknown) and milliseconds summed over its calls.
+    role_tokens_in: dict[str, int] = Field(default_factory=dict)
+    role_tokens_out: dict[str, int] = Field(default_factory=dict)
+    role_cost: dict[str, float | None] = Field(default_factory=dict)
+    role_latency_ms: dict[str, float] = Field(default_factory=dict)
     config_version: str = ""
     #: Exception text when the question raised instead of finishing.
     error: str | None = None
@@ -377,10 +386,28 @@ def score(
         fallbacks=sum(len(r.fallbacks) for r in trace.records),
         unparsed_calls=sum(1 for c in calls if c.parse_status in ("unparsed", "error")),
         evidence=[h.chunk_id for h in hits],
+        kept=list(trace.rerank.after) if trace.rerank is not None else list(gr.kept if gr else []),
+        **role_usage(calls),
         config_version=config_version,
         failed_checks=failed,
         failure_reason="; ".join(reason for _, reason in checks) or None,
     )
+
+
+def role_usage(calls: Iterable[ModelCall]) -> dict[str, Any]:
+    """The per-role fields of EvalRow from a trace's model calls."""
+    t_in: dict[str, int] = {}
+    t_out: dict[str, int] = {}
+    cost: dict[str, float | None] = {}
+    ms: dict[str, float] = {}
+    for c in calls:
+        t_in[c.role] = t_in.get(c.role, 0) + (c.tokens_in or 0)
+        t_out[c.role] = t_out.get(c.role, 0) + (c.tokens_out or 0)
+        before = cost.get(c.role, 0.0)
+        # one unknown price makes the role's cost unknown, as for the row's total
+        cost[c.role] = None if before is None or c.cost is None else before + c.cost
+        ms[c.role] = ms.get(c.role, 0.0) + c.latency_ms
+    return {"role_tokens_in": t_in, "role_tokens_out": t_out, "role_cost": cost, "role_latency_ms": ms}
 
 
 def _decided(retrieve: bool | None) -> str:

@@ -1,8 +1,12 @@
 """EvalReport: the measured rows of one evaluation and their views.
 
     EvalReport(rows, variants, config_versions, questions, k)
-      .table      one row per variant x question (pandas)
-      .summary    variant x category metrics + an "all" row per variant
+      .table      one row per variant x question (pandas); per-role columns
+                  {role}_tokens_in / _tokens_out / _cost / _latency_ms
+      .summary    variant x category metrics + an "all" row per variant,
+                  then the per-role columns (eval/variants.py role_summary)
+      .agreement  per question: same outcome / same kept evidence in every variant
+      .disagreements   the questions where the variants differ
       .failures   failing rows: question, category, candidate evidence ids,
                   config version, failure reason
       .failures_as_questions() / .rerun_failures(rag2) -> RegressionDiff
@@ -90,10 +94,23 @@ class EvalReport(Displayable):
 
     @property
     def table(self) -> pd.DataFrame:
-        """One row per (variant, question): every field of ``EvalRow``."""
+        """One row per (variant, question): every field of ``EvalRow``, then
+        the per-role fields spread into ``{role}_tokens_in``, ``_tokens_out``,
+        ``_cost`` and ``_latency_ms`` columns (empty where a role made no call)."""
         import pandas as pd
 
-        return pd.DataFrame([r.model_dump() for r in self.rows], columns=list(EvalRow.model_fields))
+        roles = list(dict.fromkeys(role for r in self.rows for role in r.role_tokens_in))
+        records = []
+        for r in self.rows:
+            rec = r.model_dump()
+            for role in roles:
+                rec[f"{role}_tokens_in"] = r.role_tokens_in.get(role)
+                rec[f"{role}_tokens_out"] = r.role_tokens_out.get(role)
+                rec[f"{role}_cost"] = r.role_cost.get(role)
+                rec[f"{role}_latency_ms"] = r.role_latency_ms.get(role)
+            records.append(rec)
+        spread = [f"{role}_{m}" for role in roles for m in ("tokens_in", "tokens_out", "cost", "latency_ms")]
+        return pd.DataFrame(records, columns=[*EvalRow.model_fields, *spread])
 
     def _groups(self) -> list[tuple[str, str, list[EvalRow]]]:
         cats = list(self.questions.categories) if len(self.questions) else []
@@ -113,15 +130,55 @@ class EvalReport(Displayable):
         return names + [v for v in dict.fromkeys(r.variant for r in self.rows) if v not in names]
 
     def summary_records(self) -> list[dict[str, Any]]:
-        """The summary as plain dicts (variant, category, n, every metric)."""
-        return [{"variant": v, "category": c, **summarize(rows)} for v, c, rows in self._groups()]
+        """The summary as plain dicts (variant, category, n, every metric,
+        then the per-role tokens, cost and mean latency)."""
+        from selfrag_nb.eval.variants import role_summary
+
+        return [
+            {"variant": v, "category": c, **summarize(rows), **role_summary(rows)}
+            for v, c, rows in self._groups()
+        ]
 
     @property
     def summary(self) -> pd.DataFrame:
-        """Metrics per variant x category, plus an "all" row per variant."""
+        """Metrics per variant x category, plus an "all" row per variant,
+        then the per-role columns."""
         import pandas as pd
 
-        return pd.DataFrame(self.summary_records(), columns=["variant", "category", "n", *METRICS])
+        records = self.summary_records()
+        fixed = ["variant", "category", "n", *METRICS]
+        extra = list(dict.fromkeys(k for rec in records for k in rec if k not in fixed))
+        return pd.DataFrame(records, columns=[*fixed, *extra])
+
+    def agreement_records(self) -> list[dict[str, Any]]:
+        """Per question: each variant's outcome and kept evidence (chunk ids),
+        ``same_outcome``, ``same_kept`` and ``agree`` (both)."""
+        from selfrag_nb.eval.variants import agreement
+
+        return agreement(self.rows, self._variant_order())
+
+    @property
+    def agreement(self) -> pd.DataFrame:
+        """One row per question: id, category, question, same_outcome,
+        same_kept, agree, then ``outcome:<variant>`` per variant."""
+        import pandas as pd
+
+        names = self._variant_order()
+        records = [
+            {
+                **{k: rec[k] for k in ("id", "category", "question", "same_outcome", "same_kept", "agree")},
+                **{f"outcome:{v}": rec["outcomes"][v] for v in names},
+            }
+            for rec in self.agreement_records()
+        ]
+        columns = ["id", "category", "question", "same_outcome", "same_kept", "agree"]
+        return pd.DataFrame(records, columns=[*columns, *(f"outcome:{v}" for v in names)])
+
+    @property
+    def disagreements(self) -> pd.DataFrame:
+        """The rows of ``agreement`` where the variants did not all agree."""
+        table = self.agreement
+        return table[~table["agree"].astype(bool)].reset_index(drop=True)
 
     def overall(self, variant: str | None = None) -> dict[str, Any]:
         """The "all" metrics of one variant (the only one when None)."""
@@ -156,6 +213,14 @@ class EvalReport(Displayable):
         from selfrag_nb.eval.regression import RegressionDiff
         from selfrag_nb.eval.runner import evaluate
 
+        piped = [n for n, v in self.variants.items() if "models" in v]
+        if variants is None and piped:
+            # the report keeps model names, not the models: rebuilding them from
+            # names could call a different model than the one that ran
+            raise InputError(
+                f"variants {piped} compared models or pipelines; pass variants= again "
+                "(the same {name: SelfRAG} or {name: {'models': ...}} given to evaluate)"
+            )
         qs = self.failures_as_questions()
         if not len(qs):
             return RegressionDiff(self.rows, [])
@@ -181,6 +246,13 @@ class EvalReport(Displayable):
                 f"unsupported {rec['unsupported_answers']}, citation errors {rec['citation_errors']}, "
                 f"p50 {format_metric('_ms', rec['latency_p50_ms'])} ms, p95 {format_metric('_ms', rec['latency_p95_ms'])} ms, "
                 f"cost {format_metric('cost', rec['cost'])}"
+            )
+        if len(self._variant_order()) > 1:
+            agree = self.agreement_records()
+            lines.append(
+                f"  agreement: same outcome on {sum(a['same_outcome'] for a in agree)} of {len(agree)} "
+                f"question(s), same kept evidence on {sum(a['same_kept'] for a in agree)}, "
+                f"{sum(not a['agree'] for a in agree)} disagreement(s)"
             )
         return "\n".join(lines)
 

@@ -1,8 +1,11 @@
 """Run every variant over every question; stream rows to disk.
 
-    evaluate(rag, questions, variants)            (sync; works inside a running loop)
+    evaluate(rag, questions, variants, engine="local")   (sync; works inside a running loop)
       -> aevaluate(...)
-           variants -> {name: settings overrides} -> rag.with_settings(**overrides)
+           variants -> {name: pipeline} (eval/variants.py: settings overrides,
+                       {"models": {role: model}}, or SelfRAG objects)
+           engine="ray" -> eval/ray_eval.py: the same jobs as Ray tasks, rows
+                       streamed back here and written the same way
            jobs = variant x question, in order
            N workers (N = concurrency) pull jobs:
                aask(question, user, history) --timeout--> Trace | exception
@@ -33,7 +36,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from selfrag_nb._sync import run_sync  # re-exported: selfrag_nb.eval.runner.run_sync
 from selfrag_nb.errors import InputError, InputTypeError
@@ -49,6 +52,7 @@ __all__ = [
     "PRESETS",
     "Variants",
     "aevaluate",
+    "answer",
     "config_version",
     "evaluate",
     "resolve_variants",
@@ -71,12 +75,13 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     },
 }
 
-Variants = str | Mapping[str, Mapping[str, Any]] | None
+Variants = str | Mapping[str, Any] | None
 
 
 def resolve_variants(variants: Variants) -> dict[str, dict[str, Any]]:
     """``None`` -> one variant "default" (no overrides); a preset name; or a
-    ``{name: {setting: value}}`` mapping (validated against ``Settings``)."""
+    ``{name: {setting: value}}`` mapping (validated against ``Settings``; a
+    ``"models": {role: model}`` entry is kept for eval/variants.py)."""
     from selfrag_nb.config import Settings
 
     if variants is None:
@@ -103,9 +108,13 @@ def resolve_variants(variants: Variants) -> dict[str, dict[str, Any]]:
         raise InputError("variants: at least one variant is needed")
     known = set(Settings.model_fields)
     for name, overrides in plan.items():
-        unknown = sorted(set(overrides) - known)
+        unknown = sorted(set(overrides) - known - {"models"})
         if unknown:
             raise InputError(f"variant {name!r}: unknown setting(s) {unknown}")
+        if "models" in overrides and not isinstance(overrides["models"], Mapping):
+            raise InputTypeError(
+                f"variant {name!r}: 'models' must be a mapping of role -> model, got {overrides['models']!r}"
+            )
     return {name: dict(ov) for name, ov in plan.items()}
 
 
@@ -183,6 +192,33 @@ async def _ask(rag: Any, q: Question) -> Trace:
     return await asyncio.to_thread(rag.ask, q.question, user=user, history=history)
 
 
+async def answer(
+    rag: Any, name: str, q: Question, *, k: int, timeout: float | None, version: str
+) -> tuple[EvalRow, Trace | None]:
+    """One question under one variant -> its row (and the trace, None when it
+    raised or overran). Both engines answer through here."""
+    limit = timeout if timeout is not None else float(rag.settings.deadline) + 10.0
+    t0 = time.perf_counter()
+    try:
+        trace = await asyncio.wait_for(_ask(rag, q), limit)
+    except asyncio.TimeoutError:
+        ms = (time.perf_counter() - t0) * 1000
+        return error_row(
+            q, variant=name, error=f"timed out after {limit:g}s", latency_ms=ms, config_version=version
+        ), None
+    except Exception as exc:  # noqa: BLE001 - any failure of one question becomes its failure row
+        ms = (time.perf_counter() - t0) * 1000
+        text = f"{type(exc).__name__}: {exc}"
+        return error_row(q, variant=name, error=text, latency_ms=ms, config_version=version), None
+    ms = (time.perf_counter() - t0) * 1000
+    try:
+        row = score(q, trace, variant=name, k=k, latency_ms=ms, config_version=version)
+    except Exception as exc:  # noqa: BLE001 - a trace the scorer cannot read is that question's failure
+        text = f"scoring failed: {type(exc).__name__}: {exc}"
+        return error_row(q, variant=name, error=text, latency_ms=ms, config_version=version), trace
+    return row, trace
+
+
 async def aevaluate(
     rag: Any,
     questions: QuestionSet | Iterable[Question] | str | Path,
@@ -195,6 +231,8 @@ async def aevaluate(
     traces: bool = False,
     timeout: float | None = None,
     on_row: Callable[[EvalRow], None] | None = None,
+    engine: Literal["local", "ray"] = "local",
+    workers: int | None = None,
 ) -> EvalReport:
     """Async ``evaluate``: see there."""
     from selfrag_nb.eval.regression import write_failures
@@ -204,10 +242,20 @@ async def aevaluate(
         raise InputError(f"concurrency must be >= 1, got {concurrency}")
     if k < 1:
         raise InputError(f"k must be >= 1, got {k}")
+    if engine not in ("local", "ray"):
+        raise InputError(f"engine must be 'local' or 'ray', got {engine!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise InputError(f"workers must be a positive int or None, got {workers!r}")
+    from selfrag_nb.eval.variants import build_variants
+
     qs = as_question_set(questions)
-    plan = resolve_variants(variants)
-    rags = {name: rag.with_settings(**ov) if ov else rag for name, ov in plan.items()}
+    rags, plan = build_variants(rag, variants)
     versions = {name: config_version(r) for name, r in rags.items()}
+    specs: dict[str, Any] = {}
+    if engine == "ray":
+        from selfrag_nb.eval.ray_eval import spec_of
+
+        specs = {name: spec_of(r) for name, r in rags.items()}  # what cannot travel: refused here
     out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="selfrag-eval-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     rows_path = out_dir / "rows.jsonl"
@@ -221,44 +269,43 @@ async def aevaluate(
     bar = _Progress(total, progress, f"eval {len(plan)} variant(s) x {len(qs)}")
     started = time.time()
 
-    async def run_one(name: str, q: Question) -> EvalRow:
-        vrag = rags[name]
-        limit = timeout if timeout is not None else float(vrag.settings.deadline) + 10.0
-        t0 = time.perf_counter()
-        try:
-            trace = await asyncio.wait_for(_ask(vrag, q), limit)
-        except asyncio.TimeoutError:
-            ms = (time.perf_counter() - t0) * 1000
-            return error_row(
-                q,
-                variant=name,
-                error=f"timed out after {limit:g}s",
-                latency_ms=ms,
-                config_version=versions[name],
-            )
-        except Exception as exc:  # noqa: BLE001 - any failure of one question becomes its failure row
-            ms = (time.perf_counter() - t0) * 1000
-            text = f"{type(exc).__name__}: {exc}"
-            return error_row(q, variant=name, error=text, latency_ms=ms, config_version=versions[name])
-        ms = (time.perf_counter() - t0) * 1000
-        try:
-            row = score(q, trace, variant=name, k=k, latency_ms=ms, config_version=versions[name])
-        except Exception as exc:  # noqa: BLE001 - a trace the scorer cannot read is that question's failure
-            text = f"scoring failed: {type(exc).__name__}: {exc}"
-            return error_row(q, variant=name, error=text, latency_ms=ms, config_version=versions[name])
-        if traces:
-            folder = out_dir / "traces" / _file_name(name)
-            folder.mkdir(parents=True, exist_ok=True)
-            trace.save(folder / f"{_file_name(q.id)}.json")
+    pool = None
+    if engine == "ray" and total:
+        from selfrag_nb.eval.ray_eval import ActorPool
+
+        pool = ActorPool(specs, workers=workers, concurrency=concurrency)
+
+    def save_trace(name: str, q: Question, trace_json: str) -> None:
+        folder = out_dir / "traces" / _file_name(name)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{_file_name(q.id)}.json").write_text(trace_json, encoding="utf-8")
+
+    async def run_one(slot: int, name: str, q: Question) -> EvalRow:
+        if pool is not None:
+            try:
+                row, trace_json = await pool.answer(
+                    slot, name, q, k=k, timeout=timeout, version=versions[name], with_trace=traces
+                )
+            except Exception as exc:  # noqa: BLE001 - a worker lost for good is that question's failure
+                text = (
+                    f"ray worker failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                )
+                return error_row(q, variant=name, error=text, latency_ms=0.0, config_version=versions[name])
+            if trace_json is not None:
+                save_trace(name, q, trace_json)
+            return row
+        row, trace = await answer(rags[name], name, q, k=k, timeout=timeout, version=versions[name])
+        if traces and trace is not None:
+            save_trace(name, q, trace.to_json())
         return row
 
     with rows_path.open("w", encoding="utf-8") as sink:
 
-        async def worker() -> None:
+        async def worker(slot: int) -> None:
             nonlocal n_failed
             # Single-threaded event loop: next() on the shared generator needs no lock.
             for vi, name, qi, q in jobs:
-                row = await run_one(name, q)
+                row = await run_one(slot, name, q)
                 sink.write(row.model_dump_json() + "\n")
                 sink.flush()
                 done.append((vi, qi, row))
@@ -268,9 +315,11 @@ async def aevaluate(
                     on_row(row)
 
         try:
-            await asyncio.gather(*(worker() for _ in range(min(concurrency, max(total, 1)))))
+            await asyncio.gather(*(worker(slot) for slot in range(min(concurrency, max(total, 1)))))
         finally:
             bar.close()
+            if pool is not None:
+                pool.close()
 
     done.sort(key=lambda t: (t[0], t[1]))
     report = EvalReport(
@@ -298,6 +347,8 @@ def evaluate(
     traces: bool = False,
     timeout: float | None = None,
     on_row: Callable[[EvalRow], None] | None = None,
+    engine: Literal["local", "ray"] = "local",
+    workers: int | None = None,
 ) -> EvalReport:
     """Run every variant over every question and measure each answer.
 
@@ -310,6 +361,16 @@ def evaluate(
     ``out/traces/<variant>/<id>.json``. ``k`` is the cut-off of recall@k.
     ``timeout`` bounds one question (default: the variant's deadline + 10 s).
     ``on_row(row)`` is called as each row is written (live views, monitoring).
+
+    ``variants`` may also name whole pipelines: ``{name: {"models": {role:
+    model}, **settings}}`` swaps those roles' models, ``{name: SelfRAG}``
+    runs that pipeline; the report then has per-role cost, token and latency
+    columns and ``agreement`` / ``disagreements`` between the variants.
+
+    ``engine="ray"`` answers the questions on Ray actors (``workers`` of
+    them, default: up to the cluster's CPUs), each rebuilding the pipelines
+    from their configuration; ``concurrency`` still bounds the questions in
+    flight in total. Rows, files and report are the same (eval/ray_eval.py).
     """
     return run_sync(
         lambda: aevaluate(
@@ -323,5 +384,7 @@ def evaluate(
             traces=traces,
             timeout=timeout,
             on_row=on_row,
+            engine=engine,
+            workers=workers,
         )
     )

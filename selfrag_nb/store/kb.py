@@ -291,7 +291,9 @@ class KnowledgeBase(Writes, Search):
             emb = get_embedder("minilm" if embedder is None else embedder, **embedder_options)
         if max_chars < 50:
             raise InputError(f"max_chars must be at least 50, got {max_chars}")
-        return cls(uri=uri, local_dir=local, db=db, table=table, embedder=emb, max_chars=max_chars)
+        kb = cls(uri=uri, local_dir=local, db=db, table=table, embedder=emb, max_chars=max_chars)
+        kb._storage_options = options
+        return kb
 
     @classmethod
     def sample(

@@ -181,6 +181,8 @@ class Core:
         self._embedder = embedder
         self._max_chars = max_chars
         self._closed = False
+        #: what open() was given: the Ray engines hand it to workers (never shown)
+        self._storage_options: dict[str, str] | None = None
 
     @property
     def path(self) -> str:

@@ -188,6 +188,8 @@ class Writes(Core):
         prune: bool = False,
         prefix: str = "",
         on_conflict: Literal["skip", "replace"] = "skip",
+        engine: Literal["local", "ray"] = "local",
+        workers: int | None = None,
     ) -> IngestReport:
         """Add a file or folder (walked recursively). Unchanged sources are left
         alone, changed ones replaced; ``prune=True`` also removes stored sources
@@ -200,7 +202,12 @@ class Writes(Core):
         stored from another folder (two folders both holding ``report.md``) is
         skipped with the fix in its reason, or replaced with ``on_conflict="replace"``.
         ``progress`` is a callable ``(done, total, message)`` or True for a bar;
-        it counts files and is told as each file is read and after each chunk batch."""
+        it counts files and is told as each file is read and after each chunk batch.
+
+        ``engine="ray"`` chunks and embeds on Ray (the cluster ``ray.init``
+        connected to, else a local one) with ``workers`` embedder actors
+        (default: the cluster's CPUs); what is stored and the one commit are
+        the same as in-process (store/ray_ingest.py, docs/distributed.md)."""
         from selfrag_nb.store.loaders import load_tree
         from selfrag_nb.store.prepare import (
             check_acl,
@@ -217,6 +224,14 @@ class Writes(Core):
         extra = check_metadata(metadata)
         prefix = check_prefix(prefix)
         check_policy(on_conflict)
+        if engine not in ("local", "ray"):
+            raise InputError(f"engine must be 'local' or 'ray', got {engine!r}")
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+            raise InputError(f"workers must be a positive int or None, got {workers!r}")
+        if engine == "ray":
+            from selfrag_nb.store.ray_ingest import import_ray
+
+            import_ray()  # a missing extra fails before any file is read
 
         with _progress_reporter(progress) as report:
             docs, skipped = load_tree(path)
@@ -242,7 +257,9 @@ class Writes(Core):
                 for p in prepared
                 if snapshot.get(p.source, ("", ""))[0] != p.content_hash and clash(p, snapshot) is None
             ]
-            rows = self._embed_rows(todo, report, len(prepared) - len(todo), len(prepared))
+            rows = self._embed_rows(
+                todo, report, len(prepared) - len(todo), len(prepared), engine=engine, workers=workers
+            )
 
             with self._write_lock():
                 fresh = self._stored()
@@ -345,13 +362,21 @@ class Writes(Core):
         )
 
     def _embed_rows(
-        self, todo: list[Prepared], report: Progress | None, files_before: int = 0, files: int | None = None
+        self,
+        todo: list[Prepared],
+        report: Progress | None,
+        files_before: int = 0,
+        files: int | None = None,
+        *,
+        engine: str = "local",
+        workers: int | None = None,
     ) -> dict[str, pa.Table]:
         """Embed every chunk of ``todo`` (all before any write) -> an Arrow table
         per source. Batches span sources, as few embedder calls as before.
         Progress counts files (``files_before`` already done of ``files``) and
         is told after every chunk batch: the number of chunks is only known
-        once a document is chunked, which happens as it is embedded."""
+        once a document is chunked, which happens as it is embedded.
+        ``engine="ray"``: the same rows, chunked and embedded on Ray."""
         from selfrag_nb.store.batches import EmbedderShapeError, embed_into_arrow
 
         total = files_before + len(todo) if files is None else files
@@ -378,6 +403,15 @@ class Writes(Core):
             at[0] = len(todo)
 
         now = datetime.now(timezone.utc).isoformat()
+        if engine == "ray":
+            from selfrag_nb.store.ray_ingest import embed_rows_ray
+
+            by_source = embed_rows_ray(
+                todo, self._embedder, self._schema(), now, workers=workers, on_chars=step
+            )
+            if report is not None and total:
+                report(total, total, "embedding")
+            return by_source
         try:
             table = embed_into_arrow(
                 self._embedder, every_row(), self._schema(), now, batch=_EMBED_BATCH, on_batch=step
