@@ -133,10 +133,11 @@ def build(path: Path, n: int, policy: IndexPolicy) -> tuple[KnowledgeBase, float
                 kb._table = kb._create_table(table)
             else:
                 t.add(table)
+            print(f"  wrote {len(kb)} rows, {time.perf_counter() - t0:.0f} s", flush=True)
     t1 = time.perf_counter()
     report = kb.optimize()
     t2 = time.perf_counter()
-    print(f"  optimize: {report}")
+    print(f"  optimize: {report}", flush=True)
     return kb, t1 - t0, t2 - t1
 
 

@@ -535,10 +535,12 @@ class Writes(Core):
                 return OptimizeReport(seconds=round(time.perf_counter() - started, 4))
             with self._all_or_nothing("optimize") as step:
                 before = int(t.version)
-                step("optimizing the table and its indexes")
-                actions = vindex.optimize(t, self._index_policy, self._embedder.dim)
                 step("checking the full-text index")
+                had_fts = any(i.index_type == "FTS" for i in t.list_indices())
                 self._ensure_fts(t)
+                actions = [] if had_fts else ["built the full-text index on search_text"]
+                step("optimizing the table and its indexes")
+                actions += vindex.optimize(t, self._index_policy, self._embedder.dim)
                 idx = vindex.vector_index(t)
                 lag = {i.name: int(i.num_unindexed_rows or 0) for i in t.list_indices()}
                 return OptimizeReport(
