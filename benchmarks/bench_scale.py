@@ -1,7 +1,8 @@
 """Search at scale: the vector index against exact search on the same table.
 
     python benchmarks/bench_scale.py [--sizes 10000,100000] [--index-type IVF_PQ]
-                                     [--queries 40] [--dir /tmp/x] [--keep]
+                                     [--queries 40] [--dir /tmp/x] [--keep] [--reuse]
+                                     [--refine-factor 30] [--min-rows N] [--knobs nprobes=40]
 
 For each size N: a table of N chunks (hashing embedder, 256-d; each chunk is
 about one of 100 subjects: 90 % English text of 30 words from its subject's
@@ -226,11 +227,19 @@ def main() -> None:
     ap.add_argument("--knobs", default="", help="e.g. nprobes=30,refine_factor=5,ef=100 (search kwargs)")
     ap.add_argument("--dir", default=None, help="parent folder for the tables (default: a temp folder)")
     ap.add_argument("--keep", action="store_true", help="keep the tables")
+    ap.add_argument(
+        "--refine-factor", type=int, default=None, help="IndexPolicy.refine_factor (default: the policy's)"
+    )
+    ap.add_argument(
+        "--reuse", action="store_true", help="measure the tables --keep left in --dir instead of building"
+    )
     args = ap.parse_args()
     knobs = {k: int(v) for k, v in (kv.split("=") for kv in args.knobs.split(",") if kv)}
     policy_args: dict[str, Any] = {"index_type": args.index_type}
     if args.min_rows is not None:
         policy_args["min_rows"] = args.min_rows
+    if args.refine_factor is not None:
+        policy_args["refine_factor"] = args.refine_factor
     policy = IndexPolicy(**policy_args)
     print(f"policy: {policy!r}; knobs: {knobs or 'policy defaults'}")
     parent = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="bench_scale_"))
@@ -240,9 +249,12 @@ def main() -> None:
     try:
         for n in (int(s) for s in args.sizes.split(",")):
             path = parent / f"kb_{n}"
-            shutil.rmtree(path, ignore_errors=True)
             print(f"\n## {n} chunks")
-            kb, t_write, t_opt = build(path, n, policy)
+            if args.reuse and path.exists():
+                kb, t_write, t_opt = KnowledgeBase.open(path, index_policy=policy), float("nan"), float("nan")
+            else:
+                shutil.rmtree(path, ignore_errors=True)
+                kb, t_write, t_opt = build(path, n, policy)
             visible = kb._tbl().count_rows(kb.search("x", user=USER, mode="fts").access_filter)
             index = kb.describe()["indexes"]
             print(

@@ -217,12 +217,12 @@ class IndexPolicy(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
-    min_rows: int = Field(default=20_000, ge=1000)
+    min_rows: int = Field(default=50_000, ge=1000)
     index_type: Literal["IVF_PQ", "IVF_HNSW_SQ"] = "IVF_PQ"
     max_unindexed_share: float = Field(default=0.1, gt=0.0, le=1.0)
     retrain_growth: float = Field(default=2.0, gt=1.0)
     nprobes: int = Field(default=20, ge=1, le=10_000)
-    refine_factor: int | None = Field(default=10, ge=1, le=1000)
+    refine_factor: int | None = Field(default=30, ge=1, le=1000)
     ef: int = Field(default=64, ge=1, le=100_000)
 
     def __init__(self, **data: Any) -> None:

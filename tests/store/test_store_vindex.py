@@ -207,7 +207,7 @@ def test_ingest_folds_new_rows_past_the_share_and_retrains_past_growth(tmp_path:
 
 def test_optimize_is_idempotent_and_builds_when_the_policy_says(tmp_path: Path) -> None:
     assert KnowledgeBase.open(tmp_path / "empty", embedder="hashing").optimize().actions == []
-    kb = KnowledgeBase.open(tmp_path / "kb", embedder="hashing")  # default policy: 20,000 rows
+    kb = KnowledgeBase.open(tmp_path / "kb", embedder="hashing")  # default policy: 50,000 rows
     kb.ingest(_write(tmp_path / "d" / "a.jsonl", _records(0, 1100)))
     assert kb.describe()["vector_index"] is None
     kb.close()
