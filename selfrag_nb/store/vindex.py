@@ -10,7 +10,8 @@ table back with the rest of the write.
       unindexed rows > max_unindexed_share x rows  -> fold them in (LanceDB optimize: the
                                                       IVF partitions stay, new rows are assigned)
     optimize(t, policy)                                  kb.optimize()
-      compaction + every index brought up to date (LanceDB optimize), then refresh
+      refresh, then compaction + every index brought up to date (LanceDB optimize,
+      which also settles a fresh index: a second call has nothing left to do)
 
     index name "vector_idx_n<rows>": the row count it was trained on travels
     with the index, so restore() to an older version brings back the matching
