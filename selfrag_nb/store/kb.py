@@ -1,7 +1,8 @@
 """KnowledgeBase: an embedded LanceDB table of chunks, searched with an ACL prefilter.
 
     kb.py       KnowledgeBase(Writes, Search): open(), sample()
-    writes.py   ingest, remove, restore, versions, reindex (all or nothing)
+    writes.py   ingest, remove, restore, versions, reindex, optimize (all or nothing)
+    vindex.py   the vector index: built past index_policy.min_rows, kept fresh, ANN leg
     search.py   search, chunks, sources
     kb_core.py  the table handle, damage -> KnowledgeBaseError, write lock, schema
 
@@ -20,13 +21,16 @@
          (lazily: 64 chunks at a time straight into Arrow batches, store/batches.py)
       -> [lock] re-read hashes -> ONE merge_insert (insert new chunks, delete the
          old chunks of changed / pruned sources) -> log -> keep indexes fresh
+         (FTS past 2,000 unindexed rows; vector index per index_policy, vindex.py)
       -> object storage only (no lock there): re-read the chunk ids of the written
          sources; one stored twice = a concurrent writer -> KnowledgeBaseError
       -> IngestReport (added / updated / unchanged / removed / skipped, version)
 
     search(query, k, mode, user, where)
       ACL where-clause (acl.py) AND caller's where -> LanceDB prefilter
-      vector  cosine kNN over the embedder's vectors
+      vector  cosine kNN over the embedder's vectors: exact below index_policy.min_rows,
+              then ANN (IVF_PQ + exact re-ranking) with the ACL still a prefilter and
+              k allowed hits guaranteed (fewer from the index -> exact over allowed rows)
       fts     LanceDB full-text index (ICU tokenizer: English words + Chinese words),
               queried with a MatchQuery: the question is words, never query syntax
       hybrid  both, fused by LanceDB's RRFReranker
@@ -97,6 +101,7 @@ from selfrag_nb.store.kb_core import (
 )
 from selfrag_nb.store.prepare import FORMAT
 from selfrag_nb.store.search import Search
+from selfrag_nb.store.types import IndexPolicy
 from selfrag_nb.store.writes import Writes
 
 if TYPE_CHECKING:
@@ -200,6 +205,7 @@ class KnowledgeBase(Writes, Search):
         *,
         max_chars: int = DEFAULT_MAX_CHARS,
         storage_options: dict[str, str] | None = None,
+        index_policy: IndexPolicy | None = None,
         **embedder_options: Any,
     ) -> KnowledgeBase:
         """Open (or create) the knowledge base at ``path``: a folder, ``file://...``,
@@ -210,6 +216,11 @@ class KnowledgeBase(Writes, Search):
         ...}``; docs/scaling.md); for ``db://`` (LanceDB Cloud) ``api_key`` and
         ``region``. Refused for a local folder. Secret values never appear in
         repr, describe() or error messages.
+
+        ``index_policy`` (:class:`~selfrag_nb.store.types.IndexPolicy`) says past
+        how many chunks a vector index is built, when it is refreshed or
+        retrained, and the default search knobs (``nprobes``, ``refine_factor``,
+        ``ef``); it is a property of this handle, not stored with the table.
 
         ``embedder=None`` uses the embedder the knowledge base was built with
         ("minilm" for a new one); naming a different one than stored is an error."""
@@ -289,9 +300,21 @@ class KnowledgeBase(Writes, Search):
             max_chars = int(stored.get("max_chars", max_chars))
         else:
             emb = get_embedder("minilm" if embedder is None else embedder, **embedder_options)
+        if index_policy is not None and not isinstance(index_policy, IndexPolicy):
+            raise InputTypeError(
+                f"index_policy must be a selfrag_nb.store.types.IndexPolicy or None, got {type(index_policy).__name__}"
+            )
         if max_chars < 50:
             raise InputError(f"max_chars must be at least 50, got {max_chars}")
-        kb = cls(uri=uri, local_dir=local, db=db, table=table, embedder=emb, max_chars=max_chars)
+        kb = cls(
+            uri=uri,
+            local_dir=local,
+            db=db,
+            table=table,
+            embedder=emb,
+            max_chars=max_chars,
+            index_policy=index_policy,
+        )
         kb._storage_options = options
         return kb
 

@@ -6,6 +6,7 @@ handling, the write lock, the schema and the stored hashes.
       search.py Search(Core)                 search, chunks, sources
         kb_core.py Core                      _tbl, _reading (LanceDB errors -> KnowledgeBaseError),
                                              _write_lock, _schema, _stored, index helpers
+        vindex.py                            the vector index: build / refresh / retrain, ANN leg
         register_secrets / scrub / _cause    storage_options secret values never reach a message
 
 The flow of each operation is drawn in kb.py's docstring.
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from selfrag_nb.errors import KnowledgeBaseError
 from selfrag_nb.store.prepare import FORMAT
+from selfrag_nb.store.types import IndexPolicy
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -173,6 +175,7 @@ class Core:
         table: Any,
         embedder: Embedder,
         max_chars: int,
+        index_policy: IndexPolicy | None = None,
     ) -> None:
         self._uri = uri
         self._local_dir = local_dir
@@ -180,6 +183,9 @@ class Core:
         self._table = table
         self._embedder = embedder
         self._max_chars = max_chars
+        self._index_policy = index_policy if index_policy is not None else IndexPolicy()
+        #: (table version, whether it has a vector index): looked up once per version
+        self._indexed_at: tuple[int, bool] | None = None
         self._closed = False
         #: what open() was given: the Ray engines hand it to workers (never shown)
         self._storage_options: dict[str, str] | None = None
@@ -202,6 +208,11 @@ class Core:
         return self._max_chars
 
     @property
+    def index_policy(self) -> IndexPolicy:
+        """When the vector index is built and refreshed, and the default search knobs."""
+        return self._index_policy
+
+    @property
     def version(self) -> int:
         """The current LanceDB table version (0 before the first ingest)."""
         t = self._tbl()
@@ -215,7 +226,10 @@ class Core:
         return f"KnowledgeBase({self._uri!r}, embedder={self.embedder_name!r}, chunks={len(self)}, version={self.version})"
 
     def describe(self) -> dict[str, Any]:
-        """Plain facts: path, embedder, dimension, chunk/source counts, version, indexes."""
+        """Plain facts: path, embedder, dimension, chunk/source counts, version,
+        indexes, and the vector index (type, rows trained on, rows not yet in it)."""
+        from selfrag_nb.store import vindex
+
         t = self._tbl()
         indexes = [] if t is None else [f"{i.index_type}({', '.join(i.columns)})" for i in t.list_indices()]
         return {
@@ -227,6 +241,7 @@ class Core:
             "version": self.version,
             "max_chars": self._max_chars,
             "indexes": indexes,
+            "vector_index": None if t is None else vindex.describe(t),
         }
 
     def close(self) -> None:
@@ -334,19 +349,32 @@ class Core:
         if not fts:
             _create_fts(t)
             return
-        stats = t.index_stats(fts[0].name)
-        if stats is not None and stats.num_unindexed_rows > UNINDEXED_LIMIT:
+        if int(fts[0].num_unindexed_rows or 0) > UNINDEXED_LIMIT:
             t.optimize(cleanup_older_than=_KEEP_VERSIONS)
 
-    @staticmethod
-    def _leg_vector(t: Any, vec: Any, k: int, flt: str) -> pa.Table:
-        q = t.search(vec, query_type="vector", vector_column_name="vector").distance_type("cosine")
-        return (
-            q.where(flt, prefilter=True)
-            .select([*_RESULT_COLUMNS, "_distance"])
-            .with_row_id(True)
-            .limit(k)
-            .to_arrow()
+    def _ensure_vector_index(self, t: Any) -> list[str]:
+        from selfrag_nb.store import vindex
+
+        return vindex.refresh(t, self._index_policy, self._embedder.dim)
+
+    def _has_vector_index(self, t: Any) -> bool:
+        from selfrag_nb.store import vindex
+
+        version = int(t.version)
+        if self._indexed_at is None or self._indexed_at[0] != version:
+            self._indexed_at = (version, vindex.vector_index(t) is not None)
+        return self._indexed_at[1]
+
+    def _leg_vector(self, t: Any, vec: Any, k: int, flt: str, knobs: Any) -> pa.Table:
+        from selfrag_nb.store import vindex
+
+        return vindex.ann_vector(
+            t,
+            vec,
+            k,
+            flt,
+            columns=[*_RESULT_COLUMNS, "_distance"],
+            knobs=knobs if knobs is not None and self._has_vector_index(t) else None,
         )
 
     @staticmethod

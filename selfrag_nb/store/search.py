@@ -1,8 +1,10 @@
 """Reading the knowledge base: search (vector / fts / hybrid), chunks, sources.
 
-    search(query, k, mode, user, where)
+    search(query, k, mode, user, where, nprobes, refine_factor, ef)
       access_filter(user) AND where -> LanceDB prefilter -> legs -> RRF (hybrid) -> Hits
                                        (each hit keeps its per-leg scores and ranks)
+      vector leg: ANN when the table has a vector index (vindex.py: k allowed hits
+      guaranteed, knobs default to kb.index_policy), else exact
     chunks(source) / sources()       what is stored (no ACL: for the owner, not for users)
 
 kb.py's docstring draws the flow in full.
@@ -60,12 +62,24 @@ class Search(Core):
         mode: Literal["vector", "fts", "hybrid"] | str = "hybrid",
         user: User | None = None,
         where: str | None = None,
+        *,
+        nprobes: int | None = None,
+        refine_factor: int | None = None,
+        ef: int | None = None,
+        exact: bool = False,
     ) -> Hits:
         """The ``k`` best chunks ``user`` may read (anonymous: public only).
 
         The ACL is a LanceDB prefilter, so unreadable chunks never leave the
         store; ``where`` (SQL over the chunk columns, e.g. ``"source = 'a.md'"``)
-        is ANDed with it."""
+        is ANDed with it.
+
+        ``nprobes`` (IVF partitions probed at least), ``refine_factor`` (k times
+        this many candidates re-ranked by exact distance) and ``ef`` (HNSW
+        candidates) tune the vector index once the table has one (None: the
+        knowledge base's ``index_policy``); without an index they change nothing.
+        ``exact=True`` skips the vector index (exact kNN: the reference for recall).
+        A filtered search returns k allowed hits whenever k exist, index or not."""
         if not isinstance(query, str) or not query.strip():
             raise InputError("search query must be a non-blank string")
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
@@ -74,14 +88,21 @@ class Search(Core):
             raise InputError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
         if user is not None and not isinstance(user, User):
             raise InputTypeError(f"user must be a selfrag_nb.User or None, got {type(user).__name__}")
+        from selfrag_nb.store.vindex import resolve_knobs
+
+        knobs = resolve_knobs(self._index_policy, nprobes, refine_factor, ef)
+        if not isinstance(exact, bool):
+            raise InputTypeError(f"exact must be True or False, got {exact!r}")
         flt = combine_filters(access_filter(user), where)
         t = self._tbl()
         hits: list[Hit] = []
         if t is not None:
-            hits = self._query(t, query, k, mode, flt, where=where)
+            hits = self._query(t, query, k, mode, flt, where=where, knobs=None if exact else knobs)
         return Hits(hits=hits, query=query, mode=mode, k=k, access_filter=flt, user=user)
 
-    def _query(self, t: Any, query: str, k: int, mode: str, flt: str, *, where: str | None) -> list[Hit]:
+    def _query(
+        self, t: Any, query: str, k: int, mode: str, flt: str, *, where: str | None, knobs: Any
+    ) -> list[Hit]:
         """Run one mode. Hybrid runs the two legs itself (each with its score column
         named, which keeps Lance's projection warnings away) and fuses them with
         LanceDB's RRFReranker, then puts each leg's own score back on every hit."""
@@ -89,7 +110,7 @@ class Search(Core):
         vec_rows = fts_rows = None
         try:
             if vec is not None:
-                vec_rows = self._leg_vector(t, vec, k, flt)
+                vec_rows = self._leg_vector(t, vec, k, flt, knobs)
             if mode != "vector":
                 fts_rows = self._leg_fts(t, query, k, flt)
         except KnowledgeBaseError:

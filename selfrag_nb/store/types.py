@@ -6,6 +6,8 @@
                 source, title, heading, rank, trust metadata (status, dates)
     Hits  -- an ordered list of Hit plus how it was searched (query, mode, filter)
     IngestReport -- what an ingest added, updated, left alone, removed or skipped
+    IndexPolicy  -- when the vector index is built / refreshed / retrained, search knobs
+    OptimizeReport -- what kb.optimize() did
 
 No LanceDB, pandas or pyarrow import here: these types travel inside traces.
 """
@@ -13,7 +15,7 @@ No LanceDB, pandas or pyarrow import here: these types travel inside traces.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -24,7 +26,19 @@ from selfrag_nb.text import validate_unicode
 if TYPE_CHECKING:  # pandas is heavy; imported inside to_pandas()
     import pandas as pd
 
-__all__ = ["ANONYMOUS", "PUBLIC_ROLE", "TRUST_KEYS", "ChunkRef", "Hit", "Hits", "IngestReport", "User"]
+__all__ = [
+    "ANONYMOUS",
+    "PUBLIC_ROLE",
+    "TRUST_KEYS",
+    "VECTOR_INDEX_TYPES",
+    "ChunkRef",
+    "Hit",
+    "Hits",
+    "IndexPolicy",
+    "IngestReport",
+    "OptimizeReport",
+    "User",
+]
 
 #: Role stored on chunks that every user may read (the default ACL).
 PUBLIC_ROLE = "public"
@@ -215,3 +229,64 @@ class IngestReport(BaseModel):
             f"skipped={len(self.skipped)}, chunks +{self.chunks_added}/-{self.chunks_removed}, "
             f"version={self.version})"
         )
+
+
+#: The vector index types the knowledge base can build (docs/scaling.md says
+#: which one is the default and why).
+VECTOR_INDEX_TYPES = ("IVF_PQ", "IVF_HNSW_SQ")
+
+
+class IndexPolicy(BaseModel):
+    """When the knowledge base builds and refreshes its vector index, and the
+    search knobs it uses by default (docs/scaling.md has the measurements).
+
+    - ``min_rows``: past this many chunks an ingest (or ``kb.optimize()``)
+      trains a vector index; below it every vector search is exact (at
+      least 1,000: IVF-PQ needs a few hundred rows to train on).
+    - ``index_type``: ``"IVF_PQ"`` or ``"IVF_HNSW_SQ"``.
+    - ``max_unindexed_share``: once more than this share of the rows was added
+      after the index was last updated, an ingest folds them in (LanceDB still
+      searches unindexed rows, exactly, so they are found meanwhile).
+    - ``retrain_growth``: once the table holds this many times the rows the
+      index was trained on, it is trained again (new partitions).
+    - ``nprobes``: IVF partitions searched at least (more are searched when
+      the ACL leaves fewer than k rows in them); ``refine_factor``: that many
+      times k candidates are re-ranked by their exact vectors (None: no
+      re-ranking); ``ef``: HNSW candidates (IVF_HNSW_SQ only).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    min_rows: int = Field(default=50_000, ge=1000)
+    index_type: Literal["IVF_PQ", "IVF_HNSW_SQ"] = "IVF_PQ"
+    max_unindexed_share: float = Field(default=0.1, gt=0.0, le=1.0)
+    retrain_growth: float = Field(default=2.0, gt=1.0)
+    nprobes: int = Field(default=20, ge=1, le=10_000)
+    refine_factor: int | None = Field(default=30, ge=1, le=1000)
+    ef: int = Field(default=64, ge=1, le=100_000)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise input_error(exc, what="IndexPolicy") from None
+
+
+class OptimizeReport(BaseModel):
+    """What one ``kb.optimize()`` did. ``actions`` is empty when there was
+    nothing to do (a second call right after the first)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    actions: list[str] = Field(default_factory=list)
+    rows: int = 0
+    vector_index: str | None = None
+    #: index name -> rows it does not cover yet, after the call
+    unindexed_rows: dict[str, int] = Field(default_factory=dict)
+    version_before: int = 0
+    version_after: int = 0
+    seconds: float = 0.0
+
+    def __str__(self) -> str:
+        did = "; ".join(self.actions) or "nothing to do"
+        return f"OptimizeReport({did}; rows={self.rows}, vector_index={self.vector_index}, version {self.version_before} -> {self.version_after})"

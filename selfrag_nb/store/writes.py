@@ -6,6 +6,8 @@
     remove(source) / restore(version)                       all or nothing
     versions()                                              table versions + the ingest log
     reindex()                                               every index rebuilt, log repaired
+    optimize()                                              compaction, indexes updated, vector
+                                                            index built / retrained when due (vindex.py)
 
 kb.py's docstring draws each flow in full and says why.
 """
@@ -37,7 +39,7 @@ from selfrag_nb.store.kb_core import (
     _sql_in,
 )
 from selfrag_nb.store.prepare import Prepared
-from selfrag_nb.store.types import IngestReport
+from selfrag_nb.store.types import IngestReport, OptimizeReport
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -146,11 +148,18 @@ class Writes(Core):
         done = []
         with self._reading("listing the indexes", value_errors=True):
             existing = [(i.name, i.index_type, list(i.columns)) for i in t.list_indices()]
+        from selfrag_nb.store import vindex
+
         for name, _, _ in existing:
             t.drop_index(name)
         for _, kind, columns in existing:
             if kind == "FTS":
                 continue  # recreated below with our settings, whatever the old ones were
+            if columns == [vindex.VECTOR_COLUMN] and kind != "FTS" and kind in vindex._VECTOR_KINDS:
+                # the policy's type, trained on today's rows (its name records how many)
+                vindex.build(t, self._index_policy, self._embedder.dim)
+                done.append(f"rebuilt {self._index_policy.index_type}({vindex.VECTOR_COLUMN})")
+                continue
             t.create_index(columns[0], config=_index_config(kind), replace=True)
             done.append(f"rebuilt {kind}({', '.join(columns)})")
         _create_fts(t)
@@ -306,6 +315,8 @@ class Writes(Core):
                         )
                         step("refreshing the full-text index")
                         self._ensure_fts(t)
+                        step("building or refreshing the vector index")
+                        self._ensure_vector_index(t)
                 if self._local_dir is None and new_rows:
                     self._check_no_race([*added, *updated])
                 report(
@@ -559,7 +570,42 @@ class Writes(Core):
                 step("rebuilding the full-text index")
                 self._rebuild_indexes(t)
             self._ensure_fts(t)
+            step("building or refreshing the vector index")
+            self._ensure_vector_index(t)
         return self.version
+
+    def optimize(self) -> OptimizeReport:
+        """Compact the data files, bring every index up to date with the rows
+        added since it was built, and build or retrain the vector index when
+        ``index_policy`` says it is due (docs/scaling.md). Old versions are kept
+        (``restore`` still works). Idempotent: a second call finds nothing to do
+        and reports no actions. Runs under the write lock, all or nothing."""
+        from selfrag_nb.store import vindex
+
+        started = time.perf_counter()
+        with self._write_lock():
+            t = self._tbl()
+            if t is None:
+                return OptimizeReport(seconds=round(time.perf_counter() - started, 4))
+            with self._all_or_nothing("optimize") as step:
+                before = int(t.version)
+                step("checking the full-text index")
+                had_fts = any(i.index_type == "FTS" for i in t.list_indices())
+                self._ensure_fts(t)
+                actions = [] if had_fts else ["built the full-text index on search_text"]
+                step("optimizing the table and its indexes")
+                actions += vindex.optimize(t, self._index_policy, self._embedder.dim)
+                idx = vindex.vector_index(t)
+                lag = {i.name: int(i.num_unindexed_rows or 0) for i in t.list_indices()}
+                return OptimizeReport(
+                    actions=actions,
+                    rows=int(t.count_rows()),
+                    vector_index=None if idx is None else idx.index_type,
+                    unindexed_rows=lag,
+                    version_before=before,
+                    version_after=int(t.version),
+                    seconds=round(time.perf_counter() - started, 4),
+                )
 
 
 def _fix_for(step: str) -> str:
