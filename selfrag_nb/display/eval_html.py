@@ -3,7 +3,8 @@
     EvalReport     -> report_html(report, charts=False)
                         what ran (set, hash, k, rows) | variants | summary by
                         variant x category (CSS bars for rates) | [plotly charts:
-                        charts=True, used by report.save] | calibration | failures
+                        charts=True, used by report.save] | calibration |
+                        where the variants disagree | per model role | failures
     Calibration    -> calibration_html(cal, embedded=False)
                         the suggestion, the set it was chosen on, the sweep table
     RegressionDiff -> regression_html(diff)
@@ -33,7 +34,14 @@ from selfrag_nb.eval.calibrate import SWEEP_COLUMNS, Calibration
 from selfrag_nb.eval.regression import RegressionDiff
 from selfrag_nb.eval.report import EvalReport, format_metric
 
-__all__ = ["EVAL_CSS", "ROOT_CLASS", "calibration_html", "regression_html", "report_html"]
+__all__ = [
+    "EVAL_CSS",
+    "ROOT_CLASS",
+    "calibration_html",
+    "disagreement_kind",
+    "regression_html",
+    "report_html",
+]
 
 # Columns of the summary shown in the static view (the rest stay in .summary).
 _SHOWN = (
@@ -164,6 +172,56 @@ def _failures_html(report: EvalReport, limit: int = 200) -> str:
     return _table(head, "".join(body)) + more
 
 
+def _roles_html(report: EvalReport) -> str:
+    """Per variant and model role: tokens, dollars, mean latency per question."""
+    body = []
+    for rec in report.role_records():
+        cells = [
+            f'<td class="t">{_id(rec["variant"])}</td>',
+            f'<td class="t">{escape(rec["role"])}</td>',
+            f'<td class="n">{escape(format_metric("tokens_in", rec["tokens_in"]))}</td>',
+            f'<td class="n">{escape(format_metric("tokens_out", rec["tokens_out"]))}</td>',
+            f'<td class="n">{escape(format_metric("cost", rec["cost"]))}</td>',
+            f'<td class="n">{escape(format_metric("latency_ms", rec["latency_ms"]))}</td>',
+        ]
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    head = "".join(
+        f"<th>{c}</th>" for c in ("variant", "role", "tokens in", "tokens out", "cost", "ms per question")
+    )
+    return _table(head, "".join(body))
+
+
+def _disagreements_html(report: EvalReport, limit: int = 200) -> str:
+    """The questions where the variants ended differently or kept different evidence."""
+    variants = report._variant_order()
+    rows = [a for a in report.agreement_records() if not a["agree"]]
+    if not rows:
+        return "<p>Every variant ended the same way with the same evidence on every question.</p>"
+    head = "".join(f"<th>{escape(c)}</th>" for c in ("id", "category", "question", "differs in"))
+    head += "".join(f"<th>{_id(v)}</th>" for v in variants)
+    body = []
+    for a in rows[:limit]:
+        cells = [
+            f'<td class="t">{_id(a["id"])}</td>',
+            f'<td class="t">{escape(a["category"])}</td>',
+            f'<td class="t">{escape(a["question"])}</td>',
+            f'<td class="t">{escape(disagreement_kind(a))}</td>',
+        ]
+        for v in variants:
+            kept = a["kept"][v]
+            shown = "not run" if kept is None else f"{a['outcomes'][v] or '-'} · {len(kept)} kept"
+            cells.append(f'<td class="t">{escape(shown)}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    more = f'<p class="muted">{len(rows) - limit} more in .disagreements</p>' if len(rows) > limit else ""
+    return _table(head, "".join(body)) + more
+
+
+def disagreement_kind(a: dict[str, Any]) -> str:
+    """What differs on one agreement record, in words (views and tests share it)."""
+    parts = [w for w, same in (("outcome", a["same_outcome"]), ("kept evidence", a["same_kept"])) if not same]
+    return " and ".join(parts)
+
+
 def report_html(report: EvalReport, *, charts: bool = False) -> str:
     """Static HTML: what ran, the summary, the failures. ``charts=True``
     adds plotly charts (with scripts; used by ``save``)."""
@@ -197,6 +255,14 @@ def report_html(report: EvalReport, *, charts: bool = False) -> str:
     if report.calibration is not None:
         parts.append("<h4>Calibration</h4>")
         parts.append(calibration_html(report.calibration, embedded=True))
+    if len(report._variant_order()) > 1 and report.rows:
+        agree = report.agreement_records()
+        n_off = sum(not a["agree"] for a in agree)
+        parts.append(f"<h4>Where the variants disagree ({n_off} of {len(agree)} questions)</h4>")
+        parts.append(_disagreements_html(report))
+    if report.role_records():
+        parts.append("<h4>Per model role</h4>")
+        parts.append(_roles_html(report))
     parts.append(f"<h4>Failures ({sum(1 for r in report.rows if r.failed_checks)})</h4>")
     parts.append(_failures_html(report))
     parts.append("</div>")

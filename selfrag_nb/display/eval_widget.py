@@ -218,6 +218,36 @@ def _report_build(report: EvalReport, limits: tuple[int, int, int, int]) -> dict
         "per_cell_limit": per_cell,
         "text_limit": q_n,
     }
+    if len(variants) > 1:
+        from selfrag_nb.display.eval_html import disagreement_kind
+
+        agree = report.agreement_records()
+        off = [a for a in agree if not a["agree"]]
+        state["agreement"] = {
+            "questions": len(agree),
+            "total": len(off),
+            # Capped like the failures: the view stays small, report.disagreements has all.
+            "rows": [
+                {
+                    "id": _cut(a["id"], 80),
+                    "category": _cut(a["category"], 80),
+                    "question": _cut(a["question"], q_n),
+                    "differs": disagreement_kind(a),
+                    "cells": [
+                        None
+                        if a["kept"][v] is None
+                        else f"{a['outcomes'][v] or '-'} · {len(a['kept'][v])} kept"
+                        for v in variants
+                    ],
+                }
+                for a in off[:per_cell]
+            ],
+        }
+    roles = report.role_records()
+    if roles:
+        state["roles"] = [
+            {k: _num(v) if k not in ("variant", "role") else v for k, v in r.items()} for r in roles
+        ]
     if report.calibration is not None:
         state["calibration"] = _calibration_build(report.calibration, limits)
     return state

@@ -157,6 +157,27 @@ class EvalReport(Displayable):
 
         return agreement(self.rows, self._variant_order())
 
+    def role_records(self) -> list[dict[str, Any]]:
+        """Per variant and model role (flow order): ``tokens_in``,
+        ``tokens_out``, ``cost`` (None when a price is unknown) and
+        ``latency_ms`` (mean per question that called the role)."""
+        from selfrag_nb.eval.variants import role_summary
+        from selfrag_nb.flow import ROLES
+
+        out = []
+        for v in self._variant_order():
+            per = role_summary([r for r in self.rows if r.variant == v])
+            roles = {k.rsplit("_tokens_in", 1)[0] for k in per if k.endswith("_tokens_in")}
+            for role in sorted(roles, key=lambda r: (ROLES.index(r) if r in ROLES else 99, r)):
+                out.append(
+                    {
+                        "variant": v,
+                        "role": role,
+                        **{m: per[f"{role}_{m}"] for m in ("tokens_in", "tokens_out", "cost", "latency_ms")},
+                    }
+                )
+        return out
+
     @property
     def agreement(self) -> pd.DataFrame:
         """One row per question: id, category, question, same_outcome,

@@ -714,3 +714,50 @@ def test_plotly_calibration_marks_default_above_the_plot_and_fits_accuracy() -> 
     # Outcome accuracy 0.5 to 0.8: its axis is 0.45 to 0.85, and says it is fitted.
     assert fig.layout.yaxis2.range == (0.45, 0.85)
     assert "not from 0" in fig.layout.yaxis2.title.text
+
+
+def _compared_report() -> EvalReport:
+    # Written from what the rule says: a question is a disagreement when the
+    # variants end differently OR keep different evidence; "a" agrees on both,
+    # "b" ends differently, "c" ends the same on other evidence.
+    role = {"role_tokens_in": {"grade": 40, "generate": 60}, "role_tokens_out": {"grade": 4, "generate": 30}}
+    rows = [
+        _row("base", "a", kept=["k1"], **role),
+        _row("base", "b", kept=["k1"], **role),
+        _row("base", "c", outcome="refused", correct_refusal=True, kept=[], **role),
+        _row("rr", "a", kept=["k1"], **role),
+        _row("rr", "b", outcome="refused", failed=["outcome"], kept=["k1"], **role),
+        _row("rr", "c", outcome="refused", correct_refusal=True, kept=["k9"], **role),
+    ]
+    return _report(rows)
+
+
+def test_static_report_lists_where_the_variants_disagree_and_each_roles_cost() -> None:
+    html = _compared_report().to_html()
+    section = html.split("Where the variants disagree (2 of 3 questions)")[1].split("<h4>")[0]
+    assert ">b<" in section or 'title="b"' in section
+    assert "outcome" in section
+    assert "answered · 1 kept" in section
+    assert "refused · 1 kept" in section
+    assert "kept evidence" in section  # c: same outcome, other evidence
+    assert 'title="a"' not in section  # a agrees on both
+    roles = html.split("Per model role")[1].split("<h4>")[0]
+    assert roles.index(">grade<") < roles.index(">generate<")  # flow order
+    assert ">120<" in roles  # grade tokens in: 3 questions x 40
+
+
+def test_js_report_lists_disagreements_and_roles(tmp_path: Path) -> None:
+    snap = _run_js(tmp_path, _traits(_compared_report()), [])[0]
+    assert "where the variants disagree: 2 of 3 questions" in snap["text"]
+    assert "answered · 1 kept" in snap["text"]
+    assert "kept evidence" in snap["text"]
+    assert "per model role" in snap["text"]
+    one = EvalReport(
+        [r for r in ROWS if r.variant == "base"],
+        variants={"base": {"rerank": False}},
+        config_versions={"base": "cfg-base"},
+        questions=QS,
+        k=5,
+    )
+    single = _run_js(tmp_path, _traits(one), [])[0]
+    assert "where the variants disagree" not in single["text"]

@@ -433,11 +433,57 @@ class View {
     add(card, this.controls(), this.chart(), this.failuresPanel(), this.table());
     out.push(card);
     if ((d.latency || []).some((b) => b.n)) out.push(this.latencyBox());
+    if (d.agreement) out.push(this.disagreements(d.agreement));
+    if ((d.roles || []).length) out.push(this.roles(d.roles));
     if (d.failures_shown < d.failures_total) {
       out.push(h("div", "srnb-trunc", `${d.failures_shown} of ${d.failures_total} failing rows are in this view; report.failures has them all.`));
     }
     if (d.calibration) out.push(...this.calibration(d.calibration));
     return out;
+  }
+
+  // ------------------------------------------------------------ variants compared
+
+  // The questions where the variants ended differently or kept other evidence.
+  disagreements(a) {
+    const names = (this.data.variants || []).map((v) => v.name);
+    const box = h("div", "srnb-card srnb-ev-agree");
+    add(box, h("div", "srnb-col-h", `where the variants disagree: ${a.total} of ${a.questions} questions`));
+    if (!a.total) return add(box, h("div", "srnb-muted", "Every variant ended the same way with the same evidence on every question."));
+    const table = h("table", "srnb-table srnb-ev-table");
+    const hr = h("tr");
+    add(hr, h("th", "", "id"), h("th", "", "category"), h("th", "", "question"), h("th", "", "differs in"));
+    for (const n of names) add(hr, add(h("th"), this.swatch(n), idText(n)));
+    const tb = h("tbody");
+    for (const r of a.rows) {
+      const tr = h("tr", "srnb-ev-disagree");
+      add(tr, add(h("td"), idText(r.id)), add(h("td"), t(r.category)), add(h("td"), t(r.question)), add(h("td"), t(r.differs)));
+      for (const c of r.cells) add(tr, c === null ? h("td", "srnb-muted", "not run") : add(h("td"), t(c)));
+      tb.appendChild(tr);
+    }
+    add(box, add(h("div", "srnb-ev-scroll"), add(table, add(h("thead"), hr), tb)));
+    if (a.rows.length < a.total) add(box, h("div", "srnb-trunc", `showing ${a.rows.length} of ${a.total}: report.disagreements has every question`));
+    return box;
+  }
+
+  // What each model role cost per variant: where a cheaper grader or generator saves.
+  roles(rows) {
+    const box = h("div", "srnb-card srnb-ev-roles");
+    add(box, h("div", "srnb-col-h", "per model role"));
+    const table = h("table", "srnb-table srnb-ev-table");
+    const hr = h("tr");
+    hr.appendChild(h("th", "", "variant"));
+    hr.appendChild(h("th", "", "role"));
+    for (const c of ["tokens in", "tokens out", "cost", "ms per question"]) hr.appendChild(h("th", "srnb-r", c));
+    const tb = h("tbody");
+    for (const r of rows) {
+      const ms = r.latency_ms === null || r.latency_ms === undefined ? "–" : fmtMs(r.latency_ms);
+      add(tb, add(h("tr", "srnb-ev-role"), add(h("td"), this.swatch(r.variant), idText(r.variant)), add(h("td"), t(r.role)),
+        h("td", "srnb-r srnb-num", fmtTok(r.tokens_in)), h("td", "srnb-r srnb-num", fmtTok(r.tokens_out)),
+        h("td", "srnb-r srnb-num", r.cost === null || r.cost === undefined ? "unknown" : fmtCost(r.cost)), h("td", "srnb-r srnb-num", ms)));
+    }
+    add(box, add(h("div", "srnb-ev-scroll"), add(table, add(h("thead"), hr), tb)));
+    return box;
   }
 
   // ------------------------------------------------------------ calibration
