@@ -80,6 +80,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "jupyter": ("jupyterlab", "ipykernel"),
     "marimo": ("marimo",),
     "torch": ("sentence-transformers",),
+    "fast": ("onnxruntime", "onnx"),
     "dev": (
         "pytest",
         "pytest-timeout",
