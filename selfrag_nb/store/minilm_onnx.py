@@ -230,9 +230,6 @@ class OnnxMiniLM:
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if threads is not None:
             opts.intra_op_num_threads = threads
-        # idle worker threads sleep instead of spin-waiting: spinning burns CPU that a
-        # shared or busy machine needs (measured faster here, see benchmarks/store.md)
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         opts.log_severity_level = 3  # warnings about unused initializers are noise here
         path = graph_cache_path(sha256)
         session = None
