@@ -3,7 +3,8 @@
     python benchmarks/bench_store.py [--quick] [--big N]
 
 1. ingest throughput vs the raw embedder on the same chunks (minilm; target >= 0.85x)
-2. minilm (numpy) vs sentence-transformers + torch on the same texts (skipped without it)
+2. minilm on numpy and on onnxruntime vs sentence-transformers + torch on the same texts,
+   interleaved rounds (each path skipped when its packages are missing)
 3. search latency p50/p95 per mode on 1k and N (default 100k) chunks (hashing embedder),
    our KnowledgeBase.search vs the raw LanceDB query with the same filter (target <= 1.2x)
 """
@@ -85,35 +86,64 @@ def bench_ingest(n_docs: int) -> None:
         print(f"ratio ingest/raw throughput: {t_raw / t_ingest:.3f}x (target >= 0.85x)")
 
 
-def bench_minilm_vs_torch(n: int) -> None:
-    print(f"\n## 2. minilm numpy vs sentence-transformers+torch ({n} texts)")
-    if importlib.util.find_spec("sentence_transformers") is None:
-        print("skipped: sentence-transformers not installed")
-        return
-    from sentence_transformers import SentenceTransformer
+def _varied(n: int) -> list[str]:
+    """Texts from one short sentence to past the 256-token cut, mixed English and Chinese."""
+    return [_doc(i, 1 + (i * 7) % 24) for i in range(n)]
 
-    from selfrag_nb.store.embedders import get_embedder, minilm_model_dir
 
-    texts = [_doc(i, 3) for i in range(n)]
-    ours = get_embedder("minilm")
-    ours.embed(texts[:4])
-    st = SentenceTransformer(str(minilm_model_dir()), device="cpu")
-    st.encode(texts[:4])
-    import torch
+def bench_minilm_vs_torch(n: int, rounds: int) -> None:
+    """minilm on numpy and on onnxruntime vs sentence-transformers + torch, interleaved.
 
-    best_ours = best_st = float("inf")
-    for _ in range(2):
-        t = time.perf_counter()
-        a = ours.embed(texts)
-        best_ours = min(best_ours, time.perf_counter() - t)
-        t = time.perf_counter()
-        b = st.encode(texts, batch_size=32, normalize_embeddings=True)
-        best_st = min(best_st, time.perf_counter() - t)
-    cos = (a * b).sum(axis=1)
-    print(f"torch threads: {torch.get_num_threads()}")
-    print(f"numpy minilm:          {n / best_ours:.1f} texts/s")
-    print(f"sentence-transformers: {n / best_st:.1f} texts/s")
-    print(f"ratio numpy/torch throughput: {best_st / best_ours:.3f}x; min cosine {cos.min():.6f}")
+    Each round runs every path once on the same texts; the ratio is taken per
+    round (same machine load) and the median over rounds is reported."""
+    from selfrag_nb.store.embedders import MiniLMEmbedder, minilm_model_dir
+    from selfrag_nb.store.minilm_onnx import onnx_available
+
+    paths: dict[str, Any] = {"numpy": MiniLMEmbedder(backend="numpy").embed}
+    if onnx_available():
+        paths["onnx"] = MiniLMEmbedder(backend="onnx").embed
+    else:
+        print("onnx path skipped: pip install 'selfrag-nb[fast]'")
+    if importlib.util.find_spec("sentence_transformers") is not None:
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        st = SentenceTransformer(str(minilm_model_dir()), device="cpu")
+        paths["torch"] = lambda texts: st.encode(texts, batch_size=32, normalize_embeddings=True)
+        print(f"torch {torch.__version__}, threads: {torch.get_num_threads()}")
+    else:
+        print("torch path skipped: sentence-transformers not installed")
+    for label, texts in (
+        ("uniform (3 sentences each)", [_doc(i, 3) for i in range(n)]),
+        ("varied", _varied(n)),
+    ):
+        print(f"\n## 2. minilm paths, {n} texts, {label}, {rounds} interleaved rounds")
+        for f in paths.values():
+            f(texts[:4])  # weights, sessions, thread pools
+        times: dict[str, list[float]] = {k: [] for k in paths}
+        cpu: dict[str, list[float]] = {k: [] for k in paths}  # CPU seconds: less sensitive to other jobs
+        vecs: dict[str, Any] = {}
+        for _ in range(rounds):
+            for k, f in paths.items():
+                c, t = time.process_time(), time.perf_counter()
+                vecs[k] = f(texts)
+                times[k].append(time.perf_counter() - t)
+                cpu[k].append(time.process_time() - c)
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        for k, ts in times.items():
+            print(
+                f"{k:6} {n / statistics.median(ts):7.1f} texts/s (median of {rounds}; best {n / min(ts):.1f})"
+            )
+        for a, b in (("onnx", "torch"), ("numpy", "torch"), ("onnx", "numpy")):
+            if a in times and b in times:
+                per_round = [tb / ta for ta, tb in zip(times[a], times[b], strict=True)]
+                cos = (vecs[a] * vecs[b]).sum(axis=1)
+                print(
+                    f"ratio {a}/{b} throughput: median {statistics.median(per_round):.2f}x "
+                    f"(rounds {', '.join(f'{r:.2f}' for r in per_round)}); "
+                    f"CPU-time ratio {statistics.median(cpu[b]) / statistics.median(cpu[a]):.2f}x; "
+                    f"min cosine {cos.min():.6f}"
+                )
 
 
 def _raw_query(t: Any, kb: KnowledgeBase, query: str, mode: str, flt: str, *, k: int) -> list[dict[str, Any]]:
@@ -182,6 +212,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--big", type=int, default=100_000, help="chunks in the large search benchmark")
+    ap.add_argument(
+        "--rounds", type=int, default=0, help="interleaved rounds in section 2 (default 5, quick 2)"
+    )
     ap.add_argument("--skip", default="", help="comma list of sections to skip: ingest,torch,search")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -189,7 +222,7 @@ def main() -> None:
     if "ingest" not in skip:
         bench_ingest(10 if args.quick else 40)
     if "torch" not in skip:
-        bench_minilm_vs_torch(32 if args.quick else 128)
+        bench_minilm_vs_torch(32 if args.quick else 128, args.rounds or (2 if args.quick else 5))
     if "search" not in skip:
         bench_search(1000, 20 if args.quick else 60)
         bench_search(2000 if args.quick else args.big, 20 if args.quick else 40)

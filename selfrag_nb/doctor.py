@@ -82,6 +82,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "jupyter": ("jupyterlab", "ipykernel"),
     "marimo": ("marimo",),
     "torch": ("sentence-transformers",),
+    "fast": ("onnxruntime", "onnx"),
     "otel": (
         "opentelemetry-sdk",
         "opentelemetry-exporter-otlp-proto-http",

