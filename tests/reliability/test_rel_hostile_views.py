@@ -47,6 +47,7 @@ CONTROLS = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 TAGS = {
     "div", "span", "bdi", "section", "details", "summary", "style", "mark", "sup", "strong",
     "ul", "li", "table", "thead", "tbody", "tr", "th", "td", "svg", "text", "path",
+    "g", "title", "wbr",  # SVG label groups with their tooltip; break points in names
 }  # fmt: skip
 ATTRS = {
     "class", "style", "title", "dir", "role", "aria-label", "viewbox", "width", "height", "xmlns",
