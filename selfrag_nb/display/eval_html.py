@@ -285,7 +285,7 @@ def calibration_html(cal: Calibration, *, embedded: bool = False) -> str:
         body.append(f"<tr{mark}>{cells}</tr>")
     c = cal.chosen_on
     text = (
-        f"<p>Suggested <b>{escape(cal.param)} = {cal.suggested}</b> (article default {cal.default}); "
+        f"<p>Suggested <b>{escape(cal.param)} = {cal.suggested}</b> (default {cal.default}); "
         "score = correct refusals - wrong refusals - unsupported answers, ties go to the default. "
         f"Chosen on <b>{escape(c['name'])}</b>: {escape(c['count'])} questions, hash {escape(c['hash'])}"
         + (f", {escape(c['path'])}" if c.get("path") else "")

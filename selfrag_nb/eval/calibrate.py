@@ -196,6 +196,6 @@ def calibrate(
     """Sweep ``param`` ("relevance_cutoff" or "accept_confidence") over
     ``values`` on ``questions`` and suggest a value: the one maximising
     correct refusals - wrong refusals - unsupported answers (ties: the
-    article's default, else the nearest value to it). ``kwargs`` go to
+    documented default, else the nearest value to it). ``kwargs`` go to
     ``evaluate`` (concurrency, out, progress, k)."""
     return run_sync(lambda: acalibrate(rag, questions, param, values, **kwargs))

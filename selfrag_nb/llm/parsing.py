@@ -7,7 +7,7 @@
           json.raw_decode, else a lenient parser (single quotes, trailing
           commas, bare keys, True/None, full-width ：and ，, “smart quotes”)
                                                         ──> JSON candidates
-        ──role coercer (aliases incl. the articles' Chinese labels; values via
+        ──role coercer (aliases incl. the Chinese prompts' labels; values via
           coerce: "85分", "是", enum spellings; bare index lists, derived
           fields)──> pydantic validation ──> output (the first candidate that validates)
     decide / assess also accept the line format "RETRIEVE|reason";
@@ -16,7 +16,7 @@
 Values are coerced, never invented: a score of 150 stays 150 and fails
 validation (the runner then makes its one repair call), a missing required
 verdict is an error. The only derived fields are those the schema defines in
-terms of others (isRelevant from relevanceScore with the article's 50 cutoff,
+terms of others (isRelevant from relevanceScore with the documented 50 cutoff,
 per-claim verdicts from supportedClaims/unsupportedClaims and back,
 isFullySupported from the claims). An evidence quote with no document number
 gets ``doc=0`` (unknown); citations are 1-based so 0 never names a document.
@@ -235,7 +235,7 @@ def _parse_grade(text: str) -> tuple[BaseModel | None, str | None]:
             raise ParseError("missing field 'relevanceScore' (integer 0-100)")
         score = as_score(raw_score, "relevanceScore")
         found_rel, raw_rel = pick(value, _RELEVANT_KEYS)
-        # The article's bands: below 50 is irrelevant.
+        # The documented bands: below 50 is irrelevant.
         relevant = as_bool(raw_rel, "isRelevant") if found_rel and raw_rel is not None else score >= 50
         _, key_info = pick(value, _KEYINFO_KEYS)
         _, gaps = pick(value, _GAPS_KEYS)

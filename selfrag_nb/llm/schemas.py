@@ -2,13 +2,13 @@
 
 Each role has an *inputs* model (what the stage hands the model: the offline
 model reads these, never the prompt text) and an *output* model (what the
-model must answer, in the JSON field names of the two design sources, docs/architecture.md).
+model must answer, in the camelCase JSON field names the prompts ask for).
 
-    role       inputs             output            article
+    role       inputs             output            fields
     decide     DecideInputs   ->  DecisionOut       RETRIEVE|NO_RETRIEVE + reason
     rewrite    RewriteInputs  ->  RewriteOut        bounded rewrites
     grade      GradeInputs    ->  RelevanceOut      relevanceScore/isRelevant/keyInfo/gaps
-    rerank     RerankInputs   ->  RerankOut         [{index, score}]
+    rerank     RerankInputs   ->  RerankOut         [{index, score, reason}]
     assess     AssessInputs   ->  AssessOut         ANSWER | CLARIFY | REFUSE
     generate   GenerateInputs ->  GenerateOut       answer text with [n] citations
     verify     VerifyInputs   ->  SupportOut        supportedClaims/unsupportedClaims/
@@ -166,9 +166,9 @@ class RewriteOut(_Out):
 
 
 class RelevanceOut(_Out):
-    relevanceScore: int = Field(ge=0, le=100)  # noqa: N815 - article's JSON field name
-    isRelevant: bool  # noqa: N815 - article's JSON field name
-    keyInfo: str = ""  # noqa: N815 - article's JSON field name
+    relevanceScore: int = Field(ge=0, le=100)  # noqa: N815 - the prompts' JSON field name
+    isRelevant: bool  # noqa: N815 - the prompts' JSON field name
+    keyInfo: str = ""  # noqa: N815 - the prompts' JSON field name
     gaps: str = ""
 
 
@@ -211,11 +211,11 @@ class ClaimVerdict(_Out):
 
 
 class SupportOut(_Out):
-    isFullySupported: bool = False  # noqa: N815 - article's JSON field name
-    supportedClaims: list[str] = Field(default_factory=list)  # noqa: N815 - article's JSON field name
-    unsupportedClaims: list[str] = Field(default_factory=list)  # noqa: N815 - article's JSON field name
+    isFullySupported: bool = False  # noqa: N815 - the prompts' JSON field name
+    supportedClaims: list[str] = Field(default_factory=list)  # noqa: N815 - the prompts' JSON field name
+    unsupportedClaims: list[str] = Field(default_factory=list)  # noqa: N815 - the prompts' JSON field name
     claims: list[ClaimVerdict] = Field(default_factory=list)
-    overallConfidence: int = Field(default=0, ge=0, le=100)  # noqa: N815 - article's JSON field name
+    overallConfidence: int = Field(default=0, ge=0, le=100)  # noqa: N815 - the prompts' JSON field name
     recommendation: Recommendation = "REGENERATE"
 
 

@@ -1,4 +1,4 @@
-"""Offline grade and rerank: article bands, exact IDs/versions/numbers,
+"""Offline grade and rerank: the documented bands, exact IDs/versions/numbers,
 CJK, metadata, rerank protocol (all indices, unique, finite)."""
 
 from __future__ import annotations

@@ -220,7 +220,7 @@ def test_parsing_generate_plain_text_and_json() -> None:
     assert parse("generate", '{"answer": ""}') == (None, "empty answer")
 
 
-def test_parsing_verify_article_format_derives_claims() -> None:
+def test_parsing_verify_prompt_format_derives_claims() -> None:
     raw = """```json
 {
   "isFullySupported": false,

@@ -83,7 +83,7 @@ def test_prompts_render_every_role(lang: str, role: str) -> None:
     assert question not in system
 
 
-def test_prompts_english_follows_the_articles() -> None:
+def test_prompts_english_follows_the_documented_wording() -> None:
     p = Prompts("en")
     assert "RETRIEVE|reason" in p["decide"]
     assert "NO_RETRIEVE|reason" in p["decide"]
@@ -111,7 +111,7 @@ def test_prompts_english_follows_the_articles() -> None:
     assert "negation" in p["rewrite"]
 
 
-def test_prompts_chinese_follows_the_articles_wording() -> None:
+def test_prompts_chinese_follows_the_documented_wording() -> None:
     p = Prompts("zh")
     assert "你需要判断回答以下问题是否需要查阅外部文档/知识库" in p["decide"]
     assert "格式：RETRIEVE|理由  或  NO_RETRIEVE|理由" in p["decide"]

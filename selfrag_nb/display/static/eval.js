@@ -494,7 +494,7 @@ class View {
     const s = c.chosen_on || {};
     const card = h("div", "srnb-card srnb-ev-card srnb-ev-cal");
     const head = h("div", "srnb-card-h");
-    add(head, h("span", "srnb-stage", "Calibration of " + c.param), badge(`suggested ${c.param} = ${c.suggested}`, "info"), meta(`article default ${c.default}`));
+    add(head, h("span", "srnb-stage", "Calibration of " + c.param), badge(`suggested ${c.param} = ${c.suggested}`, "info"), meta(`default ${c.default}`));
     card.appendChild(head);
     const chosen = h("div", "srnb-row srnb-ev-chosen");
     add(chosen, h("span", "srnb-label", "chosen on"), t(s.name), document.createTextNode(` — ${s.count} questions, hash ${s.hash}`));
