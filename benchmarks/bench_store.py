@@ -3,7 +3,8 @@
     python benchmarks/bench_store.py [--quick] [--big N]
 
 1. ingest throughput vs the raw embedder on the same chunks (minilm; target >= 0.85x)
-2. minilm on numpy and on onnxruntime vs sentence-transformers + torch on the same texts,
+2. minilm on numpy, on onnxruntime (fp32 and the opt-in int8) vs sentence-transformers + torch
+   on the same texts,
    interleaved rounds (each path skipped when its packages are missing)
 3. search latency p50/p95 per mode on 1k and N (default 100k) chunks (hashing embedder),
    our KnowledgeBase.search vs the raw LanceDB query with the same filter (target <= 1.2x)
@@ -102,6 +103,7 @@ def bench_minilm_vs_torch(n: int, rounds: int) -> None:
     paths: dict[str, Any] = {"numpy": MiniLMEmbedder(backend="numpy").embed}
     if onnx_available():
         paths["onnx"] = MiniLMEmbedder(backend="onnx").embed
+        paths["int8"] = MiniLMEmbedder(precision="int8").embed
     else:
         print("onnx path skipped: pip install 'selfrag-nb[fast]'")
     if importlib.util.find_spec("sentence_transformers") is not None:
@@ -134,7 +136,13 @@ def bench_minilm_vs_torch(n: int, rounds: int) -> None:
             print(
                 f"{k:6} {n / statistics.median(ts):7.1f} texts/s (median of {rounds}; best {n / min(ts):.1f})"
             )
-        for a, b in (("onnx", "torch"), ("numpy", "torch"), ("onnx", "numpy")):
+        for a, b in (
+            ("onnx", "torch"),
+            ("int8", "torch"),
+            ("numpy", "torch"),
+            ("onnx", "numpy"),
+            ("int8", "onnx"),
+        ):
             if a in times and b in times:
                 per_round = [tb / ta for ta, tb in zip(times[a], times[b], strict=True)]
                 cos = (vecs[a] * vecs[b]).sum(axis=1)

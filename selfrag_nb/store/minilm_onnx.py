@@ -2,7 +2,9 @@
 
     onnx_available()                     onnxruntime and onnx both importable?
     build_graph(weights) -> bytes        safetensors arrays -> ONNX model (no torch)
-    OnnxMiniLM(weights, sha256)          graph from the cache or built once, then a session
+    quantize_graph(fp32) -> bytes        fp32 graph -> int8 weights (the opt-in "minilm:int8")
+    OnnxMiniLM(weights, sha256,          graph from the cache or built once, then a session
+               precision="fp32")
         .forward(ids, mask) -> pooled    (b, t) int64 ids + 0/1 mask -> (b, 384) mean-pooled
 
 The graph (opset 17 plus onnxruntime's ``com.microsoft`` fused ops):
@@ -23,6 +25,13 @@ is cached under ``cache_dir()/models`` keyed by the weights' sha256 (which the
 caller has already checked) and this builder's version, written atomically;
 a cache file that fails to load is rebuilt.
 
+The int8 graph is the fp32 one through onnxruntime's dynamic quantization:
+weights int8 per output channel, activations quantized per call (per batch:
+a text's int8 vector depends slightly on what it is batched with); the six
+feed-forward output MatMuls (their GELU inputs have the widest range) and the
+whole first layer stay fp32, which is what kept every sample document within
+cosine 0.99 of fp32. What each choice gave is in benchmarks/store.md.
+
 Both packages are the ``fast`` extra (``pip install 'selfrag-nb[fast]'``); the
 numpy forward pass in ``embedders.py`` is the fallback when they are absent.
 """
@@ -30,9 +39,11 @@ numpy forward pass in ``embedders.py`` is the fallback when they are absent.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +54,15 @@ from selfrag_nb.errors import EmbedderError, MissingDependencyError
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["GRAPH_VERSION", "OnnxMiniLM", "build_graph", "graph_cache_path", "onnx_available"]
+__all__ = [
+    "GRAPH_VERSION",
+    "PRECISIONS",
+    "OnnxMiniLM",
+    "build_graph",
+    "graph_cache_path",
+    "onnx_available",
+    "quantize_graph",
+]
 
 #: Bumped whenever build_graph changes what it emits (old cache files are then ignored).
 GRAPH_VERSION = 2
@@ -51,6 +70,11 @@ _LAYERS = 6
 _HEADS = 12
 _DIM = 384
 _EPS = 1e-12
+#: the graphs OnnxMiniLM can run
+PRECISIONS = ("fp32", "int8")
+#: nodes the int8 graph keeps in fp32: every feed-forward output (``l*_ff``)
+#: and the whole first layer
+_INT8_FP32_NODES = [*(f"l{layer}_ff" for layer in range(_LAYERS)), "l0_ctx", "l0_in", "l0_ao"]
 
 
 def onnx_available() -> bool:
@@ -67,11 +91,14 @@ def _require() -> None:
         )
 
 
-def graph_cache_path(sha256: str) -> Path:
-    """Where the graph built from weights with digest ``sha256`` is cached."""
+def graph_cache_path(sha256: str, precision: str = "fp32") -> Path:
+    """Where the graph of ``precision`` built from weights with digest ``sha256`` is cached."""
     from selfrag_nb.resources import cache_dir
 
-    return cache_dir() / "models" / f"minilm-{sha256[:32]}-g{GRAPH_VERSION}.onnx"
+    # the int8 file name also carries its recipe, so changing what stays fp32 rebuilds it
+    recipe = hashlib.sha256(",".join(_INT8_FP32_NODES).encode()).hexdigest()[:8]
+    suffix = "" if precision == "fp32" else f"-{precision}-{recipe}"
+    return cache_dir() / "models" / f"minilm-{sha256[:32]}-g{GRAPH_VERSION}{suffix}.onnx"
 
 
 def build_graph(weights: dict[str, NDArray[np.float32]]) -> bytes:
@@ -203,6 +230,52 @@ def build_graph(weights: dict[str, NDArray[np.float32]]) -> bytes:
     return data
 
 
+@contextlib.contextmanager
+def _quiet_root_logger() -> Iterator[None]:
+    """onnxruntime's quantizer logs advice ("consider pre-processing") on the
+    root logger; in a notebook that lands in the user's cell output. A filter
+    on the root logger for the duration drops records from that one module."""
+    import logging
+
+    def drop(record: logging.LogRecord) -> bool:
+        return "onnxruntime" not in record.pathname
+
+    root = logging.getLogger()
+    root.addFilter(drop)
+    try:
+        yield
+    finally:
+        root.removeFilter(drop)
+
+
+def quantize_graph(fp32: bytes) -> bytes:
+    """The int8 form of a graph from :func:`build_graph`.
+
+    Dynamic quantization: MatMul and Attention weights become int8 with one
+    scale per output channel (one scale per matrix lost more), activations are
+    quantized on each call. Left in fp32, measured on the sample corpus and
+    questions (min cosine to fp32): keeping only the feed-forward outputs
+    ``l*_ff`` gave 0.985, keeping them and layer 0 gives 0.992; the
+    exploration is written up in benchmarks/store.md."""
+    _require()
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    with tempfile.TemporaryDirectory(prefix="selfrag-int8-") as tmp, _quiet_root_logger():
+        out = Path(tmp) / "int8.onnx"
+        quantize_dynamic(
+            onnx.load_from_string(fp32),
+            out,
+            op_types_to_quantize=["MatMul", "Attention"],
+            per_channel=True,
+            weight_type=QuantType.QInt8,
+            nodes_to_exclude=_INT8_FP32_NODES,
+            # the com.microsoft ops have no shape inference to type their outputs
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )
+        return out.read_bytes()
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
@@ -218,12 +291,20 @@ def _write_atomic(path: Path, data: bytes) -> None:
 class OnnxMiniLM:
     """An onnxruntime session over the MiniLM graph for weights with digest ``sha256``.
 
-    ``threads`` sets onnxruntime's intra-op threads (None: its default, one per core)."""
+    ``threads`` sets onnxruntime's intra-op threads (None: its default, one per
+    core); ``precision`` is ``"fp32"`` or ``"int8"`` (:func:`quantize_graph`)."""
 
     def __init__(
-        self, weights: dict[str, NDArray[np.float32]], sha256: str, *, threads: int | None = None
+        self,
+        weights: dict[str, NDArray[np.float32]],
+        sha256: str,
+        *,
+        threads: int | None = None,
+        precision: str = "fp32",
     ) -> None:
         _require()
+        if precision not in PRECISIONS:
+            raise EmbedderError(f"MiniLM precision must be one of {PRECISIONS}, got {precision!r}")
         import onnxruntime as ort
 
         opts = ort.SessionOptions()
@@ -231,7 +312,7 @@ class OnnxMiniLM:
         if threads is not None:
             opts.intra_op_num_threads = threads
         opts.log_severity_level = 3  # warnings about unused initializers are noise here
-        path = graph_cache_path(sha256)
+        path = graph_cache_path(sha256, precision)
         session = None
         if path.is_file():
             try:
@@ -241,6 +322,8 @@ class OnnxMiniLM:
         if session is None:
             data = build_graph(weights)
             try:
+                if precision == "int8":
+                    data = quantize_graph(data)
                 session = ort.InferenceSession(data, opts, providers=["CPUExecutionProvider"])
             except Exception as exc:  # onnxruntime raises its own classes
                 raise EmbedderError(f"onnxruntime could not load the MiniLM graph: {exc}") from exc
