@@ -3,9 +3,13 @@
     python benchmarks/bench_scale.py [--sizes 10000,100000] [--index-type IVF_PQ]
                                      [--queries 40] [--dir /tmp/x] [--keep] [--reuse]
                                      [--refine-factor 30] [--min-rows N] [--knobs nprobes=40]
+                                     [--subjects N]
 
 For each size N: a table of N chunks (hashing embedder, 256-d; each chunk is
-about one of 100 subjects: 90 % English text of 30 words from its subject's
+about one of S subjects, S = max(100, N / 1,000) unless --subjects says: a
+corpus ten times larger covers more subjects, not ten times as many chunks
+per subject; with 100 subjects at 1M the IVF partitions degenerate, see
+docs/scaling.md: 90 % English text of 30 words from its subject's
 60 plus 10 from a 6,000-word vocabulary, 10 % Chinese text of 45 characters
 from its subject's 40 plus 15 of 3,000; ACL columns like a company's folders: 10 % public, the
 rest one or two of 40 roles, 30 % of those also one named user, a quarter
@@ -62,15 +66,25 @@ def _vocab(n: int = 6000) -> list[str]:
 
 VOCAB = _vocab()
 HANZI = [chr(c) for c in range(0x4E00, 0x4E00 + 3000)]
-TOPICS = 100
+MAX_SUBJECTS = 10_000
 _trng = random.Random(5)
-#: every subject has its own words (and characters): documents cluster by subject, as real ones do
-TOPIC_WORDS = [_trng.sample(VOCAB, 60) for _ in range(TOPICS)]
-TOPIC_HANZI = [_trng.sample(HANZI, 40) for _ in range(TOPICS)]
+#: every subject has its own words (and characters): documents cluster by
+#: subject, as real ones do (drawn in a fixed order, so the first 100 subjects
+#: are the same whatever the count)
+TOPIC_WORDS: list[list[str]] = []
+TOPIC_HANZI: list[list[str]] = []
+for _ in range(MAX_SUBJECTS):
+    TOPIC_WORDS.append(_trng.sample(VOCAB, 60))
+    TOPIC_HANZI.append(_trng.sample(HANZI, 40))
 
 
-def _text(rng: random.Random, i: int) -> str:
-    topic = rng.randrange(TOPICS)
+def subjects_for(n: int) -> int:
+    """Subjects in a corpus of ``n`` chunks (about 1,000 chunks each, at least 100)."""
+    return max(100, min(MAX_SUBJECTS, n // 1000))
+
+
+def _text(rng: random.Random, i: int, subjects: int) -> str:
+    topic = rng.randrange(subjects)
     if i % 10 == 0:
         chars = [rng.choice(TOPIC_HANZI[topic]) for _ in range(45)] + [rng.choice(HANZI) for _ in range(15)]
         rng.shuffle(chars)
@@ -80,7 +94,7 @@ def _text(rng: random.Random, i: int) -> str:
     return " ".join(words)
 
 
-def _batches(kb: KnowledgeBase, n: int) -> Iterator[Any]:
+def _batches(kb: KnowledgeBase, n: int, subjects: int) -> Iterator[Any]:
     """Arrow tables of the knowledge base's schema, BATCH rows each."""
     import pyarrow as pa
 
@@ -89,7 +103,7 @@ def _batches(kb: KnowledgeBase, n: int) -> Iterator[Any]:
     now = "2026-01-01T00:00:00+00:00"
     for start in range(0, n, BATCH):
         ids = range(start, min(n, start + BATCH))
-        texts = [_text(rng, i) for i in ids]
+        texts = [_text(rng, i, subjects) for i in ids]
         roles, users, tenants = [], [], []
         for i in ids:
             if rng.random() < 0.1:
@@ -125,11 +139,11 @@ def _batches(kb: KnowledgeBase, n: int) -> Iterator[Any]:
         yield pa.Table.from_arrays(arrays, schema=schema)
 
 
-def build(path: Path, n: int, policy: IndexPolicy) -> tuple[KnowledgeBase, float, float]:
+def build(path: Path, n: int, policy: IndexPolicy, subjects: int) -> tuple[KnowledgeBase, float, float]:
     kb = KnowledgeBase.open(path, embedder="hashing", index_policy=policy)
     t0 = time.perf_counter()
     with kb._write_lock():
-        for table in _batches(kb, n):
+        for table in _batches(kb, n, subjects):
             t = kb._tbl()
             if t is None:
                 kb._table = kb._create_table(table)
@@ -148,11 +162,11 @@ def _pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, round(p * (len(xs) - 1)))]
 
 
-def _queries(n: int) -> list[str]:
+def _queries(n: int, subjects: int) -> list[str]:
     rng = random.Random(11)
     out = []
     for i in range(n):
-        topic = rng.randrange(TOPICS)
+        topic = rng.randrange(subjects)
         if i % 5 == 4:
             out.append("".join(rng.sample(TOPIC_HANZI[topic], 6)))
         else:
@@ -224,6 +238,9 @@ def main() -> None:
     ap.add_argument("--index-type", default=IndexPolicy().index_type, choices=["IVF_PQ", "IVF_HNSW_SQ"])
     ap.add_argument("--min-rows", type=int, default=None, help="IndexPolicy.min_rows (default: the policy's)")
     ap.add_argument("--queries", type=int, default=40)
+    ap.add_argument(
+        "--subjects", type=int, default=None, help="subjects per table (default: max(100, N/1000))"
+    )
     ap.add_argument("--knobs", default="", help="e.g. nprobes=30,refine_factor=5,ef=100 (search kwargs)")
     ap.add_argument("--dir", default=None, help="parent folder for the tables (default: a temp folder)")
     ap.add_argument("--keep", action="store_true", help="keep the tables")
@@ -244,17 +261,18 @@ def main() -> None:
     print(f"policy: {policy!r}; knobs: {knobs or 'policy defaults'}")
     parent = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="bench_scale_"))
     parent.mkdir(parents=True, exist_ok=True)
-    queries = _queries(args.queries)
     rows = []
     try:
         for n in (int(s) for s in args.sizes.split(",")):
             path = parent / f"kb_{n}"
-            print(f"\n## {n} chunks")
+            subjects = args.subjects or subjects_for(n)
+            queries = _queries(args.queries, subjects)
+            print(f"\n## {n} chunks, {subjects} subjects")
             if args.reuse and path.exists():
                 kb, t_write, t_opt = KnowledgeBase.open(path, index_policy=policy), float("nan"), float("nan")
             else:
                 shutil.rmtree(path, ignore_errors=True)
-                kb, t_write, t_opt = build(path, n, policy)
+                kb, t_write, t_opt = build(path, n, policy, subjects)
             visible = kb._tbl().count_rows(kb.search("x", user=USER, mode="fts").access_filter)
             index = kb.describe()["indexes"]
             print(
@@ -262,7 +280,9 @@ def main() -> None:
             )
             print(f"  indexes: {index}")
             r = measure(kb, queries, knobs)
-            r.update(n=n, write_s=t_write, index_s=t_opt, disk_mb=_du_mb(path), rss_mb=_rss_mb())
+            r.update(
+                n=n, subjects=subjects, write_s=t_write, index_s=t_opt, disk_mb=_du_mb(path), rss_mb=_rss_mb()
+            )
             r["indexed"] = any("vector" in i and not i.startswith("FTS") for i in index)
             rows.append(r)
             print(
@@ -277,13 +297,13 @@ def main() -> None:
         if not args.keep and not args.dir:
             shutil.rmtree(parent, ignore_errors=True)
     print(
-        "\n| chunks | vector index | vector p50 / p95 | exact p50 / p95 | ratio | recall@10 "
+        "\n| chunks | subjects | vector index | vector p50 / p95 | exact p50 / p95 | ratio | recall@10 "
         "| hybrid p50 / p95 | fts p50 | write + index build | disk | RSS |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(
-            f"| {r['n']:,} | {policy.index_type if r['indexed'] else 'none (exact)'} "
+            f"| {r['n']:,} | {r['subjects']:,} | {policy.index_type if r['indexed'] else 'none (exact)'} "
             f"| {r['vec_p50']:.1f} / {r['vec_p95']:.1f} ms | {r['exact_p50']:.1f} / {r['exact_p95']:.1f} ms "
             f"| {r['ratio']:.2f}x | {r['recall']:.3f} ({r['recall_ties']:.3f}) | {r['hyb_p50']:.1f} / {r['hyb_p95']:.1f} ms "
             f"| {r['fts_p50']:.1f} ms | {r['write_s']:.0f} s + {r['index_s']:.0f} s | {r['disk_mb']:.0f} MB "

@@ -183,7 +183,11 @@ def register_ingest(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("path", help="file or folder (walked recursively)")
     p.add_argument("--kb", required=True, help="knowledge base folder or URI (created if missing)")
-    p.add_argument("--embedder", default=None, help="minilm (default for a new KB), minilm:int8 (faster, fast extra), hashing, litellm:<model>")
+    p.add_argument(
+        "--embedder",
+        default=None,
+        help="minilm (default for a new KB), minilm:int8 (faster, fast extra), hashing, litellm:<model>",
+    )
     p.add_argument("--roles", type=_names, default=None, help="override ACL roles, e.g. staff,hr")
     p.add_argument("--users", type=_names, default=None, help="override ACL user ids")
     p.add_argument("--tenant", default=None, help="override ACL tenant")

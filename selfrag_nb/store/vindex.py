@@ -7,11 +7,17 @@ table back with the rest of the write.
       rows < policy.min_rows, no index             -> nothing: exact search is fast enough
       rows >= min_rows, no index                   -> train one (policy.index_type) on every row
       rows > retrain_growth x trained rows         -> train again (partitions fit the new size)
-      unindexed rows > max_unindexed_share x rows  -> fold them in (LanceDB optimize: the
-                                                      IVF partitions stay, new rows are assigned)
+      unindexed rows > max_unindexed_share x rows  -> fold them in (LanceDB optimize: new rows
+                                                      are assigned to the existing centroids)
     optimize(t, policy)                                  kb.optimize()
       refresh, then compaction + every index brought up to date (LanceDB optimize,
       which also settles a fresh index: a second call has nothing left to do)
+
+    Measured caveat (benchmarks/scale.md, runs 4-5): LanceDB 0.40's optimize
+    also re-joins IVF partitions smaller than its own target size (~8k rows),
+    so the sqrt(rows) partitions trained below do not survive it: 316 became 4
+    at 100k, 1,000 became 81 at 1M, where a filtered search then reads every
+    PQ code. Fine at 100k, the reason the 1M latency target is missed.
 
     index name "vector_idx_n<rows>": the row count it was trained on travels
     with the index, so restore() to an older version brings back the matching
