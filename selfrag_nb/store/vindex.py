@@ -16,8 +16,9 @@ table back with the rest of the write.
     Measured caveat (benchmarks/scale.md, runs 4-5): LanceDB 0.40's optimize
     also re-joins IVF partitions smaller than its own target size (~8k rows),
     so the sqrt(rows) partitions trained below do not survive it: 316 became 4
-    at 100k, 1,000 became 81 at 1M, where a filtered search then reads every
-    PQ code. Fine at 100k, the reason the 1M latency target is missed.
+    at 100k, 1,000 became 81 at 1M. With no probe cap a filtered search then
+    reads every PQ code (at 1M it did so on a fresh index too): fine at 100k,
+    67-75 ms at 1M.
 
     index name "vector_idx_n<rows>": the row count it was trained on travels
     with the index, so restore() to an older version brings back the matching
