@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from selfrag_nb._displayable import Displayable
 from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.flow import FLOW
+from selfrag_nb.store.types import ChunkRef
 from selfrag_nb.trace import (
     Assessment,
     Decision,
@@ -85,6 +86,10 @@ class Item(_Frozen):
     #: How it relates to the other side: "only" (absent there), "moved" (other
     #: position), "changed" (present with another score / verdict), "" (same).
     mark: Literal["", "only", "moved", "changed"] = ""
+    #: Trust facts of the chunk's document (status, effective, version,
+    #: supersedes, superseded_by), as the trace's retrieval recorded them;
+    #: views show them as flags ("⚠ superseded").
+    doc: dict[str, str] = Field(default_factory=dict)
 
 
 class Side(_Frozen):
@@ -219,9 +224,22 @@ def chunk_names(*traces: Trace) -> dict[str, str]:
     return out
 
 
+def chunk_docs(*traces: Trace) -> dict[str, dict[str, str]]:
+    """chunk_id -> the trust facts of its document, for every retrieved chunk."""
+    out: dict[str, dict[str, str]] = {}
+    for t in traces:
+        for rec in t._all(Retrieval):
+            for h in rec.hits:
+                doc = ChunkRef.from_hit(h).doc
+                if doc:
+                    out.setdefault(h.chunk_id, doc)
+    return out
+
+
 class _Names:
-    def __init__(self, names: dict[str, str]) -> None:
+    def __init__(self, names: dict[str, str], docs: dict[str, dict[str, str]] | None = None) -> None:
         self.names = names
+        self.docs = docs or {}
 
     def __call__(self, chunk_id: str) -> str:
         return self.names.get(chunk_id, "chunk not in either retrieval")
@@ -235,7 +253,8 @@ class _Names:
                 mark = "only"
             elif ordered and pos[c] != i:
                 mark = "moved"
-            out.append(Item(text=f"{i + 1}. {self(c)}" if ordered else self(c), chunk_id=c, mark=mark))
+            text = f"{i + 1}. {self(c)}" if ordered else self(c)
+            out.append(Item(text=text, chunk_id=c, mark=mark, doc=self.docs.get(c, {})))
         return out
 
     def listing(self, ids: Sequence[str], limit: int = 3) -> str:
@@ -337,7 +356,12 @@ def _grade(a: Grades, b: Grades, n: _Names, labels: tuple[str, str]) -> tuple[Si
             elif c in other and score is not None and other[c].score != score:
                 mark = "changed"
             items.append(
-                Item(text=n(c) + (f" — {score}" if score is not None else ""), chunk_id=c, mark=mark)
+                Item(
+                    text=n(c) + (f" — {score}" if score is not None else ""),
+                    chunk_id=c,
+                    mark=mark,
+                    doc=n.docs.get(c, {}),
+                )
             )
         return Side(
             ran=True, summary=f"{len(g.kept)}/{len(g.items)} kept · cutoff {g.relevance_cutoff}", items=items
@@ -409,6 +433,7 @@ def _generate(a: Generation, b: Generation, n: _Names, labels: tuple[str, str]) 
                 text=f"[{c.marker}] {n(c.chunk_id)}" + ("" if c.valid else " (invalid citation)"),
                 chunk_id=c.chunk_id,
                 mark="" if c.chunk_id in other else "only",
+                doc=n.docs.get(c.chunk_id, {}),
             )
             for c in g.citations
         ]
@@ -557,7 +582,7 @@ def compare(a: object, b: object, labels: Sequence[str] = ("A", "B")) -> Compari
     Raises InputTypeError when ``a`` or ``b`` is not a Trace or a Stepper."""
     ta, tb = _as_trace(a, "a"), _as_trace(b, "b")
     names = _labels(labels)
-    n = _Names(chunk_names(ta, tb))
+    n = _Names(chunk_names(ta, tb), chunk_docs(ta, tb))
     rows: list[StageRow] = []
     first: Divergence | None = None
     for step in FLOW:

@@ -30,9 +30,10 @@ from typing import Any
 
 from selfrag_nb.comparison import Comparison, Item, Side, StageRow
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import badge
+from selfrag_nb.display.cards import badge, flags_html
 from selfrag_nb.display.html import css
 from selfrag_nb.display.markup import block, esc, escape
+from selfrag_nb.display.names import doc_flags
 from selfrag_nb.display.text import one_line
 
 __all__ = ["DETAILS", "MARK_LABELS", "ROOT_CLASS", "compare_css", "compare_html", "compare_text"]
@@ -93,7 +94,7 @@ def _item(it: Item) -> str:
     if it.mark:
         tips.append(MARK_LABELS[it.mark])
     tip = f' title="{escape(" · ".join(tips))}"' if tips else ""
-    return f'<li class="{cls}"{tip}>{esc(it.text, 2_000)}</li>'
+    return f'<li class="{cls}"{tip}>{esc(it.text, 2_000)}{flags_html(doc_flags(it.doc))}</li>'
 
 
 #: What a stage's expandable part holds, by stage (the <details> summary).

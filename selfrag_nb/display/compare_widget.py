@@ -31,6 +31,7 @@ except ImportError as exc:  # pragma: no cover - anywidget is a core dependency
 from selfrag_nb.comparison import Comparison
 from selfrag_nb.display.compare_html import MARK_LABELS, compare_css, compare_text
 from selfrag_nb.display.js import esm
+from selfrag_nb.display.names import doc_flags
 from selfrag_nb.display.state import STATE_BUDGET, state_size
 
 __all__ = ["CompareWidget", "compare_state"]
@@ -59,6 +60,11 @@ def compare_state(obj: object) -> dict[str, Any]:
     """The ``data`` trait: the Comparison as JSON, cut until it fits STATE_BUDGET."""
     cmp = _checked(obj)
     raw = cmp.model_dump(mode="json")
+    # trust flags worded once, in Python (display/names.py), for compare.js to show
+    for row in raw["rows"]:
+        for side in (row["left"], row["right"]):
+            for item in side["items"]:
+                item["flags"] = [list(f) for f in doc_flags(item.pop("doc", {}))]
     state: dict[str, Any] = {}
     for n in _LIMITS:
         state = _trim(raw, n) | {"summary": compare_text(cmp), "mark_labels": MARK_LABELS}

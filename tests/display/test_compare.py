@@ -505,3 +505,39 @@ def test_the_js_is_package_local_and_never_parses_data_as_html() -> None:
     css = str(CompareWidget._css)
     assert ".srnb-cmp-first" in css
     assert ".srnb-root" in css  # the shared stylesheet comes first
+
+
+SUPERSEDED = {
+    "refund-2024.md": "---\ntitle: Refund policy 2024\nstatus: superseded\nsuperseded_by: refund-2025.md\n---\n"
+    "# Refund window\n\nCustomers can request a refund within 14 days of purchase.\n",
+    "refund-2025.md": "---\ntitle: Refund policy 2025\nstatus: current\nsupersedes: refund-2024.md\n---\n"
+    "# Refund window\n\nCustomers can request a full refund within 30 days of purchase.\n",
+}
+
+
+def test_every_face_flags_a_superseded_document(tmp_path: Path) -> None:
+    kb = _kb(tmp_path, SUPERSEDED)
+    traces = []
+    for rerank in (False, True):
+        model = sr.ScriptedModel()
+        script_refund(model)
+        traces.append(sr.SelfRAG(kb, model=model).with_settings(rerank=rerank).ask(Q))
+    cmp = sr.compare(*traces, labels=("rerank off", "rerank on"))
+    # the record: the document's trust facts travel with every item naming its chunk
+    items = [i for r in cmp.rows for s in (r.left, r.right) for i in s.items if i.chunk_id]
+    old = [i for i in items if i.text.split(". ", 1)[-1].startswith("refund-2024.md")]
+    assert old, [i.text for i in items]
+    assert all(i.doc == {"status": "superseded", "superseded_by": "refund-2025.md"} for i in old)
+    # static HTML: the same red flag as the trace view, with what supersedes it on hover
+    html = StaticView(cmp)._repr_html_()
+    assert 'srnb-bad" title="superseded by refund-2025.md"><bdi>⚠ superseded</bdi></span>' in html
+    assert "<bdi>current</bdi></span>" in html
+    # widget: flags worded in Python, shown by compare.js next to the chunk's name
+    w = CompareWidget(cmp)
+    flags = [
+        f for r in w.data["rows"] for s in (r["left"], r["right"]) for i in s["items"] for f in i["flags"]
+    ]
+    assert ["⚠ superseded", "bad", "superseded by refund-2025.md"] in flags
+    assert all("doc" not in i for r in w.data["rows"] for s in (r["left"], r["right"]) for i in s["items"])
+    steps = _run_js(tmp_path, w.data, [["head", "retrieve"]], list(w.expanded))
+    assert "refund-2024.md › Refund window ⚠ superseded" in steps[1]["text"]

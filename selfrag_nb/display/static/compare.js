@@ -21,6 +21,8 @@
 function cmpItem(it, labels) {
   const li = h("li", "srnb-cmp-item" + (it.mark ? " srnb-cmp-" + it.mark : ""));
   li.appendChild(t(it.text));
+  // trust flags ("⚠ superseded"), worded by display/names.py like the trace view's
+  for (const [text, tone, tip] of it.flags || []) add(li, t(" "), badge(text, tone, tip));
   const tips = [];
   if (it.chunk_id) tips.push("chunk " + it.chunk_id);
   if (it.mark) tips.push(labels[it.mark] || it.mark);
