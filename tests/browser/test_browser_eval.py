@@ -46,6 +46,7 @@ VARIANTS = {
     "+rewrite+rerank": {"rewrite": True, "rerank": True},
 }
 CATEGORIES = (
+    "ambiguous_follow_up_zh",  # first and long: its rotated label reaches furthest left
     "factual",
     "multi_hop",
     "unanswerable",
@@ -174,6 +175,17 @@ def test_eval_views_fit_1000px_and_share_colours(page: Any, page_log: PageLog, t
         r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
         return f"rgb({r}, {g}, {b})"
 
+    # Category labels are rotated and end under their bars: none may reach past
+    # the chart's left or bottom edge, where the SVG cuts it (the first one is long).
+    cut = page.evaluate(
+        "() => { const svg = document.querySelector('.srnb-ev-chartwrap svg');"
+        " const box = svg.getBoundingClientRect();"
+        " return Array.from(svg.querySelectorAll('text'))"
+        ".filter((t) => t.getAttribute('transform')).filter((t) => {"
+        " const r = t.getBoundingClientRect();"
+        " return r.left < box.left - 0.5 || r.bottom > box.bottom + 0.5; }).map((t) => t.textContent); }"
+    )
+    assert cut == [], f"category labels cut at the chart's edge: {cut}"
     assert fills == {v: rgb(c) for v, c in colours.items()}
     assert boxes == {v: rgb(c) for v, c in colours.items()}
     # The summary table is wider than the page: it scrolls inside its wrapper.

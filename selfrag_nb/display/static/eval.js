@@ -227,12 +227,21 @@ class View {
     const m = (d.metrics || [])[mi] || { label: "", kind: "rate" };
     const vars = (d.variants || []).map((v) => v.name);
     const cats = this.shownCategories();
-    const left = 56, top = 22, plotH = 180, bottom = 64;
+    const top = 22, plotH = 180;
+    // Category labels are cut at 18 characters and rotated -30 degrees, ending
+    // under their group: the longest reaches LABEL_PX * sin 30 below the axis and
+    // the first one LABEL_PX * cos 30 left of its group's centre; the margins
+    // make room for both, so the SVG never cuts a label (6.5 px a character at
+    // the labels' 11 px font, a little more than the average glyph).
+    const labelPx = (c) => Math.min(18, c.length) * 6.5;
+    const bottom = Math.ceil(20 + 0.5 * Math.max(0, ...cats.map(labelPx)));
+    const left0 = 56;
     // Bars shrink to fit about 920 px (labels stay readable, not scaled down);
     // past the 6 px floor the chart scrolls sideways instead.
-    const fit = Math.floor((920 - left - 12) / Math.max(1, cats.length) - 18) / Math.max(1, vars.length);
+    const fit = Math.floor((920 - left0 - 12) / Math.max(1, cats.length) - 18) / Math.max(1, vars.length);
     const bw = Math.max(6, Math.min(22, Math.floor(fit)));
     const gw = vars.length * bw + 18;
+    const left = Math.max(left0, Math.ceil(0.87 * labelPx(cats[0] || "") - 9 - (vars.length * bw) / 2 + 4));
     const width = Math.max(420, left + cats.length * gw + 12);
     const height = top + plotH + bottom;
     const values = [];
