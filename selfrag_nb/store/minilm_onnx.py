@@ -144,6 +144,31 @@ def build_graph(weights: dict[str, NDArray[np.float32]]) -> bytes:
         axis=-1,
         epsilon=_EPS,
     )
+
+    def dense_norm(
+        inp: str, skip: str, key: str, a: str, tags: tuple[str, str, str], *, weight: str = ""
+    ) -> str:
+        """``inp`` @ ``key``.dense, then SkipLayerNormalization = LayerNorm(product
+        + ``skip`` + dense bias) with ``key``.LayerNorm; ``tags`` name the
+        product, the norm's weights and the output (``weight`` the dense's
+        initializers, when not named like the product)."""
+        mm, ln, out = tags
+        wname = weight or mm
+        product = node("MatMul", [inp, init(a + wname + "_w", w[key + ".dense.weight"])], a + mm)
+        return node(
+            "SkipLayerNormalization",
+            [
+                product,
+                skip,
+                init(a + ln + "_w", w[key + ".LayerNorm.weight"]),
+                init(a + ln + "_b", w[key + ".LayerNorm.bias"]),
+                init(a + wname + "_b", w[key + ".dense.bias"]),
+            ],
+            a + out,
+            domain="com.microsoft",
+            epsilon=_EPS,
+        )
+
     mask_i32 = node("Cast", ["attention_mask"], "mask_i32", to=TensorProto.INT32)
     one_f = init("one_f", np.array(1.0, dtype=np.float32))
     for layer in range(_LAYERS):
@@ -160,42 +185,16 @@ def build_graph(weights: dict[str, NDArray[np.float32]]) -> bytes:
             domain="com.microsoft",
             num_heads=_HEADS,
         )
-        # SkipLayerNormalization = LayerNorm(input + skip + bias); BiasGelu = exact GELU(input + bias)
-        att = node("MatMul", [ctx, init(a + "ao_w", w[p + "attention.output.dense.weight"])], a + "ao")
-        x = node(
-            "SkipLayerNormalization",
-            [
-                att,
-                x,
-                init(a + "ln1_w", w[p + "attention.output.LayerNorm.weight"]),
-                init(a + "ln1_b", w[p + "attention.output.LayerNorm.bias"]),
-                init(a + "ao_b", w[p + "attention.output.dense.bias"]),
-            ],
-            a + "x1",
-            domain="com.microsoft",
-            epsilon=_EPS,
-        )
+        x = dense_norm(ctx, x, p + "attention.output", a, ("ao", "ln1", "x1"))
         h = node("MatMul", [x, init(a + "in_w", w[p + "intermediate.dense.weight"])], a + "in")
+        # BiasGelu = exact GELU(input + bias)
         g = node(
             "BiasGelu",
             [h, init(a + "in_b", w[p + "intermediate.dense.bias"])],
             a + "gelu",
             domain="com.microsoft",
         )
-        ff = node("MatMul", [g, init(a + "out_w", w[p + "output.dense.weight"])], a + "ff")
-        x = node(
-            "SkipLayerNormalization",
-            [
-                ff,
-                x,
-                init(a + "ln2_w", w[p + "output.LayerNorm.weight"]),
-                init(a + "ln2_b", w[p + "output.LayerNorm.bias"]),
-                init(a + "out_b", w[p + "output.dense.bias"]),
-            ],
-            a + "x2",
-            domain="com.microsoft",
-            epsilon=_EPS,
-        )
+        x = dense_norm(g, x, p + "output", a, ("ff", "ln2", "x2"), weight="out")
     # mean over real tokens (the caller L2-normalises)
     mask_f = node(
         "Unsqueeze",
