@@ -92,7 +92,7 @@ def _varied(n: int) -> list[str]:
     return [_doc(i, 1 + (i * 7) % 24) for i in range(n)]
 
 
-def bench_minilm_vs_torch(n: int, rounds: int) -> None:
+def bench_minilm_vs_torch(n: int, rounds: int, threads: int | None = None) -> None:
     """minilm on numpy and on onnxruntime vs sentence-transformers + torch, interleaved.
 
     Each round runs every path once on the same texts; the ratio is taken per
@@ -102,8 +102,9 @@ def bench_minilm_vs_torch(n: int, rounds: int) -> None:
 
     paths: dict[str, Any] = {"numpy": MiniLMEmbedder(backend="numpy").embed}
     if onnx_available():
-        paths["onnx"] = MiniLMEmbedder(backend="onnx").embed
-        paths["int8"] = MiniLMEmbedder(precision="int8").embed
+        paths["onnx"] = MiniLMEmbedder(backend="onnx", threads=threads).embed
+        paths["int8"] = MiniLMEmbedder(precision="int8", threads=threads).embed
+        print(f"onnxruntime intra-op threads: {threads or 'default (one per core)'}")
     else:
         print("onnx path skipped: pip install 'selfrag-nb[fast]'")
     if importlib.util.find_spec("sentence_transformers") is not None:
@@ -223,6 +224,9 @@ def main() -> None:
     ap.add_argument(
         "--rounds", type=int, default=0, help="interleaved rounds in section 2 (default 5, quick 2)"
     )
+    ap.add_argument(
+        "--onnx-threads", type=int, default=None, help="onnxruntime intra-op threads (default: its own)"
+    )
     ap.add_argument("--skip", default="", help="comma list of sections to skip: ingest,torch,search")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -230,7 +234,9 @@ def main() -> None:
     if "ingest" not in skip:
         bench_ingest(10 if args.quick else 40)
     if "torch" not in skip:
-        bench_minilm_vs_torch(32 if args.quick else 128, args.rounds or (2 if args.quick else 5))
+        bench_minilm_vs_torch(
+            32 if args.quick else 128, args.rounds or (2 if args.quick else 5), threads=args.onnx_threads
+        )
     if "search" not in skip:
         bench_search(1000, 20 if args.quick else 60)
         bench_search(2000 if args.quick else args.big, 20 if args.quick else 40)

@@ -215,6 +215,31 @@ class Server:
         sep = "&" if "?" in path else "?"
         return f"{self.base}{path}{sep}token={self.token}"
 
+    def write_notebook(self, name: str, cells: list[str]) -> Path:
+        """A notebook of these code cells (unexecuted) in the server's root."""
+        nb = {
+            "cells": [
+                {
+                    "cell_type": "code",
+                    "execution_count": None,
+                    "id": f"c{i}",
+                    "metadata": {},
+                    "outputs": [],
+                    "source": src,
+                }
+                for i, src in enumerate(cells)
+            ],
+            "metadata": {
+                "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                "language_info": {"name": "python"},
+            },
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+        path = self.root / name
+        path.write_text(json.dumps(nb), encoding="utf-8")
+        return path
+
     def api(self, path: str, method: str = "GET") -> Any:
         req = urllib.request.Request(self.url(path), method=method)
         with urllib.request.urlopen(req, timeout=10) as r:

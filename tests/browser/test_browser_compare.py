@@ -14,7 +14,6 @@ chromium at 1000 px wide opens /lab/tree/compare.ipynb (window.jupyterapp)
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from pathlib import Path
@@ -54,28 +53,6 @@ cmp""",
 
 display(HTML(cmp.to_html()))""",
 ]
-
-
-def _notebook(cells: list[str]) -> dict[str, Any]:
-    return {
-        "cells": [
-            {
-                "cell_type": "code",
-                "execution_count": None,
-                "id": f"c{i}",
-                "metadata": {},
-                "outputs": [],
-                "source": s,
-            }
-            for i, s in enumerate(cells)
-        ],
-        "metadata": {
-            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-        },
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
 
 
 STATE_JS = """() => {
@@ -188,7 +165,7 @@ def _check_face(face: Any, theme: str) -> None:
 
 def test_compare_view_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any, page_log: PageLog) -> None:
     name = "compare.ipynb"
-    (jupyterlab.root / name).write_text(json.dumps(_notebook(CELLS)), encoding="utf-8")
+    jupyterlab.write_notebook(name, CELLS)
     page.set_viewport_size({"width": WIDTH, "height": 1000})
     _run_all(page, jupyterlab, name)
 

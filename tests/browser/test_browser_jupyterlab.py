@@ -88,28 +88,6 @@ display(HTML(trace.to_html()))""",
 ]
 
 
-def _notebook(cells: list[str]) -> dict[str, Any]:
-    return {
-        "cells": [
-            {
-                "cell_type": "code",
-                "execution_count": None,
-                "id": f"c{i}",
-                "metadata": {},
-                "outputs": [],
-                "source": src,
-            }
-            for i, src in enumerate(cells)
-        ],
-        "metadata": {
-            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-        },
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-
-
 def _cell_sources(path: Path) -> list[str]:
     nb = json.loads(path.read_text(encoding="utf-8"))
     return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in nb["cells"]]
@@ -321,7 +299,7 @@ def test_tour_runs_and_views_are_interactive(jupyterlab: Server, page: Any, page
 
 def test_hostile_document_runs_no_script(jupyterlab: Server, page: Any, page_log: PageLog) -> None:
     name = "hostile.ipynb"
-    (jupyterlab.root / name).write_text(json.dumps(_notebook(HOSTILE_CELLS)), encoding="utf-8")
+    jupyterlab.write_notebook(name, HOSTILE_CELLS)
 
     open_notebook(page, jupyterlab, name)
     run_all(page, name)
@@ -423,7 +401,7 @@ def check_layout(m: dict[str, Any], where: str) -> None:
 
 def test_views_keep_their_layout_and_name_documents(jupyterlab: Server, page: Any, page_log: PageLog) -> None:
     name = "layout.ipynb"
-    (jupyterlab.root / name).write_text(json.dumps(_notebook(LAYOUT_CELLS)), encoding="utf-8")
+    jupyterlab.write_notebook(name, LAYOUT_CELLS)
     page.set_viewport_size({"width": 1000, "height": 1000})
     open_notebook(page, jupyterlab, name)
     run_all(page, name)
