@@ -74,7 +74,7 @@ class Search(Core):
         store; ``where`` (SQL over the chunk columns, e.g. ``"source = 'a.md'"``)
         is ANDed with it.
 
-        ``nprobes`` (IVF partitions probed at least), ``refine_factor`` (k times
+        ``nprobes`` (IVF partitions probed; None: every one), ``refine_factor`` (k times
         this many candidates re-ranked by exact distance) and ``ef`` (HNSW
         candidates) tune the vector index once the table has one (None: the
         knowledge base's ``index_policy``); without an index they change nothing.

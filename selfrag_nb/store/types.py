@@ -249,8 +249,13 @@ class IndexPolicy(BaseModel):
       searches unindexed rows, exactly, so they are found meanwhile).
     - ``retrain_growth``: once the table holds this many times the rows the
       index was trained on, it is trained again (new partitions).
-    - ``nprobes``: IVF partitions searched at least (more are searched when
-      the ACL leaves fewer than k rows in them); ``refine_factor``: that many
+    - ``nprobes``: IVF partitions searched; None (the default) searches every
+      partition, so the index is a scan of compressed (PQ) codes plus exact
+      re-ranking: at 1M chunks of the benchmark's vectors a cap of 20-300
+      partitions lost most of the neighbours (docs/scaling.md). Set it when
+      your embedder's vectors cluster and speed matters more; a capped search
+      that finds fewer than k allowed rows falls back to the exact search.
+      ``refine_factor``: that many
       times k candidates are re-ranked by their exact vectors (None: no
       re-ranking); ``ef``: HNSW candidates (IVF_HNSW_SQ only).
     """
@@ -261,7 +266,7 @@ class IndexPolicy(BaseModel):
     index_type: Literal["IVF_PQ", "IVF_HNSW_SQ"] = "IVF_PQ"
     max_unindexed_share: float = Field(default=0.1, gt=0.0, le=1.0)
     retrain_growth: float = Field(default=2.0, gt=1.0)
-    nprobes: int = Field(default=20, ge=1, le=10_000)
+    nprobes: int | None = Field(default=None, ge=1, le=10_000)
     refine_factor: int | None = Field(default=30, ge=1, le=1000)
     ef: int = Field(default=64, ge=1, le=100_000)
 

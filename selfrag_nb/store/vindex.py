@@ -25,8 +25,9 @@ table back with the rest of the write.
     count (nothing else to keep in step)
 
     ann_vector(t, vec, k, flt, knobs)                     search's vector leg
-      index present -> ANN: minimum_nprobes (maximum left open, so LanceDB keeps
-        probing partitions while the ACL prefilter leaves fewer than k rows),
+      index present -> ANN: nprobes None = every partition (maximum_nprobes 0),
+        else exactly nprobes partitions (LanceDB 0.40 always probes up to the
+        maximum: measured, minimum 20 / maximum 40 searched 40, maximum 0 all 316),
         refine_factor (re-rank candidates by their exact vectors), ef (HNSW)
       fewer than k hits from the index -> the exact search over the allowed rows
         (bypass_vector_index): a selective ACL never shortens the list
@@ -65,8 +66,8 @@ VECTOR_COLUMN = "vector"
 INDEX_PREFIX = "vector_idx_n"
 _VECTOR_KINDS = ("IvfPq", "IvfFlat", "IvfSq", "IvfRq", "IvfHnswPq", "IvfHnswSq", "IvfHnswFlat")
 
-#: (nprobes, refine_factor or None, ef) of one search
-Knobs = tuple[int, int | None, int]
+#: (nprobes or None = every partition, refine_factor or None, ef) of one search
+Knobs = tuple[int | None, int | None, int]
 
 
 def resolve_knobs(policy: IndexPolicy, nprobes: Any, refine_factor: Any, ef: Any) -> Knobs:
@@ -214,9 +215,9 @@ def ann_vector(t: Any, vec: Any, k: int, flt: str, *, columns: list[str], knobs:
             nprobes, refine, ef = knobs
             # LanceDB refuses an HNSW search whose ef is below the candidates it must return
             ef = max(ef, k * (refine or 1))
-            # maximum 0 = no limit: LanceDB probes past ``nprobes`` partitions
-            # only while the prefilter has left fewer than k rows in those it read
-            q = q.minimum_nprobes(nprobes).maximum_nprobes(0).ef(ef)
+            # LanceDB searches up to maximum_nprobes whatever it found on the way,
+            # and a maximum of 0 means every partition
+            q = q.minimum_nprobes(nprobes or 1).maximum_nprobes(nprobes or 0).ef(ef)
             if refine is not None:
                 q = q.refine_factor(refine)
         return q.where(flt, prefilter=True).select(columns).with_row_id(True).limit(k).to_arrow()

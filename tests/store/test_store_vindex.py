@@ -115,6 +115,27 @@ def test_a_selective_acl_still_gets_k_allowed_hits(
     assert {h.source for h in every.hits} == allowed  # all 12 there are, none other
 
 
+def test_nprobes_none_searches_every_partition_and_a_cap_caps(
+    indexed: tuple[KnowledgeBase, list[dict[str, Any]]],
+) -> None:
+    """The oracle is the exact search: by default (every partition, exact
+    re-ranking) the indexed search finds the exact top 10. A query made of two
+    subjects has neighbours in two subjects' partitions; one probe reads one."""
+    kb, _ = indexed
+    staff = User("sam", roles=["staff"])
+    assert IndexPolicy().nprobes is None
+    capped_differs = 0
+    queries = [" ".join(_SUBJECTS[i][:6] + _SUBJECTS[(i + 5) % 12][:6]) for i in range(8)]
+    for query in queries:
+        exact = [h.chunk_id for h in kb.search(query, k=10, mode="vector", user=staff, exact=True).hits]
+        full = [h.chunk_id for h in kb.search(query, k=10, mode="vector", user=staff).hits]
+        one = [h.chunk_id for h in kb.search(query, k=10, mode="vector", user=staff, nprobes=1).hits]
+        assert len(set(full) & set(exact)) >= 9, (full, exact)
+        assert len(one) == 10
+        capped_differs += set(one) != set(exact)
+    assert capped_differs >= 4
+
+
 def test_hybrid_and_tenant_filters_hold_on_the_index(
     indexed: tuple[KnowledgeBase, list[dict[str, Any]]],
 ) -> None:
