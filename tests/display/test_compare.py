@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from display_fixtures import assert_well_formed, widget_module
+from display_fixtures import assert_well_formed, run_harness
 from helpers_pipeline import DOCS, REFUND_CLAIM, REFUND_QUOTE, grade_by_words, script_refund, verdict
 
 import selfrag_nb as sr
@@ -31,7 +29,6 @@ from selfrag_nb.flow import STAGES
 from selfrag_nb.trace import Trace
 
 HERE = Path(__file__).parent
-NODE = shutil.which("node")
 Q = "How many days do I have to request a refund?"
 HOSTILE_TITLE = "Refunds <script>window.pwned=1</script> $x$"
 HOSTILE_DOC = (
@@ -407,26 +404,10 @@ def test_oversized_answers_are_cut_to_the_budget(run: Callable[..., Trace]) -> N
 def _run_js(
     tmp_path: Path, state: dict[str, Any], actions: list[list[Any]], expanded: list[str]
 ) -> list[dict[str, Any]]:
-    if NODE is None:
-        pytest.skip("node is not installed: the JS renderer test needs it")
     traits = {"data": state, "expanded": expanded, "only_diff": False}
-    (tmp_path / "traits.json").write_text(json.dumps(traits), encoding="utf-8")
-    (tmp_path / "actions.json").write_text(json.dumps(actions), encoding="utf-8")
-    out = subprocess.run(
-        [
-            NODE,
-            str(HERE / "compare_js_harness.mjs"),
-            str(widget_module(tmp_path, "compare.js")),
-            str(tmp_path / "traits.json"),
-            str(tmp_path / "actions.json"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    result: list[dict[str, Any]] = run_harness(
+        tmp_path, HERE / "compare_js_harness.mjs", "compare.js", ("traits", traits), ("actions", actions)
     )
-    assert out.returncode == 0, out.stderr
-    result: list[dict[str, Any]] = json.loads(out.stdout)
     return result
 
 

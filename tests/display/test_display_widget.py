@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from display_fixtures import build_full_trace, build_hostile_trace, make_hits, widget_module
+from display_fixtures import build_full_trace, build_hostile_trace, make_hits, run_harness
 
 from selfrag_nb.display import view
 from selfrag_nb.display.state import STATE_BUDGET, state_size, widget_state
@@ -23,7 +21,6 @@ from selfrag_nb.display.widget import LiveTraceWidget, TraceWidget
 from selfrag_nb.trace import Retrieval, Trace
 
 HERE = Path(__file__).parent
-NODE = shutil.which("node")
 
 
 def test_widget_state_of_a_full_trace_is_small_and_complete(full_trace: Trace) -> None:
@@ -94,25 +91,9 @@ def test_unknown_object_has_no_widget() -> None:
 
 
 def _run_js(tmp_path: Path, state: dict[str, Any], actions: list[list[Any]]) -> list[dict[str, Any]]:
-    if NODE is None:
-        pytest.skip("node is not installed: the JS renderer test needs it")
-    (tmp_path / "state.json").write_text(json.dumps(state), encoding="utf-8")
-    (tmp_path / "actions.json").write_text(json.dumps(actions), encoding="utf-8")
-    out = subprocess.run(
-        [
-            NODE,
-            str(HERE / "js_harness.mjs"),
-            str(widget_module(tmp_path, "trace.js")),
-            str(tmp_path / "state.json"),
-            str(tmp_path / "actions.json"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    result: list[dict[str, Any]] = run_harness(
+        tmp_path, HERE / "js_harness.mjs", "trace.js", ("state", state), ("actions", actions)
     )
-    assert out.returncode == 0, out.stderr
-    result: list[dict[str, Any]] = json.loads(out.stdout)
     return result
 
 

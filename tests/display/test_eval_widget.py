@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 import pytest
 import traitlets
-from display_fixtures import widget_module
+from display_fixtures import run_harness
 
 from selfrag_nb.display import WIDGET_MIME
 from selfrag_nb.display.eval_widget import (
@@ -37,7 +36,6 @@ from selfrag_nb.eval.report import EvalReport
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
-NODE = shutil.which("node")
 KEYS = [k for k, *_ in KEY_METRICS]
 
 HOSTILE_Q = 'Refund <img src=x onerror="alert(1)"> window\u202e?'
@@ -360,20 +358,9 @@ def test_js_file_has_no_html_injection_eval_or_network() -> None:
 
 
 def _run_js(tmp_path: Path, traits: dict[str, Any], actions: list[list[Any]]) -> list[dict[str, Any]]:
-    if NODE is None:
-        pytest.skip("node is not installed: the JS renderer test needs it")
-    tp, ap = tmp_path / "traits.json", tmp_path / "actions.json"
-    tp.write_text(json.dumps(traits, ensure_ascii=False), encoding="utf-8")
-    ap.write_text(json.dumps(actions), encoding="utf-8")
-    proc = subprocess.run(
-        [NODE, str(HERE / "eval_js_harness.mjs"), str(widget_module(tmp_path, "eval.js")), str(tp), str(ap)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    out: list[dict[str, Any]] = run_harness(
+        tmp_path, HERE / "eval_js_harness.mjs", "eval.js", ("traits", traits), ("actions", actions)
     )
-    assert proc.returncode == 0, proc.stderr
-    out: list[dict[str, Any]] = json.loads(proc.stdout)
     assert out[-1] == {"label": "cleanup", "handlers": 0}  # render's cleanup removed every listener
     return out[:-1]
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from display_fixtures import widget_module
+from display_fixtures import run_harness
 from prompt_lab_fixtures import RECORDS, STRICT, build_kb, scripted_model, with_marker
 
 import selfrag_nb as sr
@@ -270,7 +269,7 @@ process.stdout.write(JSON.stringify(out));
 def test_js_renders_without_innerhtml_keeps_the_draft_and_sends_actions(
     lab: PromptLab, tmp_path: Path
 ) -> None:
-    if NODE is None:
+    if NODE is None:  # before the runs: they are the slow part
         pytest.skip("node is not installed: the JS test needs it")
     lab.set_template("grade", with_marker(HOSTILE + "\n" + lab.template("grade"), STRICT), note=HOSTILE)
     run = lab.run("grade", ["refund-1"])
@@ -285,22 +284,8 @@ def test_js_renders_without_innerhtml_keeps_the_draft_and_sends_actions(
 
     traits["__results"] = run_state(run)
     (tmp_path / "h.mjs").write_text(_HARNESS, encoding="utf-8")
-    (tmp_path / "state.json").write_text(json.dumps(traits), encoding="utf-8")
-    proc = subprocess.run(
-        [
-            NODE,
-            str(tmp_path / "h.mjs"),
-            str(widget_module(tmp_path, "prompt_lab.js")),
-            str(tmp_path / "state.json"),
-            str(Path(__file__).parent / "mini_dom.mjs"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    mini_dom = str(Path(__file__).parent / "mini_dom.mjs")
+    out = run_harness(tmp_path, tmp_path / "h.mjs", "prompt_lab.js", ("state", traits), extra=[mini_dom])
     assert out["editor_initial"] == w.template  # the hostile template is plain text in the editor
     # The hostile note is shown as text; its bidi override as a visible label.
     assert "<script>alert(1)</script>" in out["text_initial"]
@@ -458,7 +443,7 @@ process.stdout.write(JSON.stringify(out));
 def test_js_cancel_button_sends_cancel_and_the_view_says_cancelled_after(
     lab: PromptLab, tmp_path: Path
 ) -> None:
-    if NODE is None:
+    if NODE is None:  # before the runs: they are the slow part
         pytest.skip("node is not installed: the JS test needs it")
     from selfrag_nb.display.prompt_lab_widget import run_state
 
@@ -475,22 +460,8 @@ def test_js_cancel_button_sends_cancel_and_the_view_says_cancelled_after(
     traits["results"] = {}
     traits["__cancelled"] = run_state(run)
     (tmp_path / "c.mjs").write_text(_CANCEL_HARNESS, encoding="utf-8")
-    (tmp_path / "state.json").write_text(json.dumps(traits), encoding="utf-8")
-    proc = subprocess.run(
-        [
-            NODE,
-            str(tmp_path / "c.mjs"),
-            str(widget_module(tmp_path, "prompt_lab.js")),
-            str(tmp_path / "state.json"),
-            str(Path(__file__).parent / "mini_dom.mjs"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    mini_dom = str(Path(__file__).parent / "mini_dom.mjs")
+    out = run_harness(tmp_path, tmp_path / "c.mjs", "prompt_lab.js", ("state", traits), extra=[mini_dom])
     assert out["root"] == "srnb-root srnb-lab tex2jax_ignore mathjax_ignore"
     assert out["idle_hidden"]
     assert out["scored"] == ["scored on: " + ROLE_LABELS["grade"]]  # one line under the role picker

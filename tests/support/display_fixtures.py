@@ -11,8 +11,13 @@ hostile_trace   every text field carries an attack string
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+from collections.abc import Sequence
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -525,6 +530,31 @@ def widget_module(tmp_path: Path, name: str) -> Path:
     out = tmp_path / (Path(name).stem + ".mjs")
     out.write_text(esm(name), encoding="utf-8")
     return out
+
+
+def run_harness(
+    tmp_path: Path, harness: Path, js: str, *inputs: tuple[str, Any], extra: Sequence[str] = ()
+) -> Any:
+    """``node harness <widget module js> <name>.json ... extra...`` and its
+    stdout as JSON; each input is written to ``tmp_path/<name>.json``. Skips
+    the test when node is not installed."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the JS renderer test needs it")
+    files = []
+    for name, value in inputs:
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
+        files.append(str(path))
+    proc = subprocess.run(
+        [node, str(harness), str(widget_module(tmp_path, js)), *files, *extra],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
 
 
 # --------------------------------------------------------------- well-formed HTML
