@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,29 +40,35 @@ def test_bar_text_counts_and_shows_hostile_names_inertly() -> None:
     assert "\x1b" not in bar.text()
 
 
-@pytest.mark.slow
-def test_in_a_kernel_the_last_update_is_drawn(tmp_path: Path) -> None:
+def _run_in_kernel(tmp_path: Path, code: str, *, timeout: int) -> list[dict[str, Any]]:
+    """``code`` as the one cell of a notebook run by a real kernel; that cell's outputs."""
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     nb = nbformat.v4.new_notebook()
-    # 24 updates in a few milliseconds: all but the first fall between two
-    # redraws, so only an explicit final draw can show 24/24.
-    nb.cells = [
-        nbformat.v4.new_code_cell(
-            f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-            "from selfrag_nb.progress import ProgressBar\n"
-            "bar = ProgressBar('eval 2 variant(s) x 12', 24)\n"
-            "for i in range(24):\n"
-            "    bar.update(i + 1, 24, f'{i // 10} failing')\n"
-            "bar.close()\n"
-        )
-    ]
+    nb.cells = [nbformat.v4.new_code_cell(f"import sys; sys.path.insert(0, {str(ROOT)!r})\n" + code)]
     client = nbclient.NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )
     client.execute()
-    shown = [o["data"]["text/plain"] for o in nb.cells[0].outputs if "data" in o]
-    assert len(shown) == 1, nb.cells[0].outputs  # one display, redrawn in place
+    outputs: list[dict[str, Any]] = nb.cells[0].outputs
+    return outputs
+
+
+@pytest.mark.slow
+def test_in_a_kernel_the_last_update_is_drawn(tmp_path: Path) -> None:
+    # 24 updates in a few milliseconds: all but the first fall between two
+    # redraws, so only an explicit final draw can show 24/24.
+    outputs = _run_in_kernel(
+        tmp_path,
+        "from selfrag_nb.progress import ProgressBar\n"
+        "bar = ProgressBar('eval 2 variant(s) x 12', 24)\n"
+        "for i in range(24):\n"
+        "    bar.update(i + 1, 24, f'{i // 10} failing')\n"
+        "bar.close()\n",
+        timeout=120,
+    )
+    shown = [o["data"]["text/plain"] for o in outputs if "data" in o]
+    assert len(shown) == 1, outputs  # one display, redrawn in place
     assert "24/24 · 2 failing" in shown[0]
 
 
@@ -118,24 +125,16 @@ def test_unchanged_files_count_as_done(tmp_path: Path) -> None:
 @pytest.mark.timeout(600)
 @pytest.mark.skipif(not os.environ.get("SELFRAG_NB_CACHE"), reason="needs the shared sample cache")
 def test_evaluate_in_a_kernel_ends_at_24_of_24(tmp_path: Path) -> None:
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    nb = nbformat.v4.new_notebook()
     # evaluate runs on a worker thread in a kernel (its loop is busy): the bar
     # must still reach the cell, and end on the total.
-    nb.cells = [
-        nbformat.v4.new_code_cell(
-            f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-            "import selfrag_nb as sr\n"
-            "rag = sr.SelfRAG(sr.KnowledgeBase.sample())\n"
-            "qs = sr.questions('sample').sample(12, seed=3)\n"
-            "report = sr.evaluate(rag, qs, variants={'a': {}, 'b': {'rerank': False}}, concurrency=4)\n"
-        )
-    ]
-    client = nbclient.NotebookClient(
-        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    outputs = _run_in_kernel(
+        tmp_path,
+        "import selfrag_nb as sr\n"
+        "rag = sr.SelfRAG(sr.KnowledgeBase.sample())\n"
+        "qs = sr.questions('sample').sample(12, seed=3)\n"
+        "report = sr.evaluate(rag, qs, variants={'a': {}, 'b': {'rerank': False}}, concurrency=4)\n",
+        timeout=600,
     )
-    client.execute()
-    shown = [o["data"]["text/plain"] for o in nb.cells[0].outputs if "data" in o]
-    assert len(shown) == 1, nb.cells[0].outputs
+    shown = [o["data"]["text/plain"] for o in outputs if "data" in o]
+    assert len(shown) == 1, outputs
     assert "24/24" in shown[0]
