@@ -17,8 +17,8 @@ table back with the rest of the write.
     also re-joins IVF partitions smaller than its own target size (~8k rows),
     so the sqrt(rows) partitions trained below do not survive it: 316 became 4
     at 100k, 1,000 became 81 at 1M. With no probe cap a filtered search then
-    reads every PQ code (at 1M it did so on a fresh index too): fine at 100k,
-    67-75 ms at 1M.
+    reads every PQ code (at 1M it did so on a fresh index too): 13 ms p50 at
+    100k, 34-37 ms at 1M (run 7, tables in Lance format 2.1).
 
     index name "vector_idx_n<rows>": the row count it was trained on travels
     with the index, so restore() to an older version brings back the matching

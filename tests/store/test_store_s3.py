@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from store_docs import SECRET, write_docs
+from store_docs import SECRET, lance_file_version, write_docs
 
 import selfrag_nb as sr
 from selfrag_nb.errors import InputError, InputTypeError, KnowledgeBaseError
@@ -74,6 +74,26 @@ def _hits(kb: KnowledgeBase, user: Any = None) -> dict[str, list[str]]:
     return {
         mode: [h.chunk_id for h in kb.search("salary band refund", k=10, mode=mode, user=user)]
         for mode in ("vector", "fts", "hybrid")
+    }
+
+
+def _lance_versions(s3: dict[str, str], prefix: str) -> set[tuple[int, int]]:
+    """Lance file format versions of the data files under ``prefix``: the
+    bucket listed and each file's last 8 bytes read over the S3 API."""
+    import boto3
+
+    client = boto3.client(
+        "s3",
+        endpoint_url=s3["aws_endpoint"],
+        region_name=s3["aws_region"],
+        aws_access_key_id=s3["aws_access_key_id"],
+        aws_secret_access_key=s3["aws_secret_access_key"],
+    )
+    keys = [o["Key"] for o in client.list_objects_v2(Bucket=BUCKET, Prefix=prefix)["Contents"]]
+    assert keys
+    return {
+        lance_file_version(client.get_object(Bucket=BUCKET, Key=key, Range="bytes=-8")["Body"].read())
+        for key in keys
     }
 
 
@@ -138,6 +158,9 @@ def test_s3_end_to_end(
     shown = " ".join([repr(kb), json.dumps(kb.describe()), caplog.text, *capfd.readouterr()])
     assert SECRET_KEY not in shown
     assert KEY_ID not in shown
+    # the table was created in Lance format 2.1 on object storage too, read
+    # from the files' footers (after the log check: boto3 logs its own key id)
+    assert _lance_versions(s3, "e2e/chunks.lance/data/") == {(2, 1)}
     kb.close()
 
 

@@ -53,3 +53,12 @@ def write_docs(root: Path, docs: dict[str, str] | None = None) -> Path:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8")
     return root
+
+
+def lance_file_version(tail: bytes) -> tuple[int, int]:
+    """(major, minor) of a Lance data file from its last 8 bytes. The Lance
+    file format ends every file with the format version (two little-endian
+    u16) and the magic ``LANC``; read from the bytes, not from LanceDB."""
+    if len(tail) < 8 or tail[-4:] != b"LANC":
+        raise ValueError(f"not a Lance file footer: {tail[-8:]!r}")
+    return int.from_bytes(tail[-8:-6], "little"), int.from_bytes(tail[-6:-4], "little")
