@@ -158,7 +158,11 @@ class _Answerer:
     """One per worker: the variants' pipelines, built once, answering questions."""
 
     def __init__(self, specs: dict[str, RagSpec]) -> None:
+        from selfrag_nb.store.ray_ingest import actor_cpus, fit_threads
+
         self.rags = {name: build(spec) for name, spec in specs.items()}
+        for rag in self.rags.values():  # query embedding: the actor's CPUs, not the machine's
+            fit_threads(rag.kb.embedder, actor_cpus())
 
     async def answer(
         self,

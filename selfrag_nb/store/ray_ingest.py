@@ -7,7 +7,8 @@
            -> map_batches(_chunk)                        tasks: the same rows() the
                                                          in-process engine iterates
            -> map_batches(_EmbedActor, ActorPool(N),     one actor per worker: the
-                          batch_size=64)                 embedder is built once each;
+                          batch_size=64)                 embedder is built once each,
+                                                         its threads = the actor's CPUs;
                                                          batches.embed_into_arrow makes
                                                          the Arrow rows of the schema
            -> iter_batches on the driver                 streamed back, progress counted
@@ -122,6 +123,25 @@ def _chunk(batch: dict[str, Any], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_pylist(out, schema=schema)
 
 
+def fit_threads(embedder: Any, cpus: float) -> Any:
+    """``embedder`` with its thread pool sized to ``cpus`` (the CPUs Ray gave
+    the actor) when it would otherwise size it to the machine: MiniLM on
+    onnxruntime takes one thread per core by default, so two actors on two
+    cores ran four spinning threads and ingested at 0.60x the in-process rate
+    (benchmarks/README.md, Ray engines). An explicit ``threads`` is kept."""
+    if getattr(embedder, "threads", 0) is None:
+        embedder.threads = max(1, int(cpus))
+    return embedder
+
+
+def actor_cpus() -> float:
+    """CPUs Ray assigned to the calling actor (1 when it says none)."""
+    import ray
+
+    assigned: dict[str, float] = ray.get_runtime_context().get_assigned_resources()  # type: ignore[no-untyped-call]  # ray ships it unannotated
+    return float(assigned.get("CPU", 1) or 1)
+
+
 class _EmbedActor:
     """One per worker: builds the embedder once, embeds batches into the
     Arrow rows of the knowledge base's schema (batches.embed_into_arrow)."""
@@ -129,7 +149,8 @@ class _EmbedActor:
     def __init__(self, embedder: Any, schema: pa.Schema, now: str) -> None:
         from selfrag_nb.store.embedders import get_embedder
 
-        self.embedder = get_embedder(embedder) if isinstance(embedder, str) else embedder
+        built = get_embedder(embedder) if isinstance(embedder, str) else embedder
+        self.embedder = fit_threads(built, actor_cpus())
         self.schema = schema
         self.now = now
 

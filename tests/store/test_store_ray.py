@@ -131,3 +131,38 @@ def test_missing_ray_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyP
     with pytest.raises(MissingDependencyError, match=r"pip install 'selfrag-nb\[ray\]'"):
         kb.ingest(SAMPLE, engine="ray")
     assert kb.version == 0
+
+
+def test_an_embed_actor_runs_one_thread_per_cpu_it_was_given(ray: Any) -> None:
+    """MiniLM sizes onnxruntime's pool to the machine unless told: on a worker
+    that holds one CPU it must use one thread (two actors on two cores ran
+    four spinning threads and ingested at 0.60x in-process). Fails while
+    actors keep None."""
+    import pyarrow as pa
+
+    from selfrag_nb.store.ray_ingest import _EmbedActor
+
+    schema = pa.schema([("text", pa.string())])
+
+    def embedder_attr(cpus: int, name: str) -> Any:
+        actor = ray.remote(num_cpus=cpus)(_EmbedActor).remote(name, schema, "now")
+        try:
+            return ray.get(actor.__ray_call__.remote(lambda self: getattr(self.embedder, "threads", "none")))
+        finally:
+            ray.kill(actor)  # the cluster has 2 CPUs: free them for the next actor
+
+    assert embedder_attr(1, "minilm") == 1
+    assert embedder_attr(2, "minilm") == 2
+    assert embedder_attr(1, "hashing") == "none"  # nothing to size
+
+
+def test_fit_threads_keeps_what_the_user_set() -> None:
+    from selfrag_nb.store.embedders import HashingEmbedder, MiniLMEmbedder
+    from selfrag_nb.store.ray_ingest import fit_threads
+
+    assert fit_threads(MiniLMEmbedder(threads=3, backend="numpy"), 1).threads == 3
+    assert fit_threads(MiniLMEmbedder(backend="numpy"), 1.0).threads == 1
+    assert fit_threads(MiniLMEmbedder(backend="numpy"), 0.5).threads == 1  # a fractional CPU: one thread
+    hashing = HashingEmbedder()
+    assert fit_threads(hashing, 4) is hashing
+    assert not hasattr(hashing, "threads")
