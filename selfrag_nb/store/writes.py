@@ -52,7 +52,7 @@ __all__ = ["NEW_TABLE_OPTIONS", "Writes"]
 #: 7): fetching the nine result columns of the 10 hits took 15.7 ms from 2.2
 #: files and 2.8 ms from 2.1, which took a filtered vector search from 52 to
 #: 39 ms p50 and full-text search from 20 to 9 ms. A table keeps the format it
-#: was created with.
+#: was created with. Passed as a copy: LanceDB may add to the options it is given.
 NEW_TABLE_OPTIONS = {"new_table_data_storage_version": "2.1"}
 
 
@@ -75,7 +75,7 @@ class Writes(Core):
         if LOG_TABLE in set(self._db.list_tables().tables):
             self._db.open_table(LOG_TABLE).add(table)
         else:
-            self._db.create_table(LOG_TABLE, table, storage_options=NEW_TABLE_OPTIONS)
+            self._db.create_table(LOG_TABLE, table, storage_options=dict(NEW_TABLE_OPTIONS))
 
     @contextlib.contextmanager
     def _all_or_nothing(self, doing: str) -> Iterator[Callable[[str], None]]:
@@ -486,7 +486,7 @@ class Writes(Core):
         that no one can open or replace. Callers hold the write lock."""
         if self._local_dir is None:  # the connection's credentials are kept: options merge
             return self._db.create_table(
-                TABLE, data, schema=self._schema(), storage_options=NEW_TABLE_OPTIONS
+                TABLE, data, schema=self._schema(), storage_options=dict(NEW_TABLE_OPTIONS)
             )
         import lancedb
 
@@ -494,7 +494,7 @@ class Writes(Core):
             shutil.rmtree(leftover, ignore_errors=True)
         staging = self._local_dir / f"{STAGING_PREFIX}{uuid.uuid4().hex[:8]}"
         lancedb.connect(str(staging)).create_table(
-            TABLE, data, schema=self._schema(), storage_options=NEW_TABLE_OPTIONS
+            TABLE, data, schema=self._schema(), storage_options=dict(NEW_TABLE_OPTIONS)
         )
         os.rename(staging / f"{TABLE}.lance", self._local_dir / f"{TABLE}.lance")
         shutil.rmtree(staging, ignore_errors=True)
