@@ -263,7 +263,7 @@ class MiniLMEmbedder:
         threads: int | None = None,
         precision: str = "fp32",
     ) -> None:
-        from selfrag_nb.store.minilm_onnx import onnx_available
+        from selfrag_nb.store.minilm_onnx import PRECISIONS, onnx_available
 
         if not isinstance(batch_size, int) or batch_size < 1:
             raise InputError(f"batch_size must be an int >= 1, got {batch_size!r}")
@@ -271,7 +271,7 @@ class MiniLMEmbedder:
             raise InputError(f"minilm backend must be 'auto', 'onnx' or 'numpy', got {backend!r}")
         if threads is not None and (not isinstance(threads, int) or threads < 1):
             raise InputError(f"threads must be an int >= 1 or None, got {threads!r}")
-        if precision not in ("fp32", "int8"):
+        if precision not in PRECISIONS:
             raise InputError(f"minilm precision must be 'fp32' or 'int8', got {precision!r}")
         if precision == "int8" and backend == "numpy":
             raise InputError("minilm precision='int8' runs on onnxruntime only: use backend='onnx' or 'auto'")
