@@ -42,6 +42,7 @@ from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.flow import FLOW
 from selfrag_nb.store.types import ChunkRef
 from selfrag_nb.trace import (
+    USEFULNESS_WORDS,
     Assessment,
     Decision,
     Generation,
@@ -52,6 +53,7 @@ from selfrag_nb.trace import (
     Rewrite,
     Support,
     Trace,
+    Usefulness,
 )
 
 __all__ = ["KINDS", "Comparison", "ConfigChange", "Divergence", "Item", "Side", "StageRow", "compare"]
@@ -66,6 +68,7 @@ KINDS: dict[str, str] = {
     "assess": "action",
     "generate": "generation",
     "verify": "claims",
+    "usefulness": "usefulness",
     "finish": "outcome",
 }
 
@@ -496,6 +499,17 @@ def _verify(a: Support, b: Support, n: _Names, labels: tuple[str, str]) -> tuple
     return side(a, vb), side(b, va), what
 
 
+def _usefulness(a: Usefulness, b: Usefulness, n: _Names, labels: tuple[str, str]) -> tuple[Side, Side, str]:
+    def side(u: Usefulness) -> Side:
+        miss = f" · missing: {_short(u.missing, 60)}" if u.missing else ""
+        return Side(ran=True, summary=f"{u.verdict} ({u.score}/100){miss}", text=_cut(u.reason))
+
+    what = ""
+    if a.verdict != b.verdict:
+        what = f"the answer {USEFULNESS_WORDS[a.verdict]} in {labels[0]}, {USEFULNESS_WORDS[b.verdict]} in {labels[1]}"
+    return side(a), side(b), what
+
+
 def _finish(a: Outcome, b: Outcome, n: _Names, labels: tuple[str, str]) -> tuple[Side, Side, str]:
     def side(o: Outcome) -> Side:
         extra = f" · {len(o.dropped_claims)} claims dropped" if o.dropped_claims else ""
@@ -520,6 +534,7 @@ _STAGES: dict[str, tuple[type, Any]] = {
     "assess": (Assessment, _assess),
     "generate": (Generation, _generate),
     "verify": (Support, _verify),
+    "usefulness": (Usefulness, _usefulness),
     "finish": (Outcome, _finish),
 }
 

@@ -11,6 +11,12 @@ trace's config snapshot records which was used:
   adds controlled rewrites. ``rewrite=False`` is the Self-RAG design's pipeline.
 - ``rerank``: likewise only in the evidence-quality design.
 
+``grade``, ``assess``, ``verify`` and ``usefulness`` switch off a check, so the
+pipeline Self-RAG claims to improve can be measured with the same code: all
+four off, ``retrieval="always"``, no rewrite, no rerank and no regeneration
+is plain RAG (retrieve, then generate from the top chunks; the evaluation
+preset ``"plain_rag"``).
+
 Every number has its design source's value as its default. Numbers must be given
 as numbers: a bool (``timeout=True``) or a string (``deadline="5"``) is
 refused with a ValueError naming the setting, not silently converted (a bool
@@ -80,7 +86,9 @@ class Settings(BaseModel):
     per_query_k: int = Field(default=10, ge=1, le=1000)
     total_cap: int = Field(default=30, ge=1, le=1000)
 
-    # -- grade (relevance bands: 80+ high, 50-79 partial, <50 irrelevant)
+    # -- grade (relevance bands: 80+ high, 50-79 partial, <50 irrelevant).
+    #: False: no grading; the top ``rerank_keep`` retrieved chunks are the evidence.
+    grade: bool = True
     high_relevance: int = Field(default=80, ge=0, le=100)
     relevance_cutoff: int = Field(default=50, ge=0, le=100)
     #: Grade calls in flight per question. None (default): every chunk that
@@ -101,11 +109,16 @@ class Settings(BaseModel):
     rerank_max_candidates: int = Field(default=50, ge=1, le=50)
     rerank_full_coverage: bool = False
 
-    # -- assess
+    # -- assess (False: always answer from whatever evidence there is)
+    assess: bool = True
     no_evidence: Literal["refuse", "answer_with_disclaimer"] = "refuse"
     clarify: bool = True
 
-    # -- generate / verify / finish
+    # -- generate / verify / usefulness / finish
+    #: False: the answer's claims are not checked against the evidence.
+    verify: bool = True
+    #: False: nobody asks whether the answer answers the question.
+    usefulness: bool = True
     max_regenerations: int = Field(default=1, ge=0, le=5)
     drop_unsupported: bool = True
     #: Support recommendation threshold used by the offline verifier and by

@@ -9,6 +9,7 @@
       assess    Assess     role assess      retrieval only    Assessment
       generate  Generate   role generate                      Generation
       verify    Verify     role verify                        Support
+      usefulness Usefulness role usefulness                 Usefulness
       finish    Outcome    (no model)                         Outcome
 
     derived here, used everywhere else:
@@ -51,6 +52,7 @@ FLOW: tuple[Step, ...] = (
     Step("assess", "Assess", "assess", needs_retrieval=True),
     Step("generate", "Generate", "generate"),
     Step("verify", "Verify", "verify"),
+    Step("usefulness", "Usefulness", "usefulness"),
     Step("finish", "Outcome", None),
 )
 

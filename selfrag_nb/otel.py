@@ -51,6 +51,7 @@ from selfrag_nb.trace import (
     Retrieval,
     Support,
     Trace,
+    Usefulness,
 )
 
 if TYPE_CHECKING:
@@ -302,6 +303,10 @@ def emit(trace: Trace, tracer: Tracer) -> int:
         "selfrag.outcome": trace.outcome or "",
         "selfrag.offline": trace.offline,
     }
+    if trace.usefulness is not None:
+        # Does the delivered answer answer the question: filterable on the root.
+        attrs["selfrag.usefulness.verdict"] = trace.usefulness.verdict
+        attrs["selfrag.usefulness.score"] = trace.usefulness.score
     if trace.answer is not None:
         attrs[A.OUTPUT_VALUE] = trace.answer
         attrs[A.OUTPUT_MIME_TYPE] = _TEXT
@@ -363,6 +368,9 @@ def _stage_span(tracer: Tracer, parent: Span, record: Record, clock: _Clock, nes
         "selfrag.stage": record.stage,
         "selfrag.latency_ms": record.latency_ms,
     }
+    if isinstance(record, Usefulness):
+        attrs["selfrag.usefulness.verdict"] = record.verdict
+        attrs["selfrag.usefulness.score"] = record.score
     if record.fallbacks:
         attrs["selfrag.fallbacks"] = [f"{f.what}: {f.reason}" for f in record.fallbacks]
     span = tracer.start_span(

@@ -11,6 +11,7 @@
       -> assess      answer / clarify / refuse          Assessment     (retrieve only)
       -> generate    grounded, cited (or direct)        Generation
       -> verify      claim x evidence support           Support        (grounded only)
+      -> usefulness  does it answer the question?       Usefulness     (grounded only)
       -> finish      accept / disclaim / regenerate     Outcome
     = Trace (ordered records + config snapshot + wall time)
       -> otel        SelfRAG(otel=True | TracerProvider): the finished Trace as spans (otel.py)
@@ -45,7 +46,16 @@ from selfrag_nb.llm.schemas import Message
 from selfrag_nb.rerankers import RerankerOptions, resolve_reranker
 
 # Importing the stage modules registers each stage class under its flow step.
-from selfrag_nb.stages import assess, generate, grade, rerank, retrieve, rewrite, verify  # noqa: F401
+from selfrag_nb.stages import (  # noqa: F401
+    assess,
+    generate,
+    grade,
+    rerank,
+    retrieve,
+    rewrite,
+    usefulness,
+    verify,
+)
 from selfrag_nb.stages.base import STAGE_CLASSES, Stage, StageContext
 from selfrag_nb.stages.decide import DecisionCache
 from selfrag_nb.stages.finish import deadline_outcome
@@ -64,6 +74,7 @@ from selfrag_nb.trace import (
     Rewrite,
     Support,
     Trace,
+    Usefulness,
 )
 
 if TYPE_CHECKING:
@@ -546,6 +557,11 @@ class Stepper:
     def verify(self) -> Support | None:
         """Support, or None for direct / clarify / refusal messages."""
         return self._typed("verify", Support)
+
+    def usefulness(self) -> Usefulness | None:
+        """Usefulness (does the answer answer the question?), or None for
+        clarify / refusal messages or with the check switched off."""
+        return self._typed("usefulness", Usefulness)
 
     def finish(self) -> Outcome:
         """Outcome (after a bounded regeneration when the verifier asks for one)."""

@@ -94,6 +94,7 @@ ROLE_LABELS = {
     "assess": "answer / clarify / refuse, vs the expected outcomes",
     "generate": "must_include found, must_not_include avoided, relevant sources cited",
     "verify": "recommendation and outcome, vs expected outcomes",
+    "usefulness": "answers the question (yes / partly vs no), vs must_include found in the answer",
 }
 #: Where the widget writes exported templates (relative to the working
 #: directory, i.e. next to the notebook; gitignored in this repository).

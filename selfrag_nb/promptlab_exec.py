@@ -44,6 +44,7 @@ STOP_AT = {
     "assess": "assess",
     "generate": "generate",
     "verify": "finish",
+    "usefulness": "usefulness",
 }
 
 

@@ -44,7 +44,7 @@ from selfrag_nb.eval.metrics import (
     source_matches,
 )
 from selfrag_nb.eval.questions import Question
-from selfrag_nb.trace import ModelCall, Trace
+from selfrag_nb.trace import ModelCall, Trace, Usefulness
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -482,6 +482,23 @@ def _score_verify(q: Question, trace: Trace) -> dict[str, Any]:
     }
 
 
+def _score_usefulness(q: Question, trace: Trace) -> dict[str, Any]:
+    # The judge's first verdict (on the first answer): later ones judge regenerations.
+    u = next((r for r in trace.records if isinstance(r, Usefulness)), None)
+    if u is None:
+        return {"verdict": _not_run(trace, "not judged")}
+    gen = trace.generations[0] if trace.generations else None
+    answer = _norm(gen.answer) if gen else ""
+    # Until human labels exist for it, the label is must_include: an answer
+    # holding every required string answers the question, one missing any does not.
+    holds = all(_norm(s) in answer for s in q.must_include) if q.must_include else None
+    return {
+        "verdict": f"{u.verdict} ({u.score}/100)" + (f" · missing: {u.missing}" if u.missing else ""),
+        "agreement": None if holds is None else float((u.verdict != "no") == holds),
+        "reason": u.reason,
+    }
+
+
 _SCORERS = {
     "decide": _score_decide,
     "rewrite": _score_rewrite,
@@ -490,6 +507,7 @@ _SCORERS = {
     "assess": _score_assess,
     "generate": _score_generate,
     "verify": _score_verify,
+    "usefulness": _score_usefulness,
 }
 
 

@@ -6,7 +6,8 @@ in since inputs holding one are refused, is written as U+FFFD so that
     Trace
       question, user, history, config (ConfigSnapshot)
       records: [Decision, Rewrite, Retrieval, Grades, Rerank, Assessment,
-                Generation, Support, (Generation, Support)*, Outcome]
+                Generation, Support, Usefulness,
+                (Generation, Support, Usefulness)*, Outcome]
       -> .decision .rewrite ... (latest record of each stage, None if it did not run)
       -> .answer .outcome .model_calls .totals
       -> to_json / save / load / to_pandas / diff
@@ -39,6 +40,7 @@ if TYPE_CHECKING:  # pandas is heavy
     import pandas as pd
 
 __all__ = [
+    "USEFULNESS_WORDS",
     "Assessment",
     "Citation",
     "Claim",
@@ -61,6 +63,7 @@ __all__ = [
     "Rewrite",
     "Support",
     "Trace",
+    "Usefulness",
 ]
 
 OutcomeName = Literal["answered", "disclaimed", "regenerated", "direct", "clarify", "refused"]
@@ -76,6 +79,8 @@ OutcomeName = Literal["answered", "disclaimed", "regenerated", "direct", "clarif
 #:   unverified            an answer was written but could not be checked
 #:   no_answer             the model gave no usable answer
 #:   deadline              the question's time budget ran out
+#:   not_answered          documents were found and an answer written, but the usefulness
+#:                         check judged that it does not answer the question asked
 #:   ""                    an accepted answer, a clarifying question, or a trace written before
 #:                         this field existed
 ReasonKind = Literal[
@@ -89,6 +94,7 @@ ReasonKind = Literal[
     "unverified",
     "no_answer",
     "deadline",
+    "not_answered",
 ]
 
 
@@ -98,6 +104,15 @@ class _Frozen(BaseModel):
 
 class _Displayable(_Frozen, Displayable):
     """A record with notebook faces (text, static HTML, widget) drawn by ``selfrag_nb.display``."""
+
+    def __repr__(self) -> str:
+        # The one-line summary a notebook shows (as pandas and httpx do), not
+        # pydantic's dump of every field (60,000 characters for one trace);
+        # the data stays one call away: model_dump(), to_json().
+        return self.to_text()
+
+    def __str__(self) -> str:
+        return self.to_text()
 
 
 class ModelCall(_Frozen):
@@ -318,6 +333,31 @@ class Support(_NamesChunks):
         )
 
 
+#: What each usefulness verdict says, in the words every view uses.
+USEFULNESS_WORDS: dict[str, str] = {
+    "yes": "answers the question",
+    "partly": "answers in part",
+    "no": "does not answer",
+}
+
+
+class Usefulness(_Record):
+    """Does the answer answer the question that was asked? The third check
+    of the RAG triad (Self-RAG's ISUSE token): grade judges the chunks,
+    verify the answer against the chunks, this the answer against the question."""
+
+    stage: Literal["usefulness"] = "usefulness"
+    #: yes: it answers the question; partly: some of it; no: it does not.
+    verdict: Literal["yes", "partly", "no"]
+    #: 0-100, the same scale as grades.
+    score: int = Field(ge=0, le=100)
+    #: What the question asks that the answer does not give ("" when nothing).
+    missing: str = ""
+    reason: str = ""
+    #: The generation attempt it judged (Generation.attempt).
+    attempt: int = 1
+
+
 class Outcome(_Record):
     stage: Literal["finish"] = "finish"
     outcome: OutcomeName
@@ -333,7 +373,16 @@ class Outcome(_Record):
 
 
 Record = Annotated[
-    Decision | Rewrite | Retrieval | Grades | Rerank | Assessment | Generation | Support | Outcome,
+    Decision
+    | Rewrite
+    | Retrieval
+    | Grades
+    | Rerank
+    | Assessment
+    | Generation
+    | Support
+    | Usefulness
+    | Outcome,
     Field(discriminator="stage"),
 ]
 
@@ -425,6 +474,11 @@ class Trace(_Displayable):
     @property
     def supports(self) -> list[Support]:
         return self._all(Support)
+
+    @property
+    def usefulness(self) -> Usefulness | None:
+        """The usefulness check of the latest judged answer (None: not judged)."""
+        return self._latest(Usefulness)
 
     @property
     def finish(self) -> Outcome | None:

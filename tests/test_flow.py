@@ -42,6 +42,17 @@ def test_trace_js_titles_are_the_flows() -> None:
     assert {k: js[k] for k in STAGES} == TITLES
 
 
+def test_trace_js_usefulness_words_are_the_records() -> None:
+    """trace.js keeps its own table of usefulness verdicts (badge text, tone):
+    the same words and tones as the static view."""
+    from selfrag_nb.display.html import USEFUL_TONE
+
+    block = re.search(r"const USEFUL = \{(.*?)\};", TRACE_JS.read_text(encoding="utf-8"), re.DOTALL)
+    assert block is not None
+    js = json.loads("{" + re.sub(r"(\w+):", r'"\1":', block.group(1)).rstrip().rstrip(",") + "}")
+    assert {k: tuple(v) for k, v in js.items()} == USEFUL_TONE
+
+
 def test_a_stage_outside_the_flow_is_refused() -> None:
     with pytest.raises(TypeError, match="not a step"):
 

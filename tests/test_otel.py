@@ -84,6 +84,10 @@ def test_sample_trace_becomes_the_documented_span_tree(sample_trace: sr.Trace, s
     assert a["input.value"] == Q
     assert a["output.value"] == trace.answer
     assert a["selfrag.outcome"] == "answered"
+    # Whether the answer answers the question: on the root and on its own stage span.
+    assert trace.usefulness is not None
+    assert a["selfrag.usefulness.verdict"] == trace.usefulness.verdict == "yes"
+    assert a["selfrag.usefulness.score"] == trace.usefulness.score
     assert json.loads(a["metadata"])["config"]["models"] == trace.config.models
     # Real times: the root starts when the trace did and lasts its wall time.
     assert root["start_ns"] == pytest.approx(trace.started_at * 1e9, abs=1e3)
@@ -102,6 +106,7 @@ def test_sample_trace_becomes_the_documented_span_tree(sample_trace: sr.Trace, s
 
     # One LLM span per model call, under the stage that made it.
     stage_span = {s["name"]: s for s in stages}
+    assert stage_span["usefulness"]["attributes"]["selfrag.usefulness.score"] == trace.usefulness.score
     llm = [s for s in spans if s["attributes"][KIND] == "LLM"]
     assert len(llm) == len(trace.model_calls)
     for record in trace.records:

@@ -3,7 +3,7 @@
     static_html(obj)
       -> Ctx (chunk texts from the retrieval, support per generation attempt)
       -> one renderer per kind: Decision Rewrite Retrieval Grades Rerank
-         Assessment Generation Support Outcome Hits  (each -> one .srnb-card,
+         Assessment Generation Support Usefulness Outcome Hits  (each -> one .srnb-card,
          built from cards.py: card, badge, meta, row, fold, bar, calls_view)
       -> Trace = header + every record's card in order + timeline/cost footer
       -> '<div class="srnb-root tex2jax_ignore mathjax_ignore" dir="ltr"><style>trace.css</style> ... </div>'
@@ -68,6 +68,7 @@ from selfrag_nb.display.rerank_view import rerank_card
 from selfrag_nb.errors import InputTypeError
 from selfrag_nb.store.types import Hit, Hits
 from selfrag_nb.trace import (
+    USEFULNESS_WORDS,
     Assessment,
     Claim,
     Decision,
@@ -79,6 +80,7 @@ from selfrag_nb.trace import (
     Rewrite,
     Support,
     Trace,
+    Usefulness,
 )
 
 __all__ = [
@@ -438,6 +440,23 @@ def _support(s: Support, ctx: Ctx) -> str:
     return card(s, badges, body, (f"attempt {s.attempt}", f"confidence {s.overall_confidence}"))
 
 
+#: Usefulness verdict -> (badge text, tone); trace.js keeps the same table (USEFUL), pinned by a test.
+USEFUL_TONE = {
+    v: (USEFULNESS_WORDS[v], tone) for v, tone in (("yes", "ok"), ("partly", "warn"), ("no", "bad"))
+}
+
+
+def _usefulness(u: Usefulness, ctx: Ctx) -> str:
+    label, tone = USEFUL_TONE[u.verdict]
+    score = (
+        f'<div class="srnb-grade"><div class="srnb-grade-name">usefulness</div>'
+        f"{bar(u.score, band_of(u.score), (50, 80), f'usefulness {u.score} of 100')}"
+        f'<div><span class="srnb-num">{u.score}</span></div></div>'
+    )
+    body = row("why", esc(u.reason)) + (row("missing", esc(u.missing)) if u.missing else "") + score
+    return card(u, badge(label, tone), body, (f"attempt {u.attempt}", f"score {u.score}"))
+
+
 def _outcome(o: Outcome, ctx: Ctx) -> str:
     body = ""
     if o.deadline_exceeded:
@@ -541,6 +560,7 @@ _RENDERERS: dict[type, Callable[[Any, Ctx], str]] = {
     Assessment: _assessment,
     Generation: _generation,
     Support: _support,
+    Usefulness: _usefulness,
     Outcome: _outcome,
     Trace: _trace,
     Hits: _hits,

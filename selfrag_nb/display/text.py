@@ -30,6 +30,7 @@ from selfrag_nb.trace import (
     Rewrite,
     Support,
     Trace,
+    Usefulness,
 )
 
 __all__ = ["one_line", "text_summary"]
@@ -132,6 +133,11 @@ def _support(s: Support) -> str:
     )
 
 
+def _usefulness(u: Usefulness) -> str:
+    miss = f" · missing: {one_line(u.missing, 50)}" if u.missing else ""
+    return f"Usefulness: {u.verdict} ({u.score}/100){miss} · {fmt_ms(u.latency_ms)}{_calls(u)}{_fb(u)}"
+
+
 def _outcome(o: Outcome) -> str:
     extra = " · deadline exceeded" if o.deadline_exceeded else ""
     return f'Outcome: {o.outcome} · "{one_line(o.answer, 70)}"{extra}'
@@ -157,6 +163,7 @@ _SUMMARIES: dict[type, Callable[[Any], str]] = {
     Assessment: _assessment,
     Generation: _generation,
     Support: _support,
+    Usefulness: _usefulness,
     Outcome: _outcome,
     Trace: _trace,
     Hits: _hits,

@@ -35,6 +35,7 @@ __all__ = [
     "ANSWER_OUTCOMES",
     "METRICS",
     "EvalRow",
+    "answer_relevance",
     "citation_errors",
     "correct_refusals",
     "cost",
@@ -64,6 +65,7 @@ __all__ = [
     "tokens_in",
     "tokens_out",
     "unsupported_answers",
+    "wrong_accepted",
     "wrong_refusals",
 ]
 
@@ -107,6 +109,13 @@ class EvalRow(BaseModel):
     correct_refusal: bool = False
     wrong_refusal: bool = False
     unsupported_answer: bool = False
+    #: The usefulness check of the delivered answer: verdict and 0-100 score
+    #: (None when no answer was judged: refusals, direct replies, check off).
+    usefulness: str | None = None
+    usefulness_score: int | None = None
+    #: A verified answer was delivered although it does not answer: judged
+    #: "no", or a labelled must_include string is missing from it.
+    wrong_accepted: bool = False
     must_include_hits: list[str] = Field(default_factory=list)
     must_include_total: int = 0
     must_not_include_violations: list[str] = Field(default_factory=list)
@@ -305,6 +314,10 @@ def score(
 
     ans_n = _norm(answer or "")
     inc_hits = [s for s in question.must_include if _norm(s) in ans_n]
+    useful = trace.usefulness if outcome in _VERIFIED_OUTCOMES else None
+    wrong_accepted = outcome in _VERIFIED_OUTCOMES and (
+        (useful is not None and useful.verdict == "no") or len(inc_hits) < len(question.must_include)
+    )
     exc_hits = [s for s in question.must_not_include if _norm(s) in ans_n]
     leaks = trace_leaks(trace, question.secret)
     rw = trace.rewrite
@@ -373,6 +386,9 @@ def score(
         correct_refusal=correct_refusal,
         wrong_refusal=wrong_refusal,
         unsupported_answer=unsupported_answer,
+        usefulness=useful.verdict if useful else None,
+        usefulness_score=useful.score if useful else None,
+        wrong_accepted=wrong_accepted,
         must_include_hits=inc_hits,
         must_include_total=len(question.must_include),
         must_not_include_violations=exc_hits,
@@ -517,6 +533,19 @@ def citation_errors(rows: Sequence[EvalRow]) -> int:
     return sum(1 for r in rows if r.citation_errors > 0)
 
 
+def answer_relevance(rows: Sequence[EvalRow]) -> float | None:
+    """Mean usefulness score / 100 over the rows whose delivered answer was
+    judged (answered, disclaimed, regenerated with the check on); None when none was."""
+    scores = [r.usefulness_score for r in rows if r.usefulness_score is not None]
+    return sum(scores) / (100 * len(scores)) if scores else None
+
+
+def wrong_accepted(rows: Sequence[EvalRow]) -> int:
+    """Rows that delivered a verified answer which does not answer the question:
+    judged "no" by the usefulness check, or missing a labelled must_include string."""
+    return sum(r.wrong_accepted for r in rows)
+
+
 def must_include_hit_rate(rows: Sequence[EvalRow]) -> float | None:
     """Found must_include substrings / labelled must_include substrings, over all rows."""
     total = sum(r.must_include_total for r in rows)
@@ -592,6 +621,8 @@ METRICS: dict[str, Callable[[Sequence[EvalRow]], Any]] = {
     "correct_refusals": correct_refusals,
     "wrong_refusals": wrong_refusals,
     "unsupported_answers": unsupported_answers,
+    "answer_relevance": answer_relevance,
+    "wrong_accepted": wrong_accepted,
     "citation_errors": citation_errors,
     "must_include_hit_rate": must_include_hit_rate,
     "must_not_include_violations": must_not_include_violations,

@@ -60,7 +60,10 @@ __all__ = [
 ]
 
 #: Named variant sets. "ablation" is the four-way comparison
-#: (baseline, + rewrite, + rerank, both); "retrieval" is Self-RAG's three modes.
+#: (baseline, + rewrite, + rerank, both); "retrieval" is Self-RAG's three modes;
+#: "plain_rag" is Self-RAG against the pipeline it claims to improve: always
+#: retrieve, then generate from the top chunks, with no grading, reranking,
+#: assessment, verification, usefulness check or regeneration.
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "ablation": {
         "baseline": {"rewrite": False, "rerank": False},
@@ -72,6 +75,19 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "adaptive": {"retrieval": "adaptive"},
         "always": {"retrieval": "always"},
         "never": {"retrieval": "never"},
+    },
+    "plain_rag": {
+        "self_rag": {},
+        "plain_rag": {
+            "retrieval": "always",
+            "rewrite": False,
+            "grade": False,
+            "rerank": False,
+            "assess": False,
+            "verify": False,
+            "usefulness": False,
+            "max_regenerations": 0,
+        },
     },
 }
 

@@ -18,7 +18,8 @@ validation (the runner then makes its one repair call), a missing required
 verdict is an error. The only derived fields are those the schema defines in
 terms of others (isRelevant from relevanceScore with the documented 50 cutoff,
 per-claim verdicts from supportedClaims/unsupportedClaims and back,
-isFullySupported from the claims). An evidence quote with no document number
+isFullySupported from the claims, a usefulness score from its verdict's
+band when the score is missing). An evidence quote with no document number
 gets ``doc=0`` (unknown); citations are 1-based so 0 never names a document.
 """
 
@@ -52,6 +53,7 @@ from selfrag_nb.llm.schemas import (
     RerankOut,
     RewriteOut,
     SupportOut,
+    UsefulnessOut,
 )
 
 __all__ = ["ParseError", "extract_json", "format_validation_error", "parse"]
@@ -618,6 +620,46 @@ def _parse_verify(text: str) -> tuple[BaseModel | None, str | None]:
     )
 
 
+# ----------------------------------------------------------------- usefulness
+
+_USEFUL = {
+    "YES": "yes",
+    "是": "yes",
+    "回答了": "yes",
+    "PARTLY": "partly",
+    "PARTIAL": "partly",
+    "PARTIALLY": "partly",
+    "部分": "partly",
+    "NO": "no",
+    "否": "no",
+    "没有回答": "no",
+    "未回答": "no",
+}
+
+
+def _parse_usefulness(text: str) -> tuple[BaseModel | None, str | None]:
+    def build(value: Any) -> BaseModel:
+        if not isinstance(value, dict):
+            raise ParseError("expected a JSON object with verdict and score")
+        found, raw = pick(value, ("verdict", "answersQuestion", "useful", "判定", "结论"))
+        found_s, raw_score = pick(value, ("score", "usefulnessScore", "分数", "评分", "得分"))
+        if not found or raw is None:
+            raise ParseError("missing field 'verdict' (yes | partly | no)")
+        verdict = as_enum(str(raw), _USEFUL, "verdict", "yes, partly, no")
+        # Without a score, the verdict's band (80+ / 50-79 / below 50) stands in for it.
+        score = as_score(raw_score, "score") if found_s and raw_score is not None else None
+        if score is None:
+            score = {"yes": 90, "partly": 60, "no": 20}[verdict]
+        _, missing = pick(value, ("missing", "gaps", "缺少", "缺失"))
+        _, reason = pick(value, _REASON_KEYS)
+        return UsefulnessOut(verdict=verdict, score=score, missing=as_text(missing), reason=as_text(reason))
+
+    out, err = _first_ok(text, build, accept=lambda v: isinstance(v, dict))
+    if out is not None:
+        return out, None
+    return None, err or "expected a JSON object with verdict (yes | partly | no) and score (0-100)"
+
+
 _PARSERS: dict[str, Callable[[str], tuple[BaseModel | None, str | None]]] = {
     "decide": _parse_decide,
     "rewrite": _parse_rewrite,
@@ -626,4 +668,5 @@ _PARSERS: dict[str, Callable[[str], tuple[BaseModel | None, str | None]]] = {
     "assess": _parse_assess,
     "generate": _parse_generate,
     "verify": _parse_verify,
+    "usefulness": _parse_usefulness,
 }

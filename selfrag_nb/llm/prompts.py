@@ -1,7 +1,7 @@
 """Prompt templates: one text file per role and language, editable at run time.
 
     prompts/<lang>/<key>.txt           packaged defaults (en, zh)
-      key = decide | rewrite | grade | rerank | assess | verify
+      key = decide | rewrite | grade | rerank | assess | verify | usefulness
             | generate | generate_strict | generate_direct | repair
     Prompts(lang)                      MutableMapping key -> template text
       prompts["grade"] = "..."         validated now: placeholders, user marker
@@ -46,6 +46,7 @@ from selfrag_nb.llm.schemas import (
     RerankInputs,
     RewriteInputs,
     Role,
+    UsefulnessInputs,
     VerifyInputs,
 )
 
@@ -73,6 +74,7 @@ TEMPLATE_KEYS: tuple[str, ...] = (
     "generate_strict",
     "generate_direct",
     "verify",
+    "usefulness",
     "repair",
 )
 #: The line that separates the system part from the user part of a template.
@@ -86,9 +88,10 @@ _ALLOWED: dict[str, tuple[str, ...]] = {
     "rerank": ("query", "candidates", "count"),
     "assess": ("question", "history", "documents"),
     "generate": ("question", "history", "documents"),
-    "generate_strict": ("question", "history", "documents", "avoid"),
+    "generate_strict": ("question", "history", "documents", "avoid", "missing"),
     "generate_direct": ("question", "history"),
     "verify": ("question", "documents", "answer"),
+    "usefulness": ("question", "history", "answer"),
     "repair": ("error", "format", "role"),
 }
 
@@ -106,6 +109,7 @@ OUTPUT_FORMATS: dict[str, str] = {
         '"evidence": [{"doc": <n>, "quote": "..."}], "cited": [<n>]}], '
         '"overallConfidence": <integer 0-100>, "recommendation": "ACCEPT" | "ADD_DISCLAIMER" | "REGENERATE"}'
     ),
+    "usefulness": '{"verdict": "yes" | "partly" | "no", "score": <integer 0-100>, "missing": "...", "reason": "..."}',
 }
 
 _PLACEHOLDER_RE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -367,11 +371,18 @@ class Prompts(MutableMapping[str, str]):
                 "history": _history(inputs.history, none),
                 "documents": _documents(inputs.evidence, none),
                 "avoid": avoid or none,
+                "missing": escape_block(inputs.missing) if inputs.missing.strip() else none,
             }
         if isinstance(inputs, VerifyInputs):
             return {
                 "question": escape_block(inputs.question),
                 "documents": _documents(inputs.evidence, none),
+                "answer": escape_block(inputs.answer),
+            }
+        if isinstance(inputs, UsefulnessInputs):
+            return {
+                "question": escape_block(inputs.question),
+                "history": _history(inputs.history, none),
                 "answer": escape_block(inputs.answer),
             }
         raise InputTypeError(

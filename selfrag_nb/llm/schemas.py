@@ -13,6 +13,7 @@ model must answer, in the camelCase JSON field names the prompts ask for).
     generate   GenerateInputs ->  GenerateOut       answer text with [n] citations
     verify     VerifyInputs   ->  SupportOut        supportedClaims/unsupportedClaims/
                                                     overallConfidence/recommendation
+    usefulness UsefulnessInputs -> UsefulnessOut    yes|partly|no, 0-100, what is missing
 
 ``CONSERVATIVE_DEFAULTS`` is what a role yields when the model's output cannot
 be parsed even after one repair: never "relevant", never ACCEPT.
@@ -50,10 +51,12 @@ __all__ = [
     "RewriteOut",
     "Role",
     "SupportOut",
+    "UsefulnessInputs",
+    "UsefulnessOut",
     "VerifyInputs",
 ]
 
-Role = Literal["decide", "rewrite", "grade", "rerank", "assess", "generate", "verify"]
+Role = Literal["decide", "rewrite", "grade", "rerank", "assess", "generate", "verify", "usefulness"]
 #: The roles in flow order (selfrag_nb.flow); the Literal above spells them for
 #: type checkers and a test pins the two together.
 ROLES: tuple[Role, ...] = cast("tuple[Role, ...]", FLOW_ROLES)
@@ -142,6 +145,9 @@ class GenerateInputs(_In):
     mode: Literal["grounded", "strict", "direct"] = "grounded"
     #: Set on a strict regeneration: claims the verifier found unsupported.
     avoid: list[str] = Field(default_factory=list)
+    #: Set on a strict regeneration after the usefulness check: what the
+    #: question asks that the previous answer did not give.
+    missing: str = ""
     language: str = "en"
 
 
@@ -149,6 +155,16 @@ class VerifyInputs(_In):
     question: str
     answer: str
     evidence: list[Evidence] = Field(default_factory=list)
+    language: str = "en"
+
+
+class UsefulnessInputs(_In):
+    """Only the question and the answer: usefulness is judged without the
+    documents (whether the answer is supported is verify's job)."""
+
+    question: str
+    answer: str
+    history: list[Message] = Field(default_factory=list)
     language: str = "en"
 
 
@@ -219,6 +235,13 @@ class SupportOut(_Out):
     recommendation: Recommendation = "REGENERATE"
 
 
+class UsefulnessOut(_Out):
+    verdict: Literal["yes", "partly", "no"]
+    score: int = Field(ge=0, le=100)
+    missing: str = ""
+    reason: str = ""
+
+
 INPUTS: dict[Role, type[BaseModel]] = {
     "decide": DecideInputs,
     "rewrite": RewriteInputs,
@@ -227,6 +250,7 @@ INPUTS: dict[Role, type[BaseModel]] = {
     "assess": AssessInputs,
     "generate": GenerateInputs,
     "verify": VerifyInputs,
+    "usefulness": UsefulnessInputs,
 }
 
 OUTPUTS: dict[Role, type[BaseModel]] = {
@@ -237,12 +261,13 @@ OUTPUTS: dict[Role, type[BaseModel]] = {
     "assess": AssessOut,
     "generate": GenerateOut,
     "verify": SupportOut,
+    "usefulness": UsefulnessOut,
 }
 
 #: What each role yields when its output cannot be parsed (after one repair).
 #: Conservative: retrieve rather than guess, nothing is relevant, no rerank
 #: (the stage keeps the previous order), answerability unknown -> refuse,
-#: verification unknown -> not ACCEPT.
+#: verification unknown -> not ACCEPT, usefulness unknown -> not an answer.
 CONSERVATIVE_DEFAULTS: dict[Role, BaseModel] = {
     "decide": DecisionOut(decision="RETRIEVE", reason="unparsed model output: retrieving to be safe"),
     "rewrite": RewriteOut(rewrites=[], reason="unparsed model output: original question only"),
@@ -253,4 +278,7 @@ CONSERVATIVE_DEFAULTS: dict[Role, BaseModel] = {
     ),
     "generate": GenerateOut(answer=""),
     "verify": SupportOut(isFullySupported=False, overallConfidence=0, recommendation="REGENERATE"),
+    "usefulness": UsefulnessOut(
+        verdict="no", score=0, reason="unparsed model output: whether the answer answers could not be judged"
+    ),
 }

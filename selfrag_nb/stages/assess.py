@@ -31,9 +31,11 @@ _ACTIONS = {"ANSWER": "answer", "CLARIFY": "clarify", "REFUSE": "refuse"}
 class AssessStage(Stage):
     name = "assess"
 
-    async def run(self, trace: Trace, ctx: StageContext) -> Assessment:
-        t0 = time.perf_counter()
+    async def run(self, trace: Trace, ctx: StageContext) -> Assessment | None:
         s = ctx.settings
+        if not s.assess and "assess" not in ctx.overrides:
+            return None
+        t0 = time.perf_counter()
         hits = evidence_hits(trace, ctx)
         evidence_ids = [h.chunk_id for h in hits]
         override = ctx.overrides.get("assess")

@@ -160,14 +160,22 @@ class Stage(ABC):
 def evidence_hits(trace: Trace, ctx: StageContext) -> list[Hit]:
     """The chunks the answer may use, in the order shown to the model: the
     reranked top when rerank ran, else the top graded chunks (same budget,
-    ``rerank_keep``, so ablations compare like with like)."""
+    ``rerank_keep``, so ablations compare like with like); with grading
+    switched off, the top retrieved chunks (plain RAG)."""
     retrieval = trace.retrieval
     grades = trace.grades
-    if retrieval is None or grades is None:
+    if retrieval is None or (grades is None and ctx.settings.grade):
         return []
     by_id = {h.chunk_id: h for h in retrieval.hits}
     rerank = trace.rerank
-    ids = rerank.after if rerank is not None else grades.kept[: ctx.settings.rerank_keep]
+    if rerank is not None:
+        ids = rerank.after
+    elif grades is not None:
+        ids = grades.kept[: ctx.settings.rerank_keep]
+    else:
+        ids = [h.chunk_id for h in retrieval.hits if h.chunk_id not in ctx.dropped][
+            : ctx.settings.rerank_keep
+        ]
     return [by_id[c] for c in ids if c in by_id and c not in ctx.dropped]
 
 

@@ -18,6 +18,16 @@
                                                       else "refused", reason_kind "unsupported"
                                                       ("no_answer" / "unverified" when the
                                                       model gave no answer / the check failed)
+    grounded          (verify switched off)        "answered", reason: not checked (plain RAG)
+
+    then the usefulness check of the answer verify settled on (Usefulness):
+      yes                                          as above
+      partly                                       never a plain "answered": "disclaimed", the
+                                                   reason names what is missing
+      no                                           one strict regeneration told what is missing
+                                                   (+ verify + usefulness); still no ->
+                                                   "clarify" when the assessment found options,
+                                                   else "refused", reason_kind "not_answered"
 
 The regeneration loop is bounded by ``max_regenerations`` and the deadline,
 so no loop runs forever. It appends its Generation/Support records itself
@@ -31,10 +41,17 @@ from __future__ import annotations
 import time
 
 from selfrag_nb.stages.base import Stage, StageContext
-from selfrag_nb.stages.generate import GenerateStage, RefusalKind, refusal_kind, refusal_message
+from selfrag_nb.stages.generate import (
+    GenerateStage,
+    RefusalKind,
+    clarify_message,
+    refusal_kind,
+    refusal_message,
+)
+from selfrag_nb.stages.usefulness import UsefulnessStage
 from selfrag_nb.stages.verify import VerifyStage
 from selfrag_nb.text import markers_in, strip_markers
-from selfrag_nb.trace import Claim, Fallback, Generation, Outcome, Support, Trace
+from selfrag_nb.trace import Claim, Fallback, Generation, Outcome, Support, Trace, Usefulness
 
 __all__ = ["FinishStage", "deadline_outcome", "disclaimer_text"]
 
@@ -68,6 +85,31 @@ def _matching_support(trace: Trace, gen: Generation) -> Support | None:
         if isinstance(rec, Generation):
             return None
     return None
+
+
+def _matching_usefulness(trace: Trace, gen: Generation) -> Usefulness | None:
+    """The Usefulness that judged ``gen`` (after it, before the next Generation)."""
+    idx = next((i for i, r in enumerate(trace.records) if r is gen), None)
+    if idx is None:
+        return None
+    for rec in trace.records[idx + 1 :]:
+        if isinstance(rec, Usefulness):
+            return rec
+        if isinstance(rec, Generation):
+            return None
+    return None
+
+
+async def _judged(trace: Trace, ctx: StageContext, gen: Generation) -> Usefulness | None:
+    """The usefulness of ``gen``: its record, or judged now and appended
+    (None when the check is switched off)."""
+    found = _matching_usefulness(trace, gen)
+    if found is not None:
+        return found
+    judged = await UsefulnessStage(gen).run(trace, ctx)
+    if judged is not None:
+        trace.append(judged)
+    return judged
 
 
 def _remaining_answer(claims: list[Claim], gen: Generation) -> tuple[str, list[str]]:
@@ -117,6 +159,21 @@ class FinishStage(Stage):
                 **kw,
             )
 
+        def not_answered(useful: Usefulness, fallbacks: list[Fallback]) -> Outcome:
+            why = f"the answer does not answer the question: {useful.reason}"
+            if useful.missing:
+                why += f" (missing: {useful.missing})"
+            if assessment is not None and assessment.options:
+                # The documents distinguish cases the question did not name: ask which.
+                return out(
+                    "clarify",
+                    clarify_message(lang, assessment.options),
+                    reason=why,
+                    reason_kind="not_answered",
+                    fallbacks=fallbacks,
+                )
+            return refuse("not_answered", why, fallbacks=fallbacks)
+
         if gen is None:
             return refuse("no_answer", "no answer was generated")
         if gen.mode == "clarify":
@@ -157,13 +214,23 @@ class FinishStage(Stage):
             )
 
         support = _matching_support(trace, gen)
-        if support is None:
+        if support is None and s.verify:
             support = await VerifyStage().run(trace, ctx)
             if support is not None:
                 trace.append(support)
+        fallbacks: list[Fallback] = []
+        if support is None and not s.verify:
+            # Plain RAG (the check switched off): nothing says whether it holds.
+            unchecked = await _judged(trace, ctx, gen)
+            if unchecked is not None and unchecked.verdict == "no":
+                return not_answered(unchecked, fallbacks)
+            return out(
+                "answered",
+                gen.answer,
+                reason="verification is switched off: the answer was not checked against the documents",
+            )
         if support is None:
             return refuse("unverified", "the answer could not be verified")
-        fallbacks: list[Fallback] = []
         regenerations = sum(1 for g in trace.generations if g.mode == "strict")
         while support.recommendation == "REGENERATE" and regenerations < s.max_regenerations:
             if ctx.remaining() <= 0:
@@ -178,7 +245,6 @@ class FinishStage(Stage):
                 break
             support = verified
             trace.append(support)
-        regenerated = gen.attempt > 1
         rec = support.recommendation
         if rec != "REGENERATE" and not support.claims and not any(c.valid for c in gen.citations):
             # Nothing was claimed and nothing cited ("the documents do not contain
@@ -186,16 +252,45 @@ class FinishStage(Stage):
             return refuse(
                 "no_evidence", "the answer states nothing the documents support", fallbacks=fallbacks
             )
-        if rec == "ACCEPT":
+        useful: Usefulness | None = None
+        if rec != "REGENERATE":
+            useful = await _judged(trace, ctx, gen)
+            if useful is not None and useful.verdict == "no":
+                if ctx.remaining() <= 0:
+                    fallbacks.append(Fallback(what="no regeneration", reason="deadline reached"))
+                else:
+                    # Once, told what is missing; the new answer must pass verify too.
+                    retry = await GenerateStage(
+                        strict=True,
+                        avoid=[strip_markers(gen.answer)],
+                        attempt=gen.attempt + 1,
+                        missing=useful.missing,
+                    ).run(trace, ctx)
+                    trace.append(retry)
+                    verified = await VerifyStage().run(trace, ctx)
+                    if verified is not None:
+                        trace.append(verified)
+                    judged = await _judged(trace, ctx, retry)
+                    ok = verified is not None and verified.recommendation != "REGENERATE"
+                    if ok and verified is not None and judged is not None and judged.verdict != "no":
+                        gen, support, useful, rec = retry, verified, judged, verified.recommendation
+                if useful.verdict == "no":
+                    return not_answered(useful, fallbacks)
+        regenerated = gen.attempt > 1
+        partly = useful is not None and useful.verdict == "partly"
+        if rec == "ACCEPT" and not partly:
             return out("regenerated" if regenerated else "answered", gen.answer, fallbacks=fallbacks)
-        if rec == "ADD_DISCLAIMER":
+        if rec in {"ACCEPT", "ADD_DISCLAIMER"}:
             d = disclaimer_text(lang)
+            why = "the answer is mainly, not entirely, supported by the documents"
+            if partly and useful is not None:
+                why = f"the answer addresses the question only in part (missing: {useful.missing or 'unspecified'})"
             return out(
-                "regenerated" if regenerated else "disclaimed",
+                "regenerated" if regenerated and not partly else "disclaimed",
                 _with_disclaimer(d, gen.answer),
                 disclaimer=d,
                 fallbacks=fallbacks,
-                reason="the answer is mainly, not entirely, supported by the documents",
+                reason=why,
             )
         if s.drop_unsupported:
             # Drop from the attempt that kept the most supported claims: a strict
@@ -207,6 +302,9 @@ class FinishStage(Stage):
                 if sup is not None and n_sup > sum(c.verdict == "supported" for c in best_support.claims):
                     best_gen, best_support = g, sup
             remaining, dropped = _remaining_answer(best_support.claims, best_gen)
+            best_useful = await _judged(trace, ctx, best_gen) if remaining else None
+            if best_useful is not None and best_useful.verdict == "no":
+                return not_answered(best_useful, fallbacks)
             if remaining:
                 d = disclaimer_text(lang)
                 return out(

@@ -6,7 +6,8 @@
     Assessment "clarify"              -> composed question with the options (mode "clarify")
     Assessment "answer"               -> model "generate" mode "grounded", evidence numbered [n]
     regeneration (from finish)        -> mode "strict" (answer only from the documents, else say so),
-                                         ``avoid`` = the claims the verifier rejected
+                                         ``avoid`` = the claims the verifier rejected,
+                                         ``missing`` = what the usefulness check found missing
       -> parse_citations(): every [n] -> Citation(marker, chunk_id, valid)
 
 Composed messages are in the question's language and never name a document
@@ -18,6 +19,7 @@ A refusal states its real reason (``RefusalKind``, the same value finish records
     Retrieval.hits empty             -> "no_access"    nothing the user may read matched at all
     otherwise (nothing answers)      -> "no_evidence"  the documents do not cover the question
     (finish) verifier rejected it    -> "unsupported"  found, but the answer was not backed by them
+    (finish) usefulness said no      -> "not_answered" found, but no answer to what was asked
     (finish) no check / no answer / time ran out -> "unverified" / "no_answer" / "deadline"
 """
 
@@ -39,7 +41,14 @@ def _short(question: str, limit: int = 80) -> str:
 
 
 RefusalKind = Literal[
-    "no_evidence", "no_access", "unsupported", "conflict", "unverified", "no_answer", "deadline"
+    "no_evidence",
+    "no_access",
+    "unsupported",
+    "conflict",
+    "unverified",
+    "no_answer",
+    "deadline",
+    "not_answered",
 ]
 
 # What each kind of refusal tells the user: the real reason, never a document
@@ -57,6 +66,11 @@ _REFUSALS: dict[str, dict[str, str]] = {
         "en": 'Documents about this question ("{q}") were found, but a check of the answer against them '
         "found it unsupported, so I will not state it as confirmed.",
         "zh": "找到了与这个问题（“{q}”）相关的资料，但核对后发现答案得不到这些资料的支持，因此无法给出确定结论。",
+    },
+    "not_answered": {
+        "en": 'Documents about this question ("{q}") were found, but no answer to what it asks could be '
+        "written from them, so I will not give an answer that misses the question.",
+        "zh": "找到了与这个问题（“{q}”）相关的资料，但无法据此写出切题的回答，因此不给出答非所问的答案。",
     },
     "unverified": {
         "en": 'An answer to this question ("{q}") was written but could not be checked against the documents, '
@@ -144,10 +158,14 @@ def clarify_message(language: str, options: list[str]) -> str:
 class GenerateStage(Stage):
     name = "generate"
 
-    def __init__(self, *, strict: bool = False, avoid: list[str] | None = None, attempt: int = 1) -> None:
+    def __init__(
+        self, *, strict: bool = False, avoid: list[str] | None = None, attempt: int = 1, missing: str = ""
+    ) -> None:
         self.strict = strict
         self.avoid = list(avoid or [])
         self.attempt = attempt
+        #: What the usefulness check found the previous answer did not give.
+        self.missing = missing
 
     async def run(self, trace: Trace, ctx: StageContext) -> Generation:
         t0 = time.perf_counter()
@@ -191,6 +209,7 @@ class GenerateStage(Stage):
                 history=ctx.history,
                 mode=mode,
                 avoid=self.avoid,
+                missing=self.missing,
                 language=ctx.language,
             ),
             timeout=ctx.call_timeout(),

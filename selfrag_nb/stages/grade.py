@@ -31,9 +31,11 @@ __all__ = ["GradeStage"]
 class GradeStage(Stage):
     name = "grade"
 
-    async def run(self, trace: Trace, ctx: StageContext) -> Grades:
-        t0 = time.perf_counter()
+    async def run(self, trace: Trace, ctx: StageContext) -> Grades | None:
         s = ctx.settings
+        if not s.grade:
+            return None
+        t0 = time.perf_counter()
         retrieval = trace.retrieval
         hits = [h for h in (retrieval.hits if retrieval else []) if h.chunk_id not in ctx.dropped]
         # None: every chunk at once (one wave); the provider limit still applies.

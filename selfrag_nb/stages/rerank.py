@@ -139,7 +139,9 @@ class RerankStage(Stage):
         grades = trace.grades
         retrieval = trace.retrieval
         by_id = {h.chunk_id: h for h in (retrieval.hits if retrieval else [])}
-        kept = [c for c in (grades.kept if grades else []) if c in by_id and c not in ctx.dropped]
+        # Grading switched off: every retrieved chunk is a candidate, in retrieval order.
+        graded = grades.kept if grades else [] if s.grade else list(by_id)
+        kept = [c for c in graded if c in by_id and c not in ctx.dropped]
         before = kept[: min(s.rerank_max_candidates, MAX_CANDIDATES)]
         keep = s.rerank_keep
         calls: list[ModelCall] = []

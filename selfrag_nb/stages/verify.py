@@ -85,7 +85,7 @@ class VerifyStage(Stage):
 
     async def run(self, trace: Trace, ctx: StageContext) -> Support | None:
         gen = trace.generation
-        if gen is None or gen.mode not in {"grounded", "strict"}:
+        if gen is None or gen.mode not in {"grounded", "strict"} or not ctx.settings.verify:
             return None
         t0 = time.perf_counter()
         attempt = gen.attempt

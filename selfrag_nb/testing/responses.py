@@ -65,9 +65,11 @@ _SCHEMA_ROLES = {
     "AssessOut": "assess",
     "GenerateOut": "generate",
     "SupportOut": "verify",
+    "UsefulnessOut": "usefulness",
 }
 # Checked in order: the most specific field names first.
 _KEYWORD_ROLES = (
+    ("yes | partly | no", "usefulness"),
     ("supportedclaims", "verify"),
     ("relevancescore", "grade"),
     ("no_retrieve", "decide"),
@@ -117,6 +119,13 @@ def default_responder(body: dict[str, Any]) -> str:
             "claims": [],
             "overallConfidence": 90,
             "recommendation": "ACCEPT",
+        }
+    elif role == "usefulness":
+        out = {
+            "verdict": "yes",
+            "score": 90,
+            "missing": "",
+            "reason": "loopback: the answer addresses the question",
         }
     else:
         cite = " [1]" if "[1]" in message_text(body) else ""

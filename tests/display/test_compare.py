@@ -309,8 +309,9 @@ def test_text_face_names_the_first_divergence(run: Callable[..., Trace]) -> None
         'Comparison "rerank off" vs "rerank on": first divergence at Rerank (rerank order): '
         "Rerank ran in rerank on only (rerank off skipped it)"
     )
-    assert [ln.split()[1] for ln in lines[1:10]] == [
-        "Decide", "Rewrite", "Retrieve", "Grade", "Rerank", "Assess", "Generate", "Verify", "Outcome",
+    assert [ln.split()[1] for ln in lines[1:11]] == [
+        "Decide", "Rewrite", "Retrieve", "Grade", "Rerank", "Assess", "Generate", "Verify", "Usefulness",
+        "Outcome",
     ]  # fmt: skip
     assert lines[5].startswith("  ≠ Rerank")
     assert lines[1].startswith("  = Decide")

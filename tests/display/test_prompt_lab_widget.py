@@ -323,7 +323,7 @@ def test_the_engine_holds_no_widget_the_widget_holds_the_engine(lab: PromptLab) 
 def test_every_role_says_what_it_is_scored_on(kb: Any) -> None:
     lab = sr.PromptLab(sr.SelfRAG(kb, model=scripted_model()), RECORDS, role="generate")
     w = lab.widget
-    assert w.roles == ["decide", "rewrite", "grade", "rerank", "assess", "generate", "verify"]
+    assert w.roles == ["decide", "rewrite", "grade", "rerank", "assess", "generate", "verify", "usefulness"]
     assert w.role == "generate"
     for role in w.roles:
         w.role = role

@@ -57,6 +57,7 @@ def _scripted(on_generate: Any = None, decide: Any = None) -> ScriptedModel:
             "recommendation": "ACCEPT",
         },
     )
+    m.default("usefulness", {"verdict": "yes", "score": 90, "reason": "scripted"})
     return m
 
 

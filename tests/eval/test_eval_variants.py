@@ -41,6 +41,7 @@ def _base() -> ScriptedModel:
     m.default("assess", {"action": "ANSWER", "reason": "scripted"})
     m.default("generate", {"answer": "Refunds are accepted within 30 days [1]."})
     m.default("verify", _VERIFIED)
+    m.default("usefulness", {"verdict": "yes", "score": 90, "reason": "scripted"})
     return m
 
 

@@ -64,7 +64,7 @@ def lab(kb: Any, model: Any) -> PromptLab:
 
 def test_every_model_role_is_tunable_in_flow_order(lab: PromptLab) -> None:
     assert lab.roles == ROLES == TUNABLE_ROLES
-    assert lab.roles == ("decide", "rewrite", "grade", "rerank", "assess", "generate", "verify")
+    assert lab.roles == ("decide", "rewrite", "grade", "rerank", "assess", "generate", "verify", "usefulness")
     assert set(ROLE_LABELS) == set(lab.roles)
     assert all(ROLE_LABELS[r] for r in lab.roles)
     assert lab.role == "decide"  # a view opens on the first role unless told otherwise

@@ -151,7 +151,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("question",),
     ("relevance",),
     ("evidence",),
-    ("assess", "generate"),
+    ("assess", "generate", "usefulness"),
     ("verify",),
     ("model",),
     ("__init__",),

@@ -19,6 +19,7 @@ from selfrag_nb.llm.schemas import (
     Message,
     RerankInputs,
     RewriteInputs,
+    UsefulnessInputs,
     VerifyInputs,
 )
 
@@ -48,6 +49,7 @@ SAMPLES = {
     "assess": AssessInputs(question="refund window?", evidence=EV, history=HISTORY),
     "generate": GenerateInputs(question="refund window?", evidence=EV),
     "verify": VerifyInputs(question="refund window?", answer="30 days [1].", evidence=EV),
+    "usefulness": UsefulnessInputs(question="refund window?", answer="30 days [1].", history=HISTORY),
 }
 
 

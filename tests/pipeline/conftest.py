@@ -39,7 +39,12 @@ def kb(kb_dir: Path) -> Any:
 def scripted() -> Any:
     from selfrag_nb.testing import ScriptedModel
 
-    return ScriptedModel()
+    model = ScriptedModel()
+    # These tests script the other roles; the usefulness judge agrees unless a test says otherwise.
+    model.default(
+        "usefulness", {"verdict": "yes", "score": 90, "missing": "", "reason": "scripted: answers it"}
+    )
+    return model
 
 
 @pytest.fixture

@@ -25,11 +25,15 @@ def test_each_method_returns_its_record(make_rag: Any, scripted: Any) -> None:
     assert step.assess().action == "answer"
     assert step.generate().mode == "grounded"
     assert step.verify().recommendation == "ACCEPT"
+    useful = step.usefulness()
+    assert useful is not None
+    assert useful.verdict == "yes"
     out = step.finish()
     assert isinstance(out, Outcome)
     assert out.outcome == "answered"
     assert [r.stage for r in step.trace.records] == [
-        "decide", "rewrite", "retrieve", "grade", "rerank", "assess", "generate", "verify", "finish",
+        "decide", "rewrite", "retrieve", "grade", "rerank", "assess", "generate", "verify", "usefulness",
+        "finish",
     ]  # fmt: skip
     assert step.next() is None
 

@@ -124,6 +124,14 @@ _VALID: dict[str, st.SearchStrategy[dict[str, Any]]] = {
             }
         )
     ),
+    "usefulness": st.fixed_dictionaries(
+        {
+            "verdict": st.sampled_from(["yes", "partly", "no"]),
+            "score": st.integers(0, 100),
+            "missing": _TEXT,
+            "reason": _TEXT,
+        }
+    ),
 }
 
 #: The field that decides what the pipeline does next, per role.
@@ -139,6 +147,7 @@ _KEY = {
         o.overallConfidence,
         [(c.claim.strip(), c.verdict) for c in o.claims],
     ),
+    "usefulness": lambda o: (o.verdict, o.score),
 }
 
 
@@ -152,7 +161,7 @@ def _disguise(text: str, how: str) -> str:
     return text
 
 
-_PARSE_OK = Count("fuzz: parse valid outputs (7 roles, disguised)")
+_PARSE_OK = Count("fuzz: parse valid outputs (8 roles, disguised)")
 
 
 @FUZZ
@@ -174,7 +183,7 @@ def test_valid_outputs_parse_back_to_the_same_decision(data: st.DataObject, role
 
 
 _MUTATIONS = ["truncate", "drop_key", "retype", "dup_key", "nul", "huge_number", "nan", "nest", "bom"]
-_PARSE_BAD = Count("fuzz: parse mutated outputs (7 roles)")
+_PARSE_BAD = Count("fuzz: parse mutated outputs (8 roles)")
 
 
 def _mutate(value: dict[str, Any], how: str, cut: int, key_pick: int) -> str:

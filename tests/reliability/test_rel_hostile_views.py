@@ -147,6 +147,10 @@ def _hostile_model() -> ScriptedModel:
             "recommendation": "ADD_DISCLAIMER",
         },
     )
+    m.default(
+        "usefulness",
+        {"verdict": "partly", "score": 60, "missing": f"missing {XSS}", "reason": f"why {HOSTILE}"},
+    )
     return m
 
 

@@ -75,6 +75,10 @@ REFUND_CLAIM = "Customers can request a full refund within 30 days of purchase"
 REFUND_QUOTE = "full refund within 30 days of purchase"
 
 
+#: The usefulness judge's "yes" (tests about other stages script it so).
+USEFUL_YES = {"verdict": "yes", "score": 90, "missing": "", "reason": "scripted: it answers the question"}
+
+
 def script_refund(scripted: Any, *, verify: Any = None, answer: str = REFUND_ANSWER) -> None:
     """Everything a grounded refund question needs."""
     scripted.default("decide", {"decision": "RETRIEVE", "reason": "policy question"})
@@ -86,3 +90,4 @@ def script_refund(scripted: Any, *, verify: Any = None, answer: str = REFUND_ANS
     scripted.default(
         "verify", verify or verdict([(REFUND_CLAIM, "supported", 1, REFUND_QUOTE)], "ACCEPT", 95)
     )
+    scripted.default("usefulness", USEFUL_YES)

@@ -160,6 +160,13 @@ def generate(request: Any) -> dict[str, Any]:
     return {"answer": f"Within 30 days [{n}]."}
 
 
+def usefulness(request: Any) -> dict[str, Any]:
+    """Baseline: yes. With SKEPTIC: partly."""
+    if SKEPTIC in system_prompt(request):
+        return {"verdict": "partly", "score": 60, "missing": "detail", "reason": "scripted: skeptical"}
+    return {"verdict": "yes", "score": 90, "reason": "scripted: it answers the question"}
+
+
 def scripted_model(*, without: tuple[str, ...] = (), **kw: Any) -> Any:
     """A ScriptedModel answering every role (except ``without``) by the rules above."""
     from selfrag_nb.testing import ScriptedModel
@@ -173,6 +180,7 @@ def scripted_model(*, without: tuple[str, ...] = (), **kw: Any) -> Any:
         "assess": assess,
         "generate": generate,
         "verify": verify,
+        "usefulness": usefulness,
     }
     for role, answer in answers.items():
         if role not in without:

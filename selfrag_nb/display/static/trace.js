@@ -2,7 +2,7 @@
 //
 //   model.data (JSON from selfrag_nb/display/state.py)
 //     -> render(): header (trace) + one card per record, by kind:
-//        decide rewrite retrieve grade rerank assess generate verify finish search
+//        decide rewrite retrieve grade rerank assess generate verify usefulness finish search
 //     -> clicking a claim sets model.selected_claim -> panel with its evidence span
 //     -> pager buttons set model.page (hits, grades and claims page together,
 //        so page 2 of the hits lines up with page 2 of their grades)
@@ -16,8 +16,10 @@
 
 const TITLES = {
   decide: "Decide", rewrite: "Rewrite", retrieve: "Retrieve", grade: "Grade", rerank: "Rerank",
-  assess: "Assess", generate: "Generate", verify: "Verify", finish: "Outcome", search: "Search",
+  assess: "Assess", generate: "Generate", verify: "Verify", usefulness: "Usefulness", finish: "Outcome",
+  search: "Search",
 };
+const USEFUL = { yes: ["answers the question", "ok"], partly: ["answers in part", "warn"], no: ["does not answer", "bad"] };
 const VERDICT = {
   supported: ["✓", "supported", "ok"],
   partial: ["◐", "partly supported", "warn"],
@@ -454,6 +456,16 @@ class View extends ChunkViews {
     body.push(list);
     const badges = [badge(s.recommendation, tone), s.is_fully_supported ? badge("fully supported", "ok") : badge("not fully supported", "warn")];
     return this.card(s, badges, body, [`attempt ${s.attempt}`, `confidence ${s.overall_confidence}`]);
+  }
+
+  usefulness(u) {
+    const [label, tone] = USEFUL[u.verdict] || [u.verdict, ""];
+    const body = [row("why", u.reason)];
+    if (u.missing) body.push(row("missing", u.missing));
+    const sc = h("div", "srnb-grade");
+    add(sc, h("div", "srnb-grade-name", "usefulness"), this.bar(u.score, bandOf(u.score), [50, 80], `usefulness ${u.score} of 100`), add(h("div"), h("span", "srnb-num", String(u.score))));
+    body.push(sc);
+    return this.card(u, [badge(label, tone)], body, [`attempt ${u.attempt}`, `score ${u.score}`]);
   }
 
   finish(o) {

@@ -10,6 +10,7 @@ top of each module, ``a <- b`` reads "b builds on a":
     7      verify      verify: claims x evidence sentences -> verdicts, recommendation
     6      assess      assess: cover / qualifiers / conflicts -> ANSWER, CLARIFY, REFUSE
     6      generate    generate: scored sentences quoted and cited; direct replies
+    6      usefulness  usefulness: form, answer type, subject -> yes / partly / no
     5      evidence    evidence status (current / superseded) and label
     4      relevance   grade, rerank, exact_adjustment, asked_head
     3      question    decide, rewrite, is_follow_up, effective_question

@@ -43,7 +43,13 @@ from selfrag_nb.llm.offline.lexical import (
     terms,
 )
 from selfrag_nb.llm.offline.phrases import arithmetic, format_number, social_kind
-from selfrag_nb.llm.offline.question import answer_language, effective_question
+from selfrag_nb.llm.offline.question import (
+    DATE_Q_RE,
+    DATE_RE_ANY,
+    QUANTITY_Q_RE,
+    answer_language,
+    effective_question,
+)
 from selfrag_nb.llm.offline.surface import readable
 from selfrag_nb.llm.schemas import Evidence, GenerateInputs, GenerateOut
 from selfrag_nb.text import detect_language, is_cjk, tokenize
@@ -117,21 +123,6 @@ def _direct(question: str, lang: str) -> str:
     return " ".join(parts) if not zh else "".join(parts)
 
 
-#: The question asks for an amount, a duration or a limit: a sentence that
-#: states a number is more likely the answer than one that only names the topic.
-_QUANTITY_Q_RE = re.compile(
-    r"\bhow (?:many|much|long|often|fast|soon|big|large|quickly)\b|\b(?:maximum|minimum|max|min|limits?|"
-    r"size|prices?|costs?|fees?|rates?|window|period|duration|percentage|number of|uptime|credit)\b|"
-    r"多少|多久|几[个天次]|多大|上限|期限|价格|费用",
-    re.IGNORECASE,
-)
-#: The question asks for a date.
-_DATE_Q_RE = re.compile(r"\bwhen\b|\bdates?\b|\bdeadline\b|什么时候|何时|日期|哪天", re.IGNORECASE)
-_DATE_RE_ANY = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}\b|"
-    r"\d{4}年\d{1,2}月",
-    re.IGNORECASE,
-)
 #: Score bonuses: the sentence has what the question's type asks for; the
 #: question is negative and so is the sentence; share of the sentence that is
 #: about the question (prefers the precise sentence among equal covers).
@@ -183,8 +174,8 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     qexact = exact_terms(question).all
     qbag = bag(question)
     qpairs = _pairs(question)
-    wants_number = bool(_QUANTITY_Q_RE.search(question))
-    wants_date = bool(_DATE_Q_RE.search(question))
+    wants_number = bool(QUANTITY_Q_RE.search(question))
+    wants_date = bool(DATE_Q_RE.search(question))
     negative_q = has_negation(question)
     wants_names = bool(_WHICH_RE.match(question))
     lang = answer_language(question)
@@ -217,7 +208,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
             score += 0.1 * len(qexact & sx.all)
             if wants_number and (sx.numbers or quantities(sent)):
                 score += ANSWER_TYPE_BONUS
-            if wants_date and _DATE_RE_ANY.search(sent):
+            if wants_date and DATE_RE_ANY.search(sent):
                 score += ANSWER_TYPE_BONUS
             if negative_q and has_negation(sent):
                 score += NEGATION_BONUS
@@ -247,7 +238,7 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     qterms = terms(question)
     qexact = exact_terms(question).all
     candidates = _candidates(inputs, question)
-    wants_number = bool(_QUANTITY_Q_RE.search(question))
+    wants_number = bool(QUANTITY_Q_RE.search(question))
     wants_names = bool(_WHICH_RE.match(question))
     names: set[str] = set()
     threshold, limit = (0.5, 2) if strict else (0.25, 3)

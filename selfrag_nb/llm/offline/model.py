@@ -14,6 +14,7 @@
            assess    AssessInputs     ANSWER / CLARIFY (qualifiers) / REFUSE (no cover, conflict) (assess)
            generate  GenerateInputs   extractive sentences cited [n]; direct small talk, arithmetic (generate)
            verify    VerifyInputs     claim x evidence-sentence overlap + number/ID agreement (verify)
+           usefulness UsefulnessInputs form, answer type, the question's subject in the answer (usefulness)
       -> Completion(raw = JSON of schemas.OUTPUTS[role], tokens estimated, cost 0.0)
 
 It is the default model when nothing is configured, and a credible baseline:
@@ -38,6 +39,7 @@ from selfrag_nb.llm.offline.assess import assess
 from selfrag_nb.llm.offline.generate import generate
 from selfrag_nb.llm.offline.question import decide, rewrite
 from selfrag_nb.llm.offline.relevance import grade, rerank
+from selfrag_nb.llm.offline.usefulness import usefulness
 from selfrag_nb.llm.offline.verify import verify
 from selfrag_nb.llm.schemas import INPUTS
 from selfrag_nb.text import tokenize
@@ -103,4 +105,5 @@ _ROLES: dict[str, Callable[[Any], BaseModel]] = {
     "assess": assess,
     "generate": generate,
     "verify": verify,
+    "usefulness": usefulness,
 }

@@ -29,8 +29,35 @@ from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
 from selfrag_nb.llm.schemas import DecideInputs, DecisionOut, Message, RewriteInputs, RewriteOut
 from selfrag_nb.text import detect_language, normalize_key, tokenize
 
-__all__ = ["answer_language", "decide", "effective_question", "is_follow_up", "rewrite"]
+__all__ = [
+    "DATE_Q_RE",
+    "DATE_RE_ANY",
+    "QUANTITY_Q_RE",
+    "answer_language",
+    "decide",
+    "effective_question",
+    "is_follow_up",
+    "rewrite",
+]
 
+
+# ------------------------------------------------------------------ answer type
+
+#: The question asks for an amount, a duration or a limit: a sentence that
+#: states a number is more likely the answer than one that only names the topic.
+QUANTITY_Q_RE = re.compile(
+    r"\bhow (?:many|much|long|often|fast|soon|big|large|quickly)\b|\b(?:maximum|minimum|max|min|limits?|"
+    r"size|prices?|costs?|fees?|rates?|window|period|duration|percentage|number of|uptime|credit)\b|"
+    r"多少|多久|几[个天次]|多大|上限|期限|价格|费用",
+    re.IGNORECASE,
+)
+#: The question asks for a date.
+DATE_Q_RE = re.compile(r"\bwhen\b|\bdates?\b|\bdeadline\b|什么时候|何时|日期|哪天", re.IGNORECASE)
+DATE_RE_ANY = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}\b|"
+    r"\d{4}年\d{1,2}月",
+    re.IGNORECASE,
+)
 
 # ------------------------------------------------------------------ decide
 

@@ -1,0 +1,250 @@
+"""The usefulness role: does the answer answer the question that was asked?
+
+    lexical <- phrases <- question <- ... <- usefulness <- model
+                                             ^^^^^^^^^^ here (layer 6): imports
+                                             lexical, phrases, question.
+
+    UsefulnessInputs(question, answer, history)
+      -> answer without [n] markers; empty                        -> no
+      -> small talk / arithmetic question                         -> yes when a reply / a number is given
+      -> form: lines that are JSON, markup or code are set aside (how-to
+         questions may be answered by a command); nothing else left, or the
+         rest a fragment cut mid-sentence or a bare name          -> no
+      -> the answer says the documents hold no answer             -> no
+      -> answer type: "how many / how long / 多少" needs a number,
+         "when / 何时" a date or a number                          -> no when absent
+      -> subject: the question's named things (phrases.entities),
+         coverage of its content terms (frame words such as
+         "purpose" or "mean" say what kind of answer, not what
+         it is about, and are left out)
+           named thing absent, or code / markup lines beside prose -> partly
+           coverage >= 0.5 -> yes, else partly (a lexical judge cannot
+           tell a paraphrase from a miss: never a confident "no" here)
+      score: the verdict's band (80+ yes, 50-79 partly, < 50 no), placed
+      inside the band by coverage
+
+Only general properties of questions and answers are used: what kind of
+answer a question word asks for, what a sentence, a code line or markup looks
+like. The judge reads the question and the answer, never the documents:
+whether the answer is supported is the verify role's question.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from selfrag_nb.llm.offline.lexical import bag, coverage, stem, strip_citations, terms
+from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
+from selfrag_nb.llm.offline.question import DATE_RE_ANY, answer_language, effective_question
+from selfrag_nb.llm.schemas import UsefulnessInputs, UsefulnessOut
+from selfrag_nb.text import is_cjk, tokenize
+
+__all__ = ["usefulness"]
+
+#: The question asks explicitly for an amount or a duration.
+_NUMBER_Q_RE = re.compile(r"\bhow (?:many|much|long|often|old)\b|多少|多久|几[个天次年月周]", re.IGNORECASE)
+#: The question asks explicitly for a point in time.
+_WHEN_Q_RE = re.compile(
+    r"^\s*when\b|\bwhat (?:date|year|time)\b|什么时候|何时|哪一?天|哪一?年", re.IGNORECASE
+)
+_HOW_TO_Q_RE = re.compile(r"\bhow (?:do|can|should|to|would)\b|如何|怎么|怎样", re.IGNORECASE)
+_WHICH_Q_RE = re.compile(r"^\s*(?:which|who|what(?:'s| is) the name)\b|哪个|哪些|谁", re.IGNORECASE)
+_NUMBER_RE = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|hundred|"
+    r"thousand|million|once|twice|daily|weekly|monthly|yearly|annually|hourly|unlimited|infinite|"
+    r"no limit|none|several|few|many)\b|[一二两三四五六七八九十百千万]",
+    re.IGNORECASE,
+)
+_TIME_WORD_RE = re.compile(r"\b(?:since|until|before|after|ago|year|month|day|today|now)\b|年|月|日", re.I)
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Words that frame a question (what kind of answer it wants) rather than name
+# its subject, and light verbs ("made", "get"): an answer rarely repeats them ("What is the purpose of X?" ->
+# "X provides ..."). A property of English question language, not of a corpus.
+_FRAME = frozenset(
+    stem(w)
+    for w in _wordset(
+        "purpose purposes mean means meaning meant difference differences differ kind kinds type types "
+        "main mainly describe explain happen happens exist exists possible recommended recommend work "
+        "works called name named example examples information info details detail function role "
+        "goal goals idea reason reasons make makes made give gives given take takes taken get gets got "
+        "come comes put puts"
+    )
+)
+
+# Form: what is not a statement, whatever the question.
+_HTML_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|&(?:[a-z]{2,8}|#\d{2,5});")
+_MD_MARKUP_RE = re.compile(r"!\[[^\]]*\]|\]\[[^\]]*\]|\]\((?:https?:|/|#)|^\s*\.\. [a-z-]+::|:[a-z]+:`", re.M)
+_CODE_LINE_RE = re.compile(
+    r"^\s*(?:\$ |>>> |```|~~~|import \w|from [\w.]+ import |pip3? install |python3? -m |def \w+\(|class \w+[(:]"
+    r"|#include|npm |uv |curl |git )",
+)
+_JSON_OBJECT_RE = re.compile(r'\{\s*"[^"\n]{1,40}"\s*:')
+_CODE_CHARS = frozenset("{}[]()<>=;:$`|\\/_*#@")
+# A sentence ends mid-way when its last word binds to something that follows.
+_DANGLING_EN = _wordset(
+    "a an the of to in on at for from by with and or but nor as than that which who whom whose "
+    "where when while if because so is are was were be been being has have had do does did can "
+    "could would should will shall may might must not no very more most its their our your his "
+    "her my this these those such into onto upon about via per like including e.g i.e"
+)
+_TERMINAL = ".。!！?？…)）\"”'’"
+_ZH_DANGLING = "的了和与或及在把被将对从向给是"
+# The answer says the documents hold no answer (the offline generator's and
+# the strict prompt's own ways out, and the usual wording of models).
+_NO_ANSWER_RE = re.compile(
+    r"\b(?:documents?|sources?|context|information)\b[^.]{0,40}\b(?:do(?:es)? not|don't|doesn't|no)\b"
+    r"[^.]{0,30}\b(?:contain|mention|say|cover|include|answer|relevant)|\bno relevant information\b|"
+    r"\bI (?:cannot|can't|could not|couldn't) (?:find|answer|determine)|"
+    r"没有相关信息|没有这个问题的答案|未提及|无法回答|找不到",
+    re.IGNORECASE,
+)
+
+
+def _out(verdict: str, score: int, missing: str, reason: str) -> UsefulnessOut:
+    return UsefulnessOut(verdict=verdict, score=max(0, min(100, score)), missing=missing, reason=reason)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[\w'’.-]+", text)
+
+
+def _line_problem(line: str, how_to: bool) -> str:
+    """What one line of the answer is, when it is not prose ("" when it is)."""
+    text = line.strip()
+    if text.startswith(("{", "[")):
+        try:
+            json.loads(text)
+            return "a JSON value"
+        except ValueError:
+            pass
+    if _JSON_OBJECT_RE.search(text):
+        return "a JSON wrapper"
+    if _HTML_RE.search(text) or _MD_MARKUP_RE.search(text):
+        return "document markup"
+    letters = sum(c.isalpha() for c in text)
+    symbols = sum(c in _CODE_CHARS for c in text)
+    if not how_to and (_CODE_LINE_RE.match(text) or (letters and symbols / letters > 0.4)):
+        return "a code line"
+    return ""
+
+
+def _form_problem(answer: str, which: bool) -> str:
+    """What the prose of the answer is, when it is not a readable statement."""
+    text = answer.strip()
+    cjk = sum(is_cjk(c) for c in text)
+    if cjk:
+        stripped = text.rstrip(" 　")
+        if cjk <= 3 and not which:
+            return "a bare name"
+        if stripped and stripped[-1] in _ZH_DANGLING:
+            return "a sentence cut off in the middle"
+        return ""
+    words = _words(text)
+    if len(words) <= 2 and not which:
+        return "a bare name"
+    if text.rstrip()[-1:] in ",;:-–—(/&" or (
+        text.rstrip()[-1:] not in _TERMINAL and words and words[-1].lower().strip(".") in _DANGLING_EN
+    ):
+        return "a sentence cut off in the middle"
+    if text.count("(") > text.count(")") or text.count("`") % 2 or text.count('"') % 2:
+        return "a sentence cut off in the middle"
+    return ""
+
+
+def _subject(question: str) -> tuple[dict[str, float], list[str]]:
+    """(content terms without frame words, the question's named things)."""
+    qterms = {k: w for k, w in terms(question).items() if k not in _FRAME}
+    named = [e.text for e in entities(question) if e.rank <= 2]
+    return qterms, named
+
+
+def _surface(keys: list[str], question: str) -> str:
+    """Stemmed keys as the question spells them ("licens" -> "license")."""
+    spelled: dict[str, str] = {}
+    for tok in tokenize(question):
+        spelled.setdefault(stem(tok), tok)
+    return ", ".join(spelled.get(k, k) for k in keys)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
+    zh = answer_language(inputs.question) == "zh"
+    answer, _ = strip_citations(inputs.answer)
+    question = effective_question(inputs.question, inputs.history)
+    asked = _short(question)
+    if not answer.strip():
+        return _out("no", 0, f"an answer to: {asked}", "the answer is empty")
+    kind, rest = social_kind(question)
+    calc = arithmetic(rest if kind is not None else question) if (rest or kind is None) else None
+    if kind is not None and not rest:
+        return _out("yes", 90, "", "small talk: any friendly reply answers it")
+    if calc is not None:
+        if _NUMBER_RE.search(answer) or calc.value is None:
+            return _out("yes", 90, "", "the arithmetic question gets a result")
+        return _out("no", 10, "the result of the calculation", "the answer gives no number")
+    how_to = bool(_HOW_TO_Q_RE.search(question))
+    which = bool(_WHICH_Q_RE.search(question))
+    # Lines that are not prose (code, JSON, markup) answer nothing; the
+    # rest is judged, and an answer that carries such lines is at most partly useful.
+    junk = [p for p in (_line_problem(ln, how_to) for ln in answer.splitlines() if ln.strip()) if p]
+    prose = "\n".join(ln for ln in answer.splitlines() if ln.strip() and not _line_problem(ln, how_to))
+    form = junk[0] if junk and not prose.strip() else _form_problem(prose, which)
+    if form:
+        return _out("no", 10, f"a statement that answers: {asked}", f"the answer is {form}, not a statement")
+    answer = prose
+    if _NO_ANSWER_RE.search(answer):
+        return _out("no", 5, f"an answer to: {asked}", "the answer says the documents do not answer it")
+    if _NUMBER_Q_RE.search(question) and not _NUMBER_RE.search(answer):
+        what = "数量或时长" if zh else "a number or duration"
+        return _out("no", 20, what, f"the question asks {asked!r}, and the answer states no number")
+    if _WHEN_Q_RE.search(question) and not (
+        DATE_RE_ANY.search(answer) or _NUMBER_RE.search(answer) or _TIME_WORD_RE.search(answer)
+    ):
+        what = "日期或时间" if zh else "a date or time"
+        return _out("no", 20, what, "the question asks when, and the answer gives no date or time")
+    qterms, named = _subject(question)
+    abag = bag(answer)
+    share, missing = coverage(qterms, abag) if qterms else (1.0, [])
+    absent = [n for n in named if not any(abag.get(k, 0) for k in terms(n))]
+    cap = "partly" if junk or (absent and len(absent) == len(named)) else "yes"
+    if cap == "partly":
+        # The answer may still be right (it need not repeat the name), but a
+        # reader cannot tell from the answer alone: at most partly.
+        why = (
+            f"the answer also holds {junk[0]}"
+            if junk
+            else f"the answer does not name what the question asks about ({', '.join(absent)})"
+        )
+        what = "a clean statement without code or markup" if junk else ", ".join(absent)
+        return _out("partly", 50 + round(9 * share), what, why)
+    if zh:
+        # Chinese terms are character bigrams, many of them across word
+        # boundaries: a lower share already means the subject is there, and
+        # the bigrams themselves mean nothing to a reader.
+        share = min(1.0, share * 1.5)
+        missing = []
+    if share >= 0.5:
+        return _out("yes", 80 + round(20 * share), "", "the answer addresses the question's subject")
+    if share > 0:
+        return _out(
+            "partly",
+            50 + round(29 * share),
+            _surface(missing, question) or asked,
+            "the answer addresses only part of what the question asks",
+        )
+    return _out(
+        "no",
+        20,
+        _surface(missing, question) or asked,
+        "the answer shares nothing with the question's subject",
+    )
