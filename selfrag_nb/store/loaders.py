@@ -4,6 +4,7 @@
       for each file: LOADERS[suffix](path, source)
         .md .markdown  front matter + Markdown      (one Document)
         .txt           plain text                   (one Document)
+        .rst           reStructuredText, as plain text: markup kept (one Document)
         .html .htm     text only, headings kept     (one Document)
         .jsonl         one Document per line        (source "file.jsonl#<id or line>")
         .pdf           text layer via pypdf         (one Document)
@@ -418,6 +419,7 @@ LOADERS: dict[str, Callable[[Path, str], Loaded]] = {
     ".md": _whole(load_markdown),
     ".markdown": _whole(load_markdown),
     ".txt": _whole(load_text),
+    ".rst": _whole(load_text),  # reStructuredText read as plain text, directives and all
     ".html": _whole(load_html),
     ".htm": _whole(load_html),
     ".jsonl": load_jsonl,

@@ -128,6 +128,19 @@ def test_pdf_text_layer(tmp_path: Path) -> None:
     assert "unreadable PDF" in skipped[0][1]
 
 
+def test_rst_loads_as_plain_text(tmp_path: Path) -> None:
+    p = tmp_path / "README.rst"
+    p.write_text("Title\n=====\n\n.. image:: https://example.org/b.svg\n\nUse ``pip install x``.\n")
+    (doc,), skipped = load_file(p, "README.rst")
+    assert skipped == []
+    assert doc.kind == "text"
+    assert doc.title == "README"
+    assert doc.text == "Title\n=====\n\n.. image:: https://example.org/b.svg\n\nUse ``pip install x``."
+    docs, skipped = load_tree(tmp_path)
+    assert [d.source for d in docs] == ["README.rst"]
+    assert skipped == []
+
+
 def test_tree_skips_bad_files_and_loads_the_rest(tmp_path: Path) -> None:
     root = tmp_path / "docs"
     (root / "sub").mkdir(parents=True)
