@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable
 from typing import Literal
 
+from selfrag_nb.cleantext import clean, clean_text
 from selfrag_nb.formats import fmt_cost, fmt_tokens  # re-exported: the one number format
 from selfrag_nb.text import VIEW_CONTROLS, char_class
 
@@ -140,11 +141,25 @@ def find_all(text: str, needle: str) -> list[tuple[int, int]]:
 
 def locate_span(chunk: str, span: str, start: int, end: int) -> tuple[int, int] | None:
     """Where the evidence span sits in its chunk: the recorded offsets when
-    they match, else the first occurrence, else None."""
-    if 0 <= start < end <= len(chunk) and (not span or chunk[start:end] == span):
+    they match, else the first occurrence, else None. Models read the clean
+    chunk text (``selfrag_nb.cleantext``), so a span is usually a quote of it
+    and its recorded offsets cover the original words with the markup
+    between them: those match when the original there cleans to the span;
+    without offsets the quote is found in the clean text and mapped back."""
+    valid = 0 <= start < end <= len(chunk)
+    if valid and (
+        not span or chunk[start:end] == span or _words(clean_text(chunk[start:end])) == _words(span)
+    ):
         return start, end
     found = find_all(chunk, span.strip())
-    return found[0] if found else None
+    if found:
+        return found[0]
+    a, b = clean(chunk).locate(span) if span.strip() else (-1, -1)
+    return (a, b) if a >= 0 else None
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
 
 # --------------------------------------------------------------- numbers

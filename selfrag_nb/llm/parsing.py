@@ -11,7 +11,8 @@
           coerce: "85分", "是", enum spellings; bare index lists, derived
           fields)──> pydantic validation ──> output (the first candidate that validates)
     decide / assess also accept the line format "RETRIEVE|reason";
-    generate accepts plain text (the usual case).
+    generate accepts plain text (the usual case); a JSON {"answer": ...} wrapper
+    is unwrapped, and an answer that is empty or only code is an error.
 
 Values are coerced, never invented: a score of 150 stays 150 and fails
 validation (the runner then makes its one repair call), a missing required
@@ -25,6 +26,7 @@ gets ``doc=0`` (unknown); citations are 1-based so 0 never names a document.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
@@ -32,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from selfrag_nb.codelines import code_only
 from selfrag_nb.llm.coerce import (
     MAX_TEXT,
     ParseError,
@@ -391,21 +394,53 @@ def _parse_assess(text: str) -> tuple[BaseModel | None, str | None]:
 # ------------------------------------------------------------------- generate
 
 
-def _parse_generate(text: str) -> tuple[BaseModel | None, str | None]:
-    inner = text
-    fence = re.fullmatch(r"```[ \t]*(?:json)?[ \t]*\n(.*?)\n?```", text, re.DOTALL | re.IGNORECASE)
-    if fence and fence.group(1).lstrip().startswith("{"):
-        inner = fence.group(1).strip()
-    if inner.startswith("{") and inner.endswith("}"):
-        for value in extract_json(inner):
+#: One lead-in line before a JSON answer ("Here is the answer:").
+_LEAD_IN_RE = re.compile(r"^[^\n{]{1,200}[:：][ \t]*\n")
+_JSON_FENCE_RE = re.compile(r"```[ \t]*(?:json)?[ \t]*\n(.*?)\n?```", re.DOTALL | re.IGNORECASE)
+_ANSWER_KEYS = ("answer", "回答", "答案", "response", "回复")
+
+
+def _wrapped_answer(text: str) -> tuple[bool, Any]:
+    """(True, value) when ``text`` (after at most one lead-in line) is a JSON
+    object, bare or in a json fence, with an answer key. The whole object is
+    decoded first: a fence or a "[2]" inside the answer string is not JSON."""
+    lead = _LEAD_IN_RE.match(text)
+    for cand in (text, text[lead.end() :] if lead else ""):
+        inner = cand.strip()
+        fence = _JSON_FENCE_RE.fullmatch(inner)
+        if fence and fence.group(1).lstrip().startswith("{"):
+            inner = fence.group(1).strip()
+        if not (inner.startswith("{") and inner.endswith("}")):
+            continue
+        try:
+            values: list[Any] = [json.loads(inner)]
+        except ValueError:
+            values = [v for v in extract_json(inner) if isinstance(v, dict)]
+        for value in values:
             if isinstance(value, dict):
-                found, ans = pick(value, ("answer", "回答", "答案", "response", "回复"))
-                if found and isinstance(ans, str):
-                    if not ans.strip():
-                        return None, "empty answer"
-                    return GenerateOut(answer=ans.strip()), None
-            break
-    return GenerateOut(answer=text), None
+                found, ans = pick(value, _ANSWER_KEYS)
+                if found:
+                    return True, ans
+    return False, None
+
+
+def _parse_generate(text: str) -> tuple[BaseModel | None, str | None]:
+    """Plain text is the answer. A JSON object with an answer key is
+    unwrapped (never shown as the answer). Empty, or nothing but code (a
+    fence, a prompt, an import line: ``selfrag_nb.codelines.code_only``), is
+    no answer: an error the repair call sees."""
+    found, ans = _wrapped_answer(text)
+    if found and not isinstance(ans, str):
+        return None, "answer: expected text"
+    answer = ans.strip() if found else text
+    if not answer:
+        return None, "empty answer"
+    if code_only(answer):
+        return (
+            None,
+            "the answer is only code (a code block, a command or an import line), not an answer in words",
+        )
+    return GenerateOut(answer=answer), None
 
 
 # --------------------------------------------------------------------- verify

@@ -11,7 +11,7 @@
 
 Helpers here are the ones several stages share: the evidence list the
 later stages show to the model (``[n]`` numbering is shared by generate and
-verify), the [n] markers an answer cites, and the question chunks are judged
+verify; its text is clean, ``selfrag_nb.cleantext``), the [n] markers an answer cites, and the question chunks are judged
 against (a follow-up completed by rewrite).
 """
 
@@ -22,6 +22,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from selfrag_nb.cleantext import clean_text
 from selfrag_nb.errors import InputTypeError
 from selfrag_nb.flow import STAGES
 from selfrag_nb.llm.schemas import Evidence, Message
@@ -180,7 +181,9 @@ def evidence_hits(trace: Trace, ctx: StageContext) -> list[Hit]:
 
 
 def to_evidence(hits: list[Hit], trace: Trace) -> list[Evidence]:
-    """Hits as numbered Evidence (``index`` is the [n] marker, 1-based)."""
+    """Hits as numbered Evidence (``index`` is the [n] marker, 1-based). The
+    text, title and heading are clean (``selfrag_nb.cleantext``): no markup,
+    no hard line breaks; ``Hit.text`` keeps the original."""
     grades = trace.grades
     by_id = {g.chunk_id: g for g in grades.items} if grades else {}
     out = []
@@ -191,9 +194,9 @@ def to_evidence(hits: list[Hit], trace: Trace) -> list[Evidence]:
                 index=i,
                 chunk_id=h.chunk_id,
                 source=h.source,
-                title=h.title,
-                heading=h.heading,
-                text=h.text,
+                title=clean_text(h.title),
+                heading=clean_text(h.heading),
+                text=clean_text(h.text),
                 relevance=g.score if g else None,
                 key_info=g.key_info if g else "",
                 metadata={k: v for k, v in h.metadata.items() if isinstance(v, (str, int, float, bool))},

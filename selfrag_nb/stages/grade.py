@@ -1,7 +1,7 @@
 """Stage 4, grade: is each retrieved chunk useful for the question?
 
     Retrieval.hits (minus chunks dropped in the stepper)
-      -> one "grade" call per chunk (GradeInputs), all at once (one wave: at most
+      -> one "grade" call per chunk (GradeInputs, clean text: selfrag_nb.cleantext), all at once (one wave: at most
          total_cap chunks reach here), or bounded by asyncio.Semaphore(grade_concurrency)
          when that is set; per-call timeout; the provider's own bound
          (Settings.provider_concurrency, LiteLLMModel) holds across questions
@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from selfrag_nb.cleantext import clean_text
 from selfrag_nb.llm.schemas import GradeInputs, RelevanceOut
 from selfrag_nb.stages.base import Stage, StageContext, resolved_question
 from selfrag_nb.store.types import Hit
@@ -50,9 +51,9 @@ class GradeStage(Stage):
                     "grade",
                     GradeInputs(
                         question=question,
-                        text=hit.text,
-                        title=hit.title,
-                        heading=hit.heading,
+                        text=clean_text(hit.text),
+                        title=clean_text(hit.title),
+                        heading=clean_text(hit.heading),
                         source=hit.source,
                         metadata={
                             k: v for k, v in hit.metadata.items() if isinstance(v, (str, int, float, bool))

@@ -3,7 +3,7 @@
     settings.rerank False                 -> skipped (None, no record)
     Grades.kept[:rerank_max_candidates]   (authorised, relevant, at most 50)
       -> validate the request: query not blank, keep >= 1, <= 50 candidates
-      -> reranker.arank / rank(query, texts)  (timeout: per-call, cut to the deadline)
+      -> reranker.arank / rank(query, clean texts)  (timeout: per-call, cut to the deadline)
       -> validate_ranking(): not None, not empty, each item (index, score) with
          0 <= index < n, no duplicate index, finite score; optional full coverage
       -> sort by score desc (higher is better; a subset is allowed), keep rerank_keep
@@ -23,6 +23,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from selfrag_nb.cleantext import clean_text
 from selfrag_nb.errors import RerankProtocolError
 from selfrag_nb.rerankers import RankResponse
 from selfrag_nb.stages.base import Stage, StageContext, resolved_question
@@ -170,7 +171,7 @@ class RerankStage(Stage):
         query = resolved_question(trace, ctx)
         if not query.strip() or keep < 1 or len(before) > MAX_CANDIDATES:
             return fallback("invalid rerank request (blank query, keep < 1 or more than 50 candidates)")
-        texts = [by_id[c].text for c in before]
+        texts = [clean_text(by_id[c].text) for c in before]  # no markup reaches a reranker
         timeout = ctx.call_timeout()
         try:
             arank = getattr(ctx.reranker, "arank", None)

@@ -6,7 +6,9 @@ latest Generation
   empty answer                   -> Support(REGENERATE), no call
   else -> model "verify" (VerifyInputs: question, answer, the same [n] evidence)
        -> claims: per-claim verdicts (or supportedClaims / unsupportedClaims)
-          evidence quote -> ClaimEvidence(chunk_id, span, offsets in the chunk text)
+          evidence quote -> ClaimEvidence(chunk_id, span, offsets in the chunk text):
+                            the quote is of the clean text the model read, found
+                            there and mapped back to the original (locate_quote)
           cited [n] (from the verdict, the claim text, the markers after it in the answer)
           citation_error: [n] not in the evidence, or a cited chunk that does
                           not support the claim (a citation must hold the claim's evidence)
@@ -19,6 +21,7 @@ from __future__ import annotations
 import re
 import time
 
+from selfrag_nb.cleantext import clean
 from selfrag_nb.llm.schemas import ClaimVerdict, VerifyInputs
 from selfrag_nb.llm.schemas import SupportOut as SupportOutput
 from selfrag_nb.stages.base import Stage, StageContext, to_evidence
@@ -26,7 +29,7 @@ from selfrag_nb.store.types import Hit
 from selfrag_nb.text import MARKER, markers_in, strip_markers
 from selfrag_nb.trace import Claim, ClaimEvidence, Fallback, Support, Trace
 
-__all__ = ["VerifyStage", "locate", "locate_claim"]
+__all__ = ["VerifyStage", "locate", "locate_claim", "locate_quote"]
 
 _TRAILING_MARKERS_RE = re.compile(rf"^(?:\s*{MARKER})+")
 
@@ -43,6 +46,15 @@ def locate(haystack: str, needle: str) -> tuple[int, int]:
     pattern = r"\s+".join(re.escape(w) for w in needle.split())
     m = re.search(pattern, haystack, flags=re.IGNORECASE)
     return (m.start(), m.end()) if m else (-1, -1)
+
+
+def locate_quote(chunk_text: str, quote: str) -> tuple[int, int]:
+    """(start, end) in the original ``chunk_text`` of a quote the verifier took
+    from its clean text (``selfrag_nb.cleantext``): found in the clean text
+    and mapped back, so the span covers the quoted words and any markup
+    between them; else found in the original as it is; (-1, -1) when absent."""
+    start, end = clean(chunk_text).locate(quote)
+    return (start, end) if start >= 0 else locate(chunk_text, quote)
 
 
 _CLAIM_TAIL_RE = re.compile(rf"(?:\s*{MARKER})*(?:\s*[.。!?！？;；])?")
@@ -77,7 +89,7 @@ def _supports(chunk_text: str, evidence: list[ClaimEvidence], claim: str) -> boo
     """True when the cited chunk itself holds a quote the verifier gave for the
     claim (or the claim verbatim): the same fact in two chunks is no citation error."""
     quotes = [e.span for e in evidence if e.span.strip()] + [strip_markers(claim)]
-    return any(locate(chunk_text, q)[0] >= 0 for q in quotes)
+    return any(locate_quote(chunk_text, q)[0] >= 0 for q in quotes)
 
 
 class VerifyStage(Stage):
@@ -137,7 +149,7 @@ class VerifyStage(Stage):
                     )
                     continue
                 hit = hits[q.doc - 1]
-                s, e = locate(hit.text, q.quote) if q.quote else (-1, -1)
+                s, e = locate_quote(hit.text, q.quote) if q.quote else (-1, -1)
                 ev.append(ClaimEvidence(chunk_id=hit.chunk_id, span=q.quote, start=s, end=e))
             support_ids = {e.chunk_id for e in ev}
             errors: list[str] = []

@@ -220,6 +220,48 @@ def test_parsing_generate_plain_text_and_json() -> None:
     assert parse("generate", '{"answer": ""}') == (None, "empty answer")
 
 
+@pytest.mark.parametrize(
+    ("raw", "answer"),
+    [
+        # the JSON wrapper is unwrapped even when the answer holds a fence or a "[2]"
+        (
+            '{"answer": "Refunds take 30 days [2]. Use ```code``` sparingly."}',
+            "Refunds take 30 days [2]. Use ```code``` sparingly.",
+        ),
+        ('{"answer":"Yes, [1] and [2] agree."}', "Yes, [1] and [2] agree."),
+        ('Here is the answer:\n{"answer": "Refunds take 30 days [1]."}', "Refunds take 30 days [1]."),
+        ('Based on the available information:\n```json\n{"answer": "30 days [1]"}\n```', "30 days [1]"),
+        ("{'answer': 'Refunds take 30 days [1].',}", "Refunds take 30 days [1]."),
+    ],
+)
+def test_parsing_generate_unwraps_a_json_answer(raw: str, answer: str) -> None:
+    out, err = parse("generate", raw)
+    assert err is None
+    assert out is not None
+    assert out.answer == answer
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"answer":"```jinja [2]"}',
+        'Based on the available information:\n{"answer":"```jinja [2]"}',
+        '{"answer": "```bash\\npip install fetchy\\n```"}',
+        '{"answer": "  "}',
+        "```python\nimport fetchy\n```",
+        "$ uvicorn example:app [1]",
+        "import jiter",
+        ">>> import jiter\n>>> jiter.from_json(b'1')",
+    ],
+)
+def test_parsing_generate_wrapper_or_code_alone_is_no_answer(raw: str) -> None:
+    """A code block, a command or an import line is not an answer, not even
+    inside a JSON wrapper: an error (the runner's repair call reads it)."""
+    out, err = parse("generate", raw)
+    assert out is None
+    assert err
+
+
 def test_parsing_verify_prompt_format_derives_claims() -> None:
     raw = """```json
 {

@@ -5,7 +5,8 @@ block, an HTML comment, a JSON Lines text / title / metadata field and an
 HTML display:none block  -> hashing KB in a tmp folder
   -> offline pipeline, one question per document
        every ModelCall whose prompt shows the marker carries injection_flags
-       naming that document; calls that saw no injection carry none;
+       naming that document; calls that saw no injection carry none; an HTML
+       comment never reaches a prompt (models read clean text: cleantext.py);
        the answer holds none of the injected claims
   -> ScriptedModel "obeying" as the generator (answers with the injected claim)
        offline verifier: that claim is unsupported; the final answer never
@@ -203,6 +204,10 @@ def test_markers_are_flagged_on_every_call_that_saw_them(kb: sr.KnowledgeBase) -
             assert META_MARKER not in prompt  # metadata never reaches a prompt
         # the document each planted marker lives in is named by some flag
         saw_it = [c for c in trace.model_calls if p.marker in "\n".join(m["content"] for m in c.messages)]
+        if p.where.startswith("HTML comment"):
+            # markup: models read the chunk's clean text, without its comments
+            assert not saw_it, (p.where, [c.role for c in saw_it])
+            continue
         assert saw_it, (p.where, "no call saw the marker")
         # by source; a rerank call's candidates are numbered, not named
         assert all(c.role == "rerank" or any(p.source in f for f in c.injection_flags) for c in saw_it), [

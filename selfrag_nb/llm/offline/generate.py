@@ -10,8 +10,10 @@
                       -> every evidence sentence scored (_candidates): coverage,
                          heading on topic, word pairs, exact terms, answer type
                          (number, date, names), negation, language, precision;
-                         chunk text read through surface.readable (table rows as
-                         sentences, header rows dropped, control characters removed),
+                         chunk text (clean: selfrag_nb.cleantext) read through
+                         surface.readable (table rows as sentences, header rows
+                         dropped, control characters removed), whole sentences
+                         only (_quotable: no code, heading, name or fragment),
                          injections, lead-ins and ``avoid`` never quoted,
                          superseded evidence scored lower
                       -> 1-3 (strict: 1-2) sentences that add something, in
@@ -28,6 +30,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from selfrag_nb.codelines import lines
 from selfrag_nb.llm.offline.evidence import evidence_status
 from selfrag_nb.llm.offline.lexical import (
     bag,
@@ -168,6 +171,25 @@ _NAMES_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z0-9]+")
 OTHER_LANGUAGE = 0.8
 
 
+#: A sentence that ends: closing punctuation, then closing quotes or brackets.
+_ENDED_RE = re.compile(r"[.!?。！？；…][\"'”’)\]）」』]*$")
+
+
+def _quotable(text: str) -> list[str]:
+    """The sentences of clean chunk text an answer may quote: whole ones.
+    Code (fenced blocks, prompts, imports, commands) never; a piece without
+    closing punctuation (a heading, a caption, a name, the end of a chunk
+    cut mid-sentence) only as a list item of three words or more."""
+    out: list[str] = []
+    for kind, line in lines(text):
+        if kind == "code":
+            continue
+        for sent in sentences(line):
+            if _ENDED_RE.search(sent) or (kind == "item" and len(tokenize(sent)) >= 3):
+                out.append(sent)
+    return out
+
+
 def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     """Every quotable evidence sentence with its score for ``question``, best first."""
     qterms = terms(question)
@@ -187,8 +209,9 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
         stale = evidence_status(ev) == "superseded" and any_current
         topic = HEADING_BONUS * _heading_on_topic(ev, qbag)
         # Tables arrive as one sentence per row and without control characters,
-        # so no raw "| a | b |" markup or terminal escape reaches an answer.
-        for sent in sentences(readable(ev.text)):
+        # so no raw "| a | b |" markup or terminal escape reaches an answer;
+        # only whole sentences of text are candidates (_quotable).
+        for sent in _quotable(readable(ev.text)):
             order += 1
             if looks_like_injection(sent) or (inputs.avoid and _similar(sent, inputs.avoid)):
                 continue

@@ -1,0 +1,699 @@
+"""Clean text: document markup out, the words in, and a map back to the original.
+
+Every model role that reads chunk text (grade, rerank, assess, generate,
+verify) reads it through ``clean_text``, and answers quote it. The stored
+chunk (``Hit.text``) never changes: ``clean`` also says, for every clean
+character, which span of the original it came from, so a quote of the clean
+text is found again in the original (views highlight it there).
+
+    chunk text ("\\r\\n" and "\\r" read as "\\n")
+      -> _parse: line by line, into blocks
+           code     ``` / ~~~ fences and <pre> kept verbatim; RST literal blocks
+                    (after "::"), ``.. code-block::`` bodies, indented blocks
+                    after a blank line and >>> sessions, fenced in ```
+           dropped  RST directive headers and options, comments, ``.. _targets:``,
+                    ``.. |sub| image::`` definitions (``replace::`` ones are
+                    remembered), Markdown ``[label]: url`` definitions (labels
+                    remembered), heading under/overlines, rules, <!-- comments -->,
+                    lines of nothing but |badges|
+           heading  "# Title" (hashes dropped), underlined titles
+           item     list items ("- ", "1. ") and RST fields; continuation lines joined
+           row      table rows, one per line; "> " quotes read as blocks
+           para     lines joined (_soft): a hard wrap becomes one space (none
+                    between CJK characters); a deliberate break (a short line,
+                    then a capitalised line whose first word would have fitted)
+                    starts a new block, so a title never runs into its text
+      -> _inline per block (not code), in this order:
+           RST roles, interpreted text and `code` -> their text, set aside
+           HTML: comments, <img>, tags (a placeholder like <path> is kept),
+           entities decoded; Markdown images and badges dropped, links -> their
+           text (inline, [text][ref], defined [text]); footnote references
+           dropped; emphasis markers; |substitutions|; "name_" references;
+           backslash escapes; runs of spaces -> one
+      -> blocks joined: "\\n" after a deliberate break and between items or
+         rows, "\\n\\n" otherwise
+    = CleanText(text, starts, ends)   clean[i] came from original[starts[i]:ends[i]]
+        .span(a, b)                   the original span of clean[a:b]
+        .locate(quote)                a quote of the clean text -> its original span
+
+Which lines are code (``lines``, ``code_line``, ``code_only``): selfrag_nb.codelines.
+Pure ``re`` and ``html.unescape``; the rules are properties of Markdown, RST
+and HTML, never words of one corpus. Not read: CSS (display:none text stays),
+RST grid-table cells, nested Markdown inside HTML blocks.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from array import array
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from selfrag_nb.codelines import code_line, code_only, lines
+
+__all__ = ["CleanText", "clean", "clean_text", "code_line", "code_only", "lines"]
+
+
+# ----------------------------------------------------------- mapped text
+
+
+class _T:
+    """Text that knows where each character came from: ``s[i]`` stands for
+    ``original[a[i]:b[i]]``; ``end`` is the original position after it (an
+    empty text still has a place)."""
+
+    __slots__ = ("a", "b", "end", "s")
+
+    def __init__(self, s: str, a: list[int], b: list[int], end: int) -> None:
+        self.s, self.a, self.b, self.end = s, a, b, end
+
+    @classmethod
+    def of(cls, s: str) -> _T:
+        return cls(s, list(range(len(s))), list(range(1, len(s) + 1)), len(s))
+
+    @classmethod
+    def lit(cls, s: str, a: int, b: int) -> _T:
+        """Inserted text standing for ``original[a:b]`` (what it replaces)."""
+        return cls(s, [a] * len(s), [b] * len(s), b)
+
+    def at(self, i: int) -> int:
+        return self.a[i] if i < len(self.s) else self.end
+
+    def cut(self, i: int, j: int | None = None) -> _T:
+        j = len(self.s) if j is None else j
+        end = self.b[j - 1] if j > i else self.at(i)
+        return _T(self.s[i:j], self.a[i:j], self.b[i:j], end)
+
+    def strip(self) -> _T:
+        n = len(self.s)
+        i = n - len(self.s.lstrip())
+        return self.cut(i, max(i, len(self.s.rstrip())))
+
+    def sub(self, pattern: re.Pattern[str], repl: Callable[[re.Match[str]], Sequence[int | str | _T]]) -> _T:
+        """``re.sub`` that keeps the map: ``repl`` returns the pieces of the
+        replacement, each a group number (those characters, still mapped), a
+        string (new text, standing for the whole match) or a mapped text."""
+        parts: list[_T] = []
+        pos = 0
+        for m in pattern.finditer(self.s):
+            parts.append(self.cut(pos, m.start()))
+            whole = self.cut(m.start(), m.end())
+            for piece in repl(m):
+                if isinstance(piece, int):
+                    if m.start(piece) >= 0:
+                        parts.append(self.cut(m.start(piece), m.end(piece)))
+                elif isinstance(piece, str):
+                    parts.append(_T.lit(piece, whole.at(0), whole.end))
+                else:
+                    parts.append(piece)
+            pos = m.end()
+        if not parts:
+            return self
+        parts.append(self.cut(pos))
+        return _join(parts)
+
+
+def _join(parts: Sequence[_T]) -> _T:
+    a: list[int] = []
+    b: list[int] = []
+    for p in parts:
+        a += p.a
+        b += p.b
+    return _T("".join(p.s for p in parts), a, b, parts[-1].end if parts else 0)
+
+
+def _join_lines(ls: Sequence[_T]) -> _T:
+    """Lines joined by the newlines between them in the original."""
+    out: list[_T] = []
+    for i, line in enumerate(ls):
+        if i:
+            out.append(_T.lit("\n", ls[i - 1].end, ls[i - 1].end + 1))
+        out.append(line)
+    return _join(out) if out else _T("", [], [], 0)
+
+
+@dataclass(frozen=True)
+class CleanText:
+    """Clean text and its map: clean character ``i`` came from
+    ``original[starts[i]:ends[i]]`` (inserted characters stand for what they replace)."""
+
+    original: str
+    text: str
+    starts: array[int] = field(repr=False)
+    ends: array[int] = field(repr=False)
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The original span of ``text[start:end]``: from the first character's
+        source to the last one's, markup between them included."""
+        if not self.text:
+            return 0, 0
+        start = max(0, min(start, len(self.text)))
+        if end <= start:
+            p = self.starts[start] if start < len(self.text) else self.ends[-1]
+            return p, p
+        return self.starts[start], self.ends[min(end, len(self.text)) - 1]
+
+    def locate(self, quote: str) -> tuple[int, int]:
+        """Where a quote of the clean text sits in the original: found
+        exactly, then ignoring case and runs of whitespace; (-1, -1) when absent."""
+        quote = quote.strip()
+        if not quote:
+            return -1, -1
+        i = self.text.find(quote)
+        if i >= 0:
+            return self.span(i, i + len(quote))
+        pattern = r"\s+".join(re.escape(w) for w in quote.split())
+        m = re.search(pattern, self.text, flags=re.IGNORECASE)
+        return self.span(*m.span()) if m else (-1, -1)
+
+
+@lru_cache(maxsize=512)
+def clean(text: str) -> CleanText:
+    """``text`` without markup, with the map back to it (cached: every stage
+    of a question reads the same chunks)."""
+    src = _T.of(text).sub(_CRLF_RE, lambda m: ["\n"])
+    defs = _Defs()
+    blocks = _parse(_split_lines(src), defs)
+    out: list[_T] = []
+    prev: _Block | None = None
+    for blk in blocks:
+        body = blk.text if blk.kind == "code" else _inline(blk.text, defs, table=blk.kind == "row")
+        if not body.s.strip():
+            continue
+        if prev is not None:
+            same = blk.kind == prev.kind and blk.kind in ("item", "row")
+            close = (
+                (blk.tight or same)
+                and "heading" not in (blk.kind, prev.kind)
+                and "code" not in (blk.kind, prev.kind)
+            )
+            out.append(_T.lit("\n" if close else "\n\n", prev.text.end, body.at(0)))
+        out.append(body)
+        prev = _Block(blk.kind, body, blk.tight)
+    res = _join(out) if out else _T("", [], [], 0)
+    return CleanText(text, res.s, array("i", res.a), array("i", res.b))
+
+
+def clean_text(text: str) -> str:
+    """``text`` as models read it and answers quote it: no markup, no hard
+    line breaks inside a paragraph (``clean(text).text``)."""
+    return clean(text).text if text else text
+
+
+# ---------------------------------------------------------------- blocks
+
+
+@dataclass
+class _Block:
+    kind: str  # code | heading | item | row | para
+    text: _T
+    #: No blank line before it in the original (a deliberate line break).
+    tight: bool = False
+
+
+@dataclass
+class _Defs:
+    """What a chunk defines for its own references: Markdown reference labels
+    ("[label]: url", casefolded), RST ``.. |name| replace:: text`` substitutions."""
+
+    labels: set[str] = field(default_factory=set)
+    subs: dict[str, str] = field(default_factory=dict)
+
+
+_CRLF_RE = re.compile(r"\r\n?")
+_FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_EXPLICIT_RE = re.compile(r"^\s*\.\.(?:\s+(.*))?$")
+_TARGET_RE = re.compile(r"_(?:`[^`]*`|[^:]*):(?:\s|$)")
+_SUBST_DEF_RE = re.compile(r"\|([^|]+)\|\s+([\w:.+-]+)::\s*(.*)$")
+_FOOTNOTE_RE = re.compile(r"\[([^\]\s]+)\]\s+")
+_DIRECTIVE_RE = re.compile(r"([\w:.+-]+)::(?:\s+(.*))?$")
+_OPTION_RE = re.compile(r"^\s*:[\w .+-]+:(?:\s|$)")
+_ANON_TARGET_RE = re.compile(r"^\s*__\s+\S+\s*$")
+_REFDEF_RE = re.compile(
+    r"^\s{0,3}\[([^\]]+)\]:\s*(?:<[^>]*>|\S+)(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*$"
+)
+_NOTEDEF_RE = re.compile(r"^\s{0,3}\[\^[^\]]+\]:\s*")
+# An adornment: three or more of one punctuation character (RST titles, setext
+# headings, rules and transitions).
+_ADORN_RE = re.compile(r"^\s*([=\-~^\"'`#*+:._<>!$%&,;?@\\/|])\1{2,}\s*$")
+_ATX_RE = re.compile(r"^\s{0,3}#{1,6}(?:\s+|$)(.*?)(?:\s+#+)?\s*$")
+_ITEM_RE = re.compile(r"^(\s*)([-*+\u2022]|\d{1,9}[.)]|#\.)\s+(?=\S)")
+_FIELD_RE = re.compile(r"^\s*:([^:\s][^:`]*):(?:\s+|$)")
+_ROW_RE = re.compile(r"^\s*\|.*\|\s*$")
+_BORDER_RE = re.compile(r"^\s*(?:\+(?:[-=]+\+)+|=+(?:\s+=+)+)\s*$")
+_BADGES_RE = re.compile(r"^\s*(?:\|[^|\s][^|]*\|_{0,2}\s*)+$")
+_DOCTEST_RE = re.compile(r"^\s*>>>(?:\s|$)")
+_PRE_RE = re.compile(r"^\s*<pre\b", re.IGNORECASE)
+_QUOTE_RE = re.compile(r"^\s{0,3}>(?!>>)\s?")
+_OPENERS: tuple[re.Pattern[str], ...] = (_FENCE_RE, _EXPLICIT_RE, _REFDEF_RE, _NOTEDEF_RE, _ADORN_RE)
+_OPENERS += (_ATX_RE, _ITEM_RE, _FIELD_RE, _ROW_RE, _BORDER_RE, _DOCTEST_RE, _QUOTE_RE)
+
+
+def _names(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+# The HTML elements a README uses. A bare "<name>" of the second set is also a
+# usual placeholder in prose ("cp <source> <dest>"): it counts as a tag only
+# with attributes, "/>" or a closing tag.
+_TAGS = _names(
+    "a abbr address article aside audio b bdi bdo big blockquote body br caption center cite code col "
+    "colgroup dd del details dfn div dl dt em figcaption figure font footer h1 h2 h3 h4 h5 h6 header hr "
+    "html i iframe img ins kbd li main mark nav noscript ol p picture pre q rp rt ruby s samp section "
+    "small span strike strong sub summary sup svg table tbody td tfoot th thead tr tt u ul var video wbr"
+)
+_AMBIGUOUS_TAGS = _names(
+    "area base button canvas data dialog embed form head input label link map menu meta object option "
+    "output param select slot source template textarea time title track"
+)
+_BLOCK_TAGS = _names(
+    "address article aside blockquote body center dd details div dl dt figcaption figure footer h1 h2 h3 "
+    "h4 h5 h6 header hr html li main nav ol p pre section summary table tbody td tfoot th thead tr ul"
+)
+_HTML_START_RE = re.compile(r"^\s*</?([A-Za-z][A-Za-z0-9]*)\b")
+_HTML_END_RE = re.compile(r"</([A-Za-z][A-Za-z0-9]*)\s*>\s*$")
+# RST directives whose body is code, and those whose body is not text at all.
+_CODE_DIRECTIVES = _names(
+    "code code-block sourcecode testcode testoutput doctest ipython jupyter-execute math parsed-literal "
+    "prompt"
+)
+_DROPPED_DIRECTIVES = _names(
+    "image raw include literalinclude toctree contents meta highlight index autosummary sectnum "
+    "target-notes header footer default-role role title class csv-table"
+)
+_LANGUAGE_ARGUMENT = _names("code code-block sourcecode")
+# Directives whose argument is text (an admonition's first words, a topic's title).
+_TEXT_ARGUMENT = _names(
+    "note warning tip hint important caution danger attention error seealso admonition topic sidebar "
+    "rubric deprecated versionadded versionchanged todo"
+)
+_SENTENCE_END = ".!?。！？,;:，；：、-–—/&+=("
+
+
+def _split_lines(t: _T) -> list[_T]:
+    breaks = [m.start() for m in re.finditer("\n", t.s)]
+    return [t.cut(a, b) for a, b in zip([0, *(x + 1 for x in breaks)], [*breaks, len(t.s)], strict=True)]
+
+
+def _indent(s: str) -> int:
+    """Leading whitespace width, a tab counted as four columns."""
+    s = s.expandtabs(4)
+    return len(s) - len(s.lstrip())
+
+
+def _dedent(ls: Sequence[_T]) -> list[_T]:
+    """Lines without their common leading whitespace (blank lines emptied)."""
+    widths = [len(x.s) - len(x.s.lstrip()) for x in ls if x.s.strip()]
+    k = min(widths) if widths else 0
+    return [x.cut(min(k, len(x.s))) if x.s.strip() else x.cut(len(x.s)) for x in ls]
+
+
+def _width(s: str) -> int:
+    """Display columns: East Asian wide characters count twice."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+
+
+def _is_cjk(ch: str) -> bool:
+    return unicodedata.east_asian_width(ch) in "WF"
+
+
+def _html_tag(stripped: str) -> str:
+    m = _HTML_START_RE.match(stripped)
+    return m.group(1).lower() if m and m.group(1).lower() in _TAGS else ""
+
+
+def _fenced(ls: Sequence[_T], lang: _T | None = None) -> _T:
+    """A code block as clean text shows every code block: fenced in ```."""
+    body = _join_lines(_dedent(ls))
+    start, end = ls[0].at(0), ls[-1].end
+    opening = [_T.lit("```", start, start), *([lang] if lang else []), _T.lit("\n", start, start)]
+    return _join([*opening, body, _T.lit("\n```", end, end)])
+
+
+def _starts_block(ls: Sequence[_T], k: int) -> bool:
+    """Line ``k`` cannot continue a paragraph: it opens a block of its own
+    (or is a title: an adornment follows it)."""
+    s = ls[k].s
+    if any(p.match(s) for p in _OPENERS) or s.strip().startswith("<!--") or _html_tag(s) in _BLOCK_TAGS:
+        return True
+    return k + 1 < len(ls) and bool(_ADORN_RE.match(ls[k + 1].s))
+
+
+def _unclosed(acc: str) -> bool:
+    """Markup opened and not closed yet: a link, a tag, inline code."""
+    return (
+        acc.count("[") > acc.count("]")
+        or acc.count("(") > acc.count(")")
+        or acc.count("`") % 2 == 1
+        or (acc.rfind("<") > acc.rfind(">"))
+    )
+
+
+def _soft(acc: str, done: Sequence[str], nxt: str, width: int) -> bool:
+    """Is the break between the last line of ``done`` (joined: ``acc``) and ``nxt`` a
+    hard wrap inside one paragraph? Yes when markup is still open, the line
+    ends in punctuation, continues a sentence from the line before it, or the
+    next one does not start a capitalised word. Otherwise (a title, a name,
+    "4. Your data" before its text) only when the next line's first word
+    would not have fitted on this one: the wrap width is the longest line so
+    far (``width``, with the next one), at least 60 columns."""
+    a, b = done[-1].strip(), nxt.strip()
+    if not a or not b or _unclosed(acc) or a[-1] in _SENTENCE_END or a[0].islower():
+        return True
+    before = done[-2].strip() if len(done) > 1 else ""
+    if before and before[-1] not in ".!?。！？:：":
+        return True  # the line carries on a sentence: no title starts here
+    first = b[0]
+    if not (first.isupper() or (first.isalpha() and not first.islower()) or _is_cjk(first)):
+        return True
+    return _width(a) + 1 + _width(b.split()[0]) > max(width, 60)
+
+
+def _collect(ls: Sequence[_T], i: int, first: _T) -> tuple[_T, int]:
+    """A paragraph or list item from line ``i`` on: (its text, hard wraps
+    joined; the next line). It ends at a blank line, a line that opens a
+    block, or a deliberate break (the next block then follows tight)."""
+    width = _width(ls[i].s.strip())
+    parts = [first]
+    acc = first.s
+    done = [ls[i].s]
+    k = i + 1
+    if _html_close(ls[i].s):
+        return first, k
+    while k < len(ls) and ls[k].s.strip() and not _starts_block(ls, k):
+        nxt = ls[k]
+        width = max(width, _width(nxt.s.strip()))
+        if not _soft(acc, done, nxt.s, width):
+            break
+        parts[-1] = parts[-1].cut(0, len(parts[-1].s.rstrip()))
+        a, b = parts[-1].s, nxt.s.strip()
+        sep = "" if a and b and _is_cjk(a[-1]) and _is_cjk(b[0]) else " "
+        parts.append(_T.lit(sep, ls[k - 1].end, nxt.at(len(nxt.s) - len(nxt.s.lstrip()))))
+        parts.append(nxt.strip())
+        acc += sep + b
+        done.append(nxt.s)
+        k += 1
+        if _html_close(nxt.s):
+            break
+    return _join(parts).strip(), k
+
+
+def _html_close(s: str) -> bool:
+    m = _HTML_END_RE.search(s)
+    return bool(m and m.group(1).lower() in _BLOCK_TAGS)
+
+
+def _body_end(ls: Sequence[_T], i: int, indent: int) -> int:
+    """The end of an RST explicit block at line ``i``: its indented body."""
+    j = i + 1
+    while j < len(ls) and (not ls[j].s.strip() or _indent(ls[j].s) > indent):
+        j += 1
+    while j > i + 1 and not ls[j - 1].s.strip():
+        j -= 1
+    return j
+
+
+def _explicit(ls: Sequence[_T], i: int, j: int, rest: _T, defs: _Defs) -> list[_Block]:
+    """An RST explicit markup block (lines ``i`` to ``j``): a directive, a
+    target, a substitution definition, a footnote or a comment."""
+    body = list(ls[i + 1 : j])
+    r = rest.s
+    if _TARGET_RE.match(r):
+        return []
+    m = _SUBST_DEF_RE.match(r)
+    if m:
+        if m.group(2) == "replace":
+            defs.subs[m.group(1)] = " ".join([m.group(3), *(x.s.strip() for x in body)]).strip()
+        return []
+    m = _FOOTNOTE_RE.match(r)
+    if m:
+        return _parse([rest.cut(m.end()), *_dedent(body)], defs)
+    m = _DIRECTIVE_RE.match(r)
+    if m is None:
+        return []  # a comment
+    name = m.group(1).lower()
+    while body and (_OPTION_RE.match(body[0].s) or not body[0].s.strip()):
+        # options, and the blank line that ends them
+        if not body[0].s.strip():
+            body = body[1:]
+            break
+        body = body[1:]
+    if name in _CODE_DIRECTIVES:
+        lang = rest.cut(m.start(2), m.end(2)).strip() if m.group(2) and name in _LANGUAGE_ARGUMENT else None
+        return [_Block("code", _fenced(body, lang))] if any(x.s.strip() for x in body) else []
+    if name in _DROPPED_DIRECTIVES:
+        return []
+    lines_ = _dedent(body)
+    if name in _TEXT_ARGUMENT and m.group(2):
+        lines_ = [rest.cut(m.start(2)), *lines_]
+    return _parse(lines_, defs)
+
+
+def _parse(ls: Sequence[_T], defs: _Defs) -> list[_Block]:
+    """Lines -> blocks (see the module docstring)."""
+    out: list[_Block] = []
+    i, n = 0, len(ls)
+    blank = True  # a blank line (or the start) comes before line i
+    literal = False  # the last paragraph ended in "::": an indented block is code
+    while i < n:
+        line = ls[i]
+        s = line.s
+        st = s.strip()
+        if not st:
+            blank, i = True, i + 1
+            continue
+        tight, blank = not blank, False
+        ind = _indent(s)
+        fm = _FENCE_RE.match(s)
+        if fm:
+            mark = fm.group(1)
+            j = i + 1
+            while j < n and not ls[j].s.strip().startswith(mark[0] * len(mark)):
+                j += 1
+            out.append(_Block("code", _join_lines(ls[i : min(j + 1, n)])))
+            i, literal = j + 1, False
+            continue
+        if _PRE_RE.match(s):
+            j = i
+            while j < n and "</pre" not in ls[j].s.lower():
+                j += 1
+            pre = _join_lines(ls[i : min(j + 1, n)])
+            pre = pre.sub(_TAG_RE, lambda m: []).sub(_ENTITY_RE, _entity)
+            out.append(_Block("code", _fenced(_split_lines(pre))))
+            i, literal = j + 1, False
+            continue
+        need = 1 if literal else 4
+        if (
+            not tight
+            and ind >= need
+            and not _html_tag(st)
+            and not (out and out[-1].kind == "item" and not literal)
+        ):
+            j = i
+            while j < n and (not ls[j].s.strip() or _indent(ls[j].s) >= need):
+                j += 1
+            while not ls[j - 1].s.strip():
+                j -= 1
+            chunk = ls[i:j]
+            if literal or not _prose_like(chunk):
+                out.append(_Block("code", _fenced(chunk)))
+            else:  # an indented quotation, not code
+                out += _parse(_dedent(chunk), defs)
+            i, literal = j, False
+            continue
+        literal = False
+        em = _EXPLICIT_RE.match(s)
+        if em:
+            j = _body_end(ls, i, ind)
+            rest = line.cut(em.start(1)) if em.group(1) is not None else line.cut(len(s))
+            out += _explicit(ls, i, j, rest, defs)
+            i, blank = j, True
+            continue
+        rd = _REFDEF_RE.match(s)
+        if rd or _ANON_TARGET_RE.match(s) or _BORDER_RE.match(s) or _BADGES_RE.match(s):
+            if rd:
+                defs.labels.add(rd.group(1).casefold())
+            i += 1
+            continue
+        if st.startswith("<!--") and "-->" not in st:
+            while i < n and "-->" not in ls[i].s:
+                i += 1
+            i += 1
+            continue
+        if _ADORN_RE.match(s):
+            over = i + 2 < n and ls[i + 1].s.strip() and ls[i + 2].s.strip()[:1] == st[:1]
+            if over and _ADORN_RE.match(ls[i + 2].s):
+                out.append(_Block("heading", ls[i + 1].strip()))
+                i += 3
+            else:
+                i += 1  # a rule or transition
+            continue
+        if i + 1 < n and _ADORN_RE.match(ls[i + 1].s) and not _ROW_RE.match(s):
+            out.append(_Block("heading", line.strip()))
+            i += 2
+            continue
+        hm = _ATX_RE.match(s)
+        if hm:
+            out.append(_Block("heading", line.cut(hm.start(1), hm.end(1))))
+            i += 1
+            continue
+        if _ROW_RE.match(s):
+            out.append(_Block("row", line.strip(), tight))
+            i += 1
+            continue
+        if _QUOTE_RE.match(s):  # a block quote: its lines without ">", read as blocks
+            j = i
+            while j < n and _QUOTE_RE.match(ls[j].s):
+                j += 1
+            out += _parse([x.cut(len(x.s) - len(_QUOTE_RE.sub("", x.s, count=1))) for x in ls[i:j]], defs)
+            i = j
+            continue
+        if _DOCTEST_RE.match(s):
+            j = i
+            while j < n and ls[j].s.strip():
+                j += 1
+            out.append(_Block("code", _fenced(ls[i:j])))
+            i = j
+            continue
+        first, kind = _item_start(line)
+        nd = _NOTEDEF_RE.match(s)
+        if nd:
+            first = line.cut(nd.end())
+        text, i = _collect(ls, i, first)
+        if kind == "para" and text.s.endswith("::"):
+            literal = True
+            text = text.cut(0, len(text.s) - 2) if text.s[-3:-2].isspace() else text.cut(0, len(text.s) - 1)
+            text = text.strip()
+        out.append(_Block(kind, text, tight))
+    return out
+
+
+def _item_start(line: _T) -> tuple[_T, str]:
+    """A list item or field line -> (its first text, "item"); else (the line, "para")."""
+    s = line.s
+    m = _ITEM_RE.match(s)
+    if m:
+        marker = m.group(2)
+        lead = line.cut(0, m.start(2))
+        if marker[0].isdigit():
+            return _join([lead, line.cut(m.start(2))]), "item"
+        return _join([lead, _T.lit("- ", line.at(m.start(2)), line.at(m.end())), line.cut(m.end())]), "item"
+    f = _FIELD_RE.match(s)
+    if f:
+        sep = _T.lit(": ", line.at(f.end(1)), line.at(f.end()))
+        return _join([line.cut(f.start(1), f.end(1)), sep, line.cut(f.end())]), "item"
+    return line.strip(), "para"
+
+
+def _prose_like(ls: Sequence[_T]) -> bool:
+    """An indented block that reads as text (an RST block quote), not code:
+    it ends a sentence and no line of it is code."""
+    text = " ".join(x.s.strip() for x in ls if x.s.strip())
+    return (
+        text[-1:] in ".!?。！？"
+        and len(text.split()) >= 4
+        and not any(code_line(x.s) for x in ls if x.s.strip())
+        and not re.search(r"[{};=]\s*$", text)
+    )
+
+
+# ---------------------------------------------------------------- inline
+
+# RST roles and interpreted text (:func:`x`, `x`:role:, `text <url>`_) and
+# inline code (``x``, `x`): their content is kept as it is, never read as markup.
+_CODE_SPAN_RE = re.compile(
+    r"``(?P<lit>[^`]|[^`].*?[^`])``(?!`)"
+    r"|(?P<role>:[A-Za-z][\w:+.-]*:)?(?<!`)`(?P<t>[^`]+)`(?!`)(?P<post>:[A-Za-z][\w:+.-]*:|__?(?!\w))?"
+)
+_TITLE_TARGET_RE = re.compile(r"^(.*?)\s*<([^<>]*)>$", re.DOTALL)
+_COMMENT_RE = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
+_AUTOLINK_RE = re.compile(r"<((?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]+)|(?:[^\s<>@]+@[^\s<>@]+\.[A-Za-z]+))>")
+_TAG_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)((?:\s+[^<>]*?)?)\s*(/?)>")
+_ENTITY_RE = re.compile(r"&(?:#\d{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_URL = r"(?:[^()\s]|\([^()\s]*\))*"
+_MD_IMAGE_RE = re.compile(rf"!\[[^\[\]]*\](?:\(\s*{_URL}(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)|\[[^\[\]]*\])")
+_MD_SHORT_IMAGE_RE = re.compile(r"!\[([^\[\]]+)\]")
+_MD_LINK_RE = re.compile(
+    rf"\[((?:[^\[\]]|\[[^\[\]]*\])*)\](?:\(\s*<?{_URL}>?(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)|\[[^\[\]]*\])"
+)
+_MD_SHORT_LINK_RE = re.compile(r"(?<![\]\\])\[([^\[\]^][^\[\]]*)\](?![\[(:])")
+_NOTE_REF_RE = re.compile(r"\[\^[^\]\s]+\]|\s?\[(?:#[\w-]*|\*|\d+|[A-Za-z][\w.-]*)\]_")
+_EMPHASIS_RES = (
+    re.compile(r"(?<![\w*\\])(\*\*\*|\*\*|\*)(?=[^\s*])(.{1,500}?)(?<=[^\s*\\])\1(?![\w*])"),
+    re.compile(r"(?<![\w\\])(___|__|_)(?=[^\s_])(.{1,500}?)(?<=[^\s_\\])\1(?!\w)"),
+    re.compile(r"(?<![~\\])(~~)(?=\S)(.{1,500}?)(?<=\S)\1(?!~)"),
+)
+_SUBST_RE = re.compile(r"(?<![\w|])\|([^\s|](?:[^|]*[^\s|])?)\|(?:__?)?(?![\w|])")
+# "Django_": a name without inner underscores (an identifier such as "qs_live_" stays).
+_SIMPLE_REF_RE = re.compile(r"(?<![\w`/.:-])([A-Za-z0-9][A-Za-z0-9.+-]*)__?(?=[\s.,;:!?)\]'\"]|$)")
+_ESCAPE_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_SPACES_RE = re.compile(r"[ \t\u00a0]{2,}|[\t\u00a0]")
+_PLACEHOLDER = 0xF0000  # Supplementary Private Use Area-A: code spans set aside
+
+
+def _entity(m: re.Match[str]) -> list[int | str | _T]:
+    decoded = html.unescape(m.group(0))
+    return [0] if decoded == m.group(0) else [decoded.replace("\u00a0", " ")]
+
+
+def _tag(m: re.Match[str]) -> list[int | str | _T]:
+    name = m.group(2).lower()
+    closing, attrs, selfclose = m.group(1), m.group(3).strip(), m.group(4)
+    if name not in _TAGS and not (name in _AMBIGUOUS_TAGS and (closing or attrs or selfclose)):
+        return [0]  # not a tag: a placeholder such as <path> or <name>
+    return [" "] if name in _BLOCK_TAGS or name == "br" else []
+
+
+def _code_span(t: _T, m: re.Match[str]) -> _T:
+    """The text of an inline code span or an RST role / reference."""
+    if m.group("lit") is not None:
+        inner = t.cut(m.start("lit"), m.end("lit"))
+        return inner.strip() if inner.s.strip() else inner
+    inner = t.cut(m.start("t"), m.end("t"))
+    if m.group("role") is None and m.group("post") is None:
+        return inner.strip() if inner.s.strip() else inner
+    tt = _TITLE_TARGET_RE.match(inner.s)
+    if tt:  # `title <target>` shows the title (or the target when there is none)
+        g = 1 if tt.group(1).strip() else 2
+        inner = inner.cut(tt.start(g), tt.end(g))
+    s = inner.s
+    if m.group("role") is not None:
+        if s.startswith("!"):
+            inner, s = inner.cut(1), s[1:]
+        if s.startswith("~"):  # ~pkg.mod.func shows "func"
+            inner = inner.cut(max(s.rfind("."), 0) + 1)
+    return inner
+
+
+def _inline(t: _T, defs: _Defs, *, table: bool = False) -> _T:
+    """One block's inline markup out (see the module docstring for the order)."""
+    kept: dict[str, _T] = {}
+
+    def keep(m: re.Match[str]) -> list[int | str | _T]:
+        key = chr(_PLACEHOLDER + len(kept))
+        kept[key] = _code_span(t, m)
+        return [key]
+
+    if not any(ord(c) >= _PLACEHOLDER for c in t.s):
+        t = t.sub(_CODE_SPAN_RE, keep)
+    t = t.sub(_COMMENT_RE, lambda m: []).sub(_AUTOLINK_RE, lambda m: [1])
+    t = t.sub(_TAG_RE, _tag).sub(_ENTITY_RE, _entity)
+    t = t.sub(_MD_IMAGE_RE, lambda m: [])
+    t = t.sub(_MD_SHORT_IMAGE_RE, lambda m: [] if m.group(1).casefold() in defs.labels else [0])
+    for _ in range(3):  # a link inside a link's text (badges are gone by now)
+        t = t.sub(_MD_LINK_RE, lambda m: [1])
+    t = t.sub(_MD_SHORT_LINK_RE, lambda m: [1] if m.group(1).casefold() in defs.labels else [0])
+    t = t.sub(_NOTE_REF_RE, lambda m: [])
+    for _ in range(2):  # ***nested** emphasis*
+        for pattern in _EMPHASIS_RES:
+            t = t.sub(pattern, lambda m: [2])
+    if not table:
+        t = t.sub(_SUBST_RE, lambda m: [defs.subs[m.group(1)]] if m.group(1) in defs.subs else [1])
+    t = t.sub(_SIMPLE_REF_RE, lambda m: [1]).sub(_ESCAPE_RE, lambda m: [1])
+    t = t.sub(_SPACES_RE, lambda m: [" "])
+    if kept:
+        t = t.sub(re.compile("[" + "".join(kept) + "]"), lambda m: [kept[m.group(0)]])
+    return t.strip()
