@@ -69,9 +69,13 @@ _PUNCT_RE = re.compile(r"[\s\u3000]+")
 _WORD_RE = re.compile(r"[0-9A-Za-z\u00C0-\u024F]+(?:[._\-/:][0-9A-Za-z\u00C0-\u024F]+)*")
 
 # Sentence ends: ASCII .!? followed by space/end, or CJK 。！？；, or newlines
-# that separate paragraphs. Abbreviation handling is deliberately simple: a
-# period between digits (3.5) or letters without a following space is not an end.
-_SENT_END_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n\s*\n")
+# that separate paragraphs. Not an end: a period between digits (3.5) or
+# letters without a following space, a period before a lowercase word (a
+# sentence does not start with one), or the period of a common Latin or
+# English abbreviation ("e.g. Red-Black trees", "Dr. Smith").
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "Mr.", "Mrs.", "Dr.", "No.", "Fig.", "al.")
+_NOT_AFTER = "".join(f"(?<!\\b{re.escape(a)})" for a in _ABBREVIATIONS)
+_SENT_END_RE = re.compile(rf"{_NOT_AFTER}(?<=[.!?])\s+(?![a-z])|(?<=[。！？；])|\n\s*\n")
 
 
 # ------------------------------------------------------------ invisible characters

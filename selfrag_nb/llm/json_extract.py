@@ -11,6 +11,10 @@
                                                                   ok -> value
            ──a dict or list: yield it, resume after it; else try the next start
 
+    wrapped_answer(text, keys) -> (True, value) when the text is a JSON object
+      holding an answer under one of ``keys`` (after at most one lead-in line,
+      bare or in a json fence): a model that wrapped its plain-text answer
+
 Outermost values only: after a value is yielded the scan resumes past its
 end, so nested objects are not yielded again. This module knows nothing of
 roles or schemas: ``selfrag_nb.llm.parsing`` turns what it finds into each
@@ -24,7 +28,9 @@ import re
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-__all__ = ["MAX_STARTS", "extract_json", "sources"]
+from selfrag_nb.llm.coerce import pick
+
+__all__ = ["MAX_STARTS", "extract_json", "sources", "wrapped_answer"]
 
 #: How many "{"/"[" start positions we try per source before giving up.
 MAX_STARTS = 24
@@ -216,3 +222,32 @@ class _Lenient:
         if low in ("nan", "infinity", "+infinity", "-infinity", "inf", "-inf"):
             return float(low.replace("infinity", "inf"))
         return word
+
+
+#: One lead-in line before a JSON answer ("Here is the answer:").
+_LEAD_IN_RE = re.compile(r"^[^\n{]{1,200}[:：][ \t]*\n")
+_JSON_FENCE_RE = re.compile(r"```[ \t]*(?:json)?[ \t]*\n(.*?)\n?```", re.DOTALL | re.IGNORECASE)
+
+
+def wrapped_answer(text: str, keys: tuple[str, ...]) -> tuple[bool, Any]:
+    """(True, value) when ``text`` (after at most one lead-in line) is a JSON
+    object, bare or in a json fence, with one of ``keys`` (an answer key). The whole object is
+    decoded first: a fence or a "[2]" inside the answer string is not JSON."""
+    lead = _LEAD_IN_RE.match(text)
+    for cand in (text, text[lead.end() :] if lead else ""):
+        inner = cand.strip()
+        fence = _JSON_FENCE_RE.fullmatch(inner)
+        if fence and fence.group(1).lstrip().startswith("{"):
+            inner = fence.group(1).strip()
+        if not (inner.startswith("{") and inner.endswith("}")):
+            continue
+        try:
+            values: list[Any] = [json.loads(inner)]
+        except ValueError:
+            values = [v for v in extract_json(inner) if isinstance(v, dict)]
+        for value in values:
+            if isinstance(value, dict):
+                found, ans = pick(value, keys)
+                if found:
+                    return True, ans
+    return False, None

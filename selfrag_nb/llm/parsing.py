@@ -26,7 +26,6 @@ gets ``doc=0`` (unknown); citations are 1-based so 0 never names a document.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable
@@ -46,7 +45,7 @@ from selfrag_nb.llm.coerce import (
     as_text,
     pick,
 )
-from selfrag_nb.llm.json_extract import extract_json, sources
+from selfrag_nb.llm.json_extract import extract_json, sources, wrapped_answer
 from selfrag_nb.llm.schemas import (
     OUTPUTS,
     AssessOut,
@@ -394,34 +393,7 @@ def _parse_assess(text: str) -> tuple[BaseModel | None, str | None]:
 # ------------------------------------------------------------------- generate
 
 
-#: One lead-in line before a JSON answer ("Here is the answer:").
-_LEAD_IN_RE = re.compile(r"^[^\n{]{1,200}[:：][ \t]*\n")
-_JSON_FENCE_RE = re.compile(r"```[ \t]*(?:json)?[ \t]*\n(.*?)\n?```", re.DOTALL | re.IGNORECASE)
 _ANSWER_KEYS = ("answer", "回答", "答案", "response", "回复")
-
-
-def _wrapped_answer(text: str) -> tuple[bool, Any]:
-    """(True, value) when ``text`` (after at most one lead-in line) is a JSON
-    object, bare or in a json fence, with an answer key. The whole object is
-    decoded first: a fence or a "[2]" inside the answer string is not JSON."""
-    lead = _LEAD_IN_RE.match(text)
-    for cand in (text, text[lead.end() :] if lead else ""):
-        inner = cand.strip()
-        fence = _JSON_FENCE_RE.fullmatch(inner)
-        if fence and fence.group(1).lstrip().startswith("{"):
-            inner = fence.group(1).strip()
-        if not (inner.startswith("{") and inner.endswith("}")):
-            continue
-        try:
-            values: list[Any] = [json.loads(inner)]
-        except ValueError:
-            values = [v for v in extract_json(inner) if isinstance(v, dict)]
-        for value in values:
-            if isinstance(value, dict):
-                found, ans = pick(value, _ANSWER_KEYS)
-                if found:
-                    return True, ans
-    return False, None
 
 
 def _parse_generate(text: str) -> tuple[BaseModel | None, str | None]:
@@ -429,7 +401,7 @@ def _parse_generate(text: str) -> tuple[BaseModel | None, str | None]:
     unwrapped (never shown as the answer). Empty, or nothing but code (a
     fence, a prompt, an import line: ``selfrag_nb.codelines.code_only``), is
     no answer: an error the repair call sees."""
-    found, ans = _wrapped_answer(text)
+    found, ans = wrapped_answer(text, _ANSWER_KEYS)
     if found and not isinstance(ans, str):
         return None, "answer: expected text"
     answer = ans.strip() if found else text

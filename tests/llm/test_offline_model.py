@@ -150,7 +150,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("phrases", "surface"),
     ("question",),
     ("relevance",),
-    ("evidence",),
+    ("evidence", "subject"),
     ("assess", "generate", "usefulness"),
     ("verify",),
     ("model",),

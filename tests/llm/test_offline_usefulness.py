@@ -26,7 +26,7 @@ def judge(question: str, answer: str, history: list[Message] | None = None) -> t
             "What does the parser do?",
             "Fast iterable parser; it lets you detect which [1]",
         ),  # cut at a line break
-        ("Which licence applies?", "The project is distributed under the terms of the GNU General [1]"),
+        ("Which licence applies?", "The project is distributed under the terms of the [1]"),
         ("What is the template language?", '{"answer": "```jinja [2]"}'),  # a JSON wrapper
         ("What is the client?", '<p align="center"><i>The client is <a href="x">BSD licensed</a></i></p>'),
         ("What is the package?", "[![PyPI - Downloads][install-badge]][install-link]"),
@@ -108,3 +108,31 @@ def test_same_inputs_same_verdict() -> None:
     assert all(
         judge("What is the refund window?", "Refunds are accepted within 30 days [1].") == a for _ in range(5)
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "verdict"),
+    [
+        # "what / which <kind>": the answer must give a thing of that kind
+        ("What license is the engine released under?", "The engine is fast and extensible [1].", "no"),
+        ("Which licence is tidyjson released under?", "tidyjson is MIT licensed code [1].", "yes"),
+        (
+            "In which version were the modern APIs introduced?",
+            "The modern APIs came in 20.1.0 [1].",
+            "not no",
+        ),
+        ("Which project is greenlet a spin-off of?", "greenlet is a spin-off of Stackless [1].", "yes"),
+        ("Which payment methods are not accepted?", "Cheques and cash are not accepted [1].", "partly"),
+        # "how many <things>": the number sits in a sentence that names them
+        (
+            "How many root certificates are bundled?",
+            "Root certificates are bundled. It needs pip 24 [1].",
+            "no",
+        ),
+        ("How many plugins are available?", "Over 1300 external plugins are available [1].", "yes"),
+        ("How often does the call take place?", "We have a biweekly community call [1].", "not no"),
+    ],
+)
+def test_the_kind_of_thing_asked_for(question: str, answer: str, verdict: str) -> None:
+    got = judge(question, answer)[0]
+    assert got != "no" if verdict == "not no" else got == verdict

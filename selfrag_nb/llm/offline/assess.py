@@ -7,6 +7,8 @@
     AssessInputs -> effective question (question.effective_question)
                  -> each evidence graded like the grade role (relevance.grade: own
                     score, not the similarity) -> none covers: REFUSE
+                 -> a thing the question names (subject.subject_names) that no
+                    covering evidence mentions: REFUSE, naming it
                  -> qualifiers differ (plan/product/version metadata, or plan
                     names in the text): CLARIFY
                  -> same quantity, different values: conflict
@@ -39,6 +41,7 @@ from selfrag_nb.llm.offline.lexical import (
 )
 from selfrag_nb.llm.offline.question import answer_language, effective_question
 from selfrag_nb.llm.offline.relevance import grade
+from selfrag_nb.llm.offline.subject import mentions, subject_names
 from selfrag_nb.llm.schemas import AssessInputs, AssessOut, Evidence, GradeInputs
 from selfrag_nb.text import normalize_key, tokenize
 
@@ -293,6 +296,21 @@ def assess(inputs: AssessInputs) -> AssessOut:
                 f"现有资料没有覆盖这个问题（{topic}），无法确认答案。"
                 if zh
                 else f"The retrieved material does not cover this question ({topic}), so it cannot be confirmed."
+            ),
+        )
+
+    # The grades' gaps, honoured: covering chunks that never name what the
+    # question asks about ("Sorted Containers", "idna") cannot answer it.
+    names = subject_names(question, inputs.evidence)
+    unnamed = [n for n in names if not any(mentions(n, c.ev) for c in covering)]
+    if unnamed:
+        which = "、".join(unnamed) if zh else ", ".join(unnamed)
+        return AssessOut(
+            action="REFUSE",
+            reason=(
+                f"检索到的资料没有提到问题所问的对象（{which}），无法确认答案。"
+                if zh
+                else f"No retrieved passage mentions what the question asks about ({which}), so it cannot be confirmed."
             ),
         )
 

@@ -53,6 +53,7 @@ from selfrag_nb.llm.offline.question import (
     answer_language,
     effective_question,
 )
+from selfrag_nb.llm.offline.subject import about, subject_names
 from selfrag_nb.llm.offline.surface import readable
 from selfrag_nb.llm.schemas import Evidence, GenerateInputs, GenerateOut
 from selfrag_nb.text import detect_language, is_cjk, tokenize
@@ -167,25 +168,40 @@ _WHICH_RE = re.compile(
     r"^\s*(?:which|what)\s+(?:[\w\-]+\s+){0,2}?[\w\-]+s\s+(?:are|were|do|can)\b|^\s*哪些", re.IGNORECASE
 )
 _NAMES_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z0-9]+")
+#: A second or third quote scores at least this share of the first one's.
+ADDED_SHARE = 0.6
 #: Factor for a sentence in another language than the question.
 OTHER_LANGUAGE = 0.8
+#: Factor for a sentence from evidence that mentions none of what the question
+#: names, while other evidence does (scaled by the share it mentions).
+OFF_SUBJECT = 0.4
 
 
 #: A sentence that ends: closing punctuation, then closing quotes or brackets.
 _ENDED_RE = re.compile(r"[.!?。！？；…][\"'”’)\]）」』]*$")
 
 
+def _prose(line: str) -> bool:
+    """A whole line of prose without a full stop ("Library to resolve JSON
+    Pointers according to RFC 6901"): six words or more, mostly lower-case
+    after the first. A title capitalises its words; a fragment is short."""
+    words = line.split()
+    rest = [w for w in words[1:] if w[:1].isalpha()]
+    return len(words) >= 6 and bool(rest) and sum(w[:1].islower() for w in rest) / len(rest) >= 0.5
+
+
 def _quotable(text: str) -> list[str]:
     """The sentences of clean chunk text an answer may quote: whole ones.
     Code (fenced blocks, prompts, imports, commands) never; a piece without
     closing punctuation (a heading, a caption, a name, the end of a chunk
-    cut mid-sentence) only as a list item of three words or more."""
+    cut mid-sentence) only as a list item of three words or more, or a
+    whole line of prose (``_prose``)."""
     out: list[str] = []
     for kind, line in lines(text):
         if kind == "code":
             continue
         for sent in sentences(line):
-            if _ENDED_RE.search(sent) or (kind == "item" and len(tokenize(sent)) >= 3):
+            if _ENDED_RE.search(sent) or (kind == "item" and len(tokenize(sent)) >= 3) or _prose(sent):
                 out.append(sent)
     return out
 
@@ -202,6 +218,11 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     wants_names = bool(_WHICH_RE.match(question))
     lang = answer_language(question)
     any_current = any(evidence_status(e) != "superseded" for e in inputs.evidence)
+    # Evidence about what the question names comes first: a sentence from a
+    # document about something else is the most confident kind of wrong answer.
+    subject = subject_names(question, inputs.evidence)
+    shares = {e.index: about(subject, e) for e in inputs.evidence}
+    best_share = max(shares.values(), default=0.0)
     out: list[_Candidate] = []
     order = 0
     for ev in inputs.evidence:
@@ -244,6 +265,8 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += PRECISION_BONUS * coverage(sterms, qbag + header)[0]
             if stale:
                 score *= 0.6
+            if best_share > 0:
+                score *= OFF_SUBJECT + (1 - OFF_SUBJECT) * shares[ev.index] / best_share
             keys = frozenset(k for k in qterms if k in sb)
             out.append(_Candidate(score, order, ev.index, sent, keys, topic > 0))
     out.sort(key=lambda c: (-c.score, c.order))
@@ -261,6 +284,8 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     qterms = terms(question)
     qexact = exact_terms(question).all
     candidates = _candidates(inputs, question)
+    subject = subject_names(question, inputs.evidence)
+    shares = {e.index: about(subject, e) for e in inputs.evidence}
     wants_number = bool(QUANTITY_Q_RE.search(question))
     wants_names = bool(_WHICH_RE.match(question))
     names: set[str] = set()
@@ -285,6 +310,10 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
         novel = novel or (cand.on_topic and not any(c.on_topic for c in chosen))
         if chosen and gain < 0.1 and not novel:
             continue
+        if chosen and cand.score < ADDED_SHARE * chosen[0].score:
+            continue  # a further quote must answer nearly as well as the first
+        if chosen and shares.get(cand.index, 1.0) < shares.get(chosen[0].index, 1.0):
+            continue  # ... and come from evidence as much about the question's subject
         if strict and not (cand.keys or (qexact & cx.all)):
             continue
         chosen.append(cand)

@@ -11,8 +11,11 @@
          questions may be answered by a command); nothing else left, or the
          rest a fragment cut mid-sentence or a bare name          -> no
       -> the answer says the documents hold no answer             -> no
-      -> answer type: "how many / how long / 多少" needs a number,
-         "when / 何时" a date or a number                          -> no when absent
+      -> answer type: "how many / how long / 多少" needs a number ("how many
+         <things>": in a sentence naming them), "when / 何时" a date or a
+         number, "what / which <kind>" a thing of that kind: the kind's
+         word, a version number for a version, any name for a project or
+         a person                                                 -> no when absent
       -> subject: the question's named things (phrases.entities),
          coverage of its content terms (frame words such as
          "purpose" or "mean" say what kind of answer, not what
@@ -33,12 +36,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 
-from selfrag_nb.llm.offline.lexical import bag, coverage, stem, strip_citations, terms
+from selfrag_nb.llm.offline.lexical import STOP_EN, bag, coverage, stem, strip_citations, terms
 from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
 from selfrag_nb.llm.offline.question import DATE_RE_ANY, answer_language, effective_question
 from selfrag_nb.llm.schemas import UsefulnessInputs, UsefulnessOut
-from selfrag_nb.text import is_cjk, tokenize
+from selfrag_nb.text import is_cjk, split_sentences, tokenize
 
 __all__ = ["usefulness"]
 
@@ -52,7 +56,7 @@ _HOW_TO_Q_RE = re.compile(r"\bhow (?:do|can|should|to|would)\b|如何|怎么|怎
 _WHICH_Q_RE = re.compile(r"^\s*(?:which|who|what(?:'s| is) the name)\b|哪个|哪些|谁", re.IGNORECASE)
 _NUMBER_RE = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|hundred|"
-    r"thousand|million|once|twice|daily|weekly|monthly|yearly|annually|hourly|unlimited|infinite|"
+    r"thousand|million|once|twice|daily|weekly|monthly|yearly|annually|hourly|unlimited|infinite|every|biweekly|fortnightly|quarterly|"
     r"no limit|none|several|few|many)\b|[一二两三四五六七八九十百千万]",
     re.IGNORECASE,
 )
@@ -71,8 +75,8 @@ _FRAME = frozenset(
     for w in _wordset(
         "purpose purposes mean means meaning meant difference differences differ kind kinds type types "
         "main mainly describe explain happen happens exist exists possible recommended recommend work "
-        "works called name named example examples information info details detail function role "
-        "goal goals idea reason reasons make makes made give gives given take takes taken get gets got "
+        "works name named example examples information info details detail function role "
+        "goal goals idea reason reasons often make makes made give gives given take takes taken get gets got "
         "come comes put puts"
     )
 )
@@ -157,6 +161,78 @@ def _form_problem(answer: str, which: bool) -> str:
     return ""
 
 
+#: "What/Which <noun phrase> <verb> ...?" and "How many <noun> ...": the
+#: noun names the kind of thing asked for (a license, a port, a release).
+_HEAD_Q_RE = re.compile(
+    r"^\s*(?:(?:in|from|on|at|for|with|under|by|to) )?(?:what|which)\s+((?:[\w.-]+\s+){0,3}?)"
+    r"(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|must|may)\b",
+    re.IGNORECASE,
+)
+_HOW_MANY_RE = re.compile(
+    r"^\s*how many\s+((?:[\w.-]+\s+){0,3}?)(?:are|is|do|does|did|can|were|has|have)\b", re.I
+)
+# Kinds of thing a name answers by itself ("Which project ...?" -> "Stackless"),
+# and kinds a version number answers ("Which release ...?" -> "2.14").
+_NAMED_KINDS = _wordset(
+    "project projects package packages library libraries module modules tool tools framework frameworks "
+    "company companies organisation organization person people team product products one ones thing things "
+    "service services app application"
+)
+_VERSION_KINDS = _wordset("version versions release releases")
+_PREPOSITIONS = _wordset("of for in on to from with at by about under over into")
+_VERSION_NUMBER_RE = re.compile(r"\bv?\d+(?:\.\d+)+\b")
+
+
+def _prefix(key: str) -> str:
+    return key[: max(4, len(key) - 2)]
+
+
+def _spelled(abag: Counter[str], qterms: dict[str, float]) -> Counter[str]:
+    """The answer's stems, plus each question stem the answer spells another
+    way ("licence" / "licensed", "organise" / "organized"): same first letters."""
+    out = Counter(abag)
+    for k in qterms:
+        if k not in out and len(k) >= 5 and any(w.startswith(_prefix(k)) for w in abag):
+            out[k] = 1
+    return out
+
+
+def _asked_head(question: str) -> str:
+    """The noun that names what is asked for ("license" in "What license is
+    X released under?"), "" when the question has none ("What is X?")."""
+    m = _HEAD_Q_RE.match(question) or _HOW_MANY_RE.match(question)
+    if m is None:
+        return ""
+    phrase = []
+    for w in m.group(1).split():
+        if w.lower() in _PREPOSITIONS:
+            break  # "version of attrs": the kind is "version"
+        phrase.append(w)
+    words = [w for w in phrase if w.lower() not in STOP_EN]
+    return words[-1].lower() if words else ""
+
+
+def _names_kind(answer: str, head: str) -> bool:
+    """The answer gives a thing of the kind ``head`` asks for."""
+    if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
+        # A plural asks for instances ("Which payment methods ...?" -> "cheques
+        # and cash"), which a list names without repeating the kind.
+        return True
+    if head in _VERSION_KINDS and _VERSION_NUMBER_RE.search(answer):
+        return True
+    # Spellings differ ("licence" / "licensed"): the stem's first letters will do.
+    prefix = _prefix(stem(head))
+    return any(w.startswith(prefix) for w in bag(answer))
+
+
+def _counts(answer: str, head: str) -> bool:
+    """A number in the answer; for "how many <head>", in a sentence that names them."""
+    if not head:
+        return bool(_NUMBER_RE.search(answer))
+    key = stem(head)
+    return any(_NUMBER_RE.search(s) and bag(s).get(key, 0) for s in split_sentences(answer))
+
+
 def _subject(question: str) -> tuple[dict[str, float], list[str]]:
     """(content terms without frame words, the question's named things)."""
     qterms = {k: w for k, w in terms(question).items() if k not in _FRAME}
@@ -204,16 +280,24 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     answer = prose
     if _NO_ANSWER_RE.search(answer):
         return _out("no", 5, f"an answer to: {asked}", "the answer says the documents do not answer it")
-    if _NUMBER_Q_RE.search(question) and not _NUMBER_RE.search(answer):
-        what = "数量或时长" if zh else "a number or duration"
-        return _out("no", 20, what, f"the question asks {asked!r}, and the answer states no number")
+    head = _asked_head(question)
+    if _NUMBER_Q_RE.search(question) and not _counts(answer, head if _HOW_MANY_RE.search(question) else ""):
+        what = "数量或时长" if zh else f"the number of {head}" if head else "a number or duration"
+        return _out("no", 20, what, f"the question asks {asked!r}, and the answer states no such number")
+    if head and not _HOW_MANY_RE.search(question) and not _names_kind(answer, head):
+        return _out(
+            "no",
+            20,
+            f"the {head} asked about",
+            f"the question asks which {head}, and the answer names none",
+        )
     if _WHEN_Q_RE.search(question) and not (
         DATE_RE_ANY.search(answer) or _NUMBER_RE.search(answer) or _TIME_WORD_RE.search(answer)
     ):
         what = "日期或时间" if zh else "a date or time"
         return _out("no", 20, what, "the question asks when, and the answer gives no date or time")
     qterms, named = _subject(question)
-    abag = bag(answer)
+    abag = _spelled(bag(answer), qterms)
     share, missing = coverage(qterms, abag) if qterms else (1.0, [])
     absent = [n for n in named if not any(abag.get(k, 0) for k in terms(n))]
     cap = "partly" if junk or (absent and len(absent) == len(named)) else "yes"
@@ -242,9 +326,8 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
             _surface(missing, question) or asked,
             "the answer addresses only part of what the question asks",
         )
+    # Nothing in common with the question: a lexical judge cannot tell a
+    # paraphrase from a miss, so this is "partly", never a confident "no".
     return _out(
-        "no",
-        20,
-        _surface(missing, question) or asked,
-        "the answer shares nothing with the question's subject",
+        "partly", 50, _surface(missing, question) or asked, "the answer shares no word with the question"
     )

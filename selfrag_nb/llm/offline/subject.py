@@ -1,0 +1,103 @@
+"""What a question is about, and whether a piece of evidence is about it.
+
+    lexical <- phrases <- question <- relevance <- evidence | subject <- assess | generate <- ...
+                                                             ^^^^^^^ here: imports lexical,
+                                                                     phrases; shared by
+                                                                     assess and generate.
+
+    question + evidence --subject_names()--> the things the question names:
+        a quoted term, an identifier ("E4012"), a word of three hyphenated
+        parts ("py-partiql-parser"), a run of capitalised words ("Sorted Containers", "Docker
+        SDK"), a capitalised word inside the sentence ("Pygments"), and any
+        document the question names by its own name (a word equal to an
+        evidence's file name or title: "idna" for idna.md)
+    name + evidence --mentions()--> the evidence's text, title, heading,
+        source or metadata values hold the name: every word of it, or the name written
+        together ("sortedcontainers" for "Sorted Containers")
+    names + evidence --about()--> the share of the names it mentions
+
+Why: a question about one thing answered from a document about another is
+the most confident kind of wrong answer (the licence line of the wrong
+package). Generate prefers evidence about the question's subject; assess
+refuses when no passage mentions it, and says which name is missing.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from selfrag_nb.llm.offline.lexical import STOP_EN, bag, stem
+from selfrag_nb.llm.offline.phrases import entities
+from selfrag_nb.llm.schemas import Evidence
+from selfrag_nb.text import is_cjk, tokenize
+
+__all__ = ["about", "mentions", "subject_names"]
+
+_QUOTES = frozenset("\"'“‘「『《")
+_NOT_ALNUM_RE = re.compile(r"[\W_]+")
+
+
+def _compact(text: str) -> str:
+    return _NOT_ALNUM_RE.sub("", text.lower())
+
+
+def _doc_names(ev: Evidence) -> set[str]:
+    names = {_compact(ev.title)} if ev.title.strip() else set()
+    if ev.source.strip():
+        names.add(_compact(PurePosixPath(ev.source.replace("\\", "/")).stem))
+    return {n for n in names if len(n) >= 2}
+
+
+def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
+    """The things ``question`` names (see the module doc), in question order."""
+    found: list[str] = []
+    for e in entities(question):
+        words = e.text.split()
+        quoted = e.rank == 0 and question[e.position : e.position + 1] in _QUOTES
+        capitalised = all(w[:1].isupper() or w[:1].isdigit() for w in words)
+        if e.rank in (0, 1) and not quoted and not capitalised:
+            # "Pro subscription" (a noun with its head word), "long are API" (a
+            # capitalised word with its neighbours): phrases, not names.
+            continue
+        if e.rank == 3 and (e.position == 0 or (e.text.isupper() and len(e.text) <= 4)):
+            # The first word of a sentence is capitalised anyway; a short
+            # acronym ("API", "SDK", "CSS") is a common noun of its field.
+            continue
+        if any(is_cjk(c) for c in e.text):
+            continue  # Chinese has no capitals or spaces to mark a name: phrases run on
+        found.append(e.text)
+    docs = set().union(*(_doc_names(ev) for ev in evidence)) if evidence else set()
+    for tok in tokenize(question):
+        key = _compact(tok)
+        if len(key) >= 2 and key in docs and tok not in STOP_EN:
+            found.append(tok)
+        elif tok.count("-") >= 2:
+            found.append(tok)  # "py-partiql-parser": a compound of three parts is a name
+    out: list[str] = []
+    seen: set[str] = set()
+    for name in found:
+        key = _compact(name)
+        if key and key not in seen and not any(key in s for s in seen):
+            seen.add(key)
+            out.append(name)
+    return out
+
+
+def mentions(name: str, ev: Evidence) -> bool:
+    """The evidence (text, title, heading, source, metadata values such as
+    ``plan: Pro``) names ``name``."""
+    meta = " ".join(str(v) for v in ev.metadata.values() if isinstance(v, (str, int, float)))
+    where = f"{ev.text} {ev.title} {ev.heading} {ev.source} {meta}"
+    if _compact(name) in _compact(where):
+        return True
+    words = [stem(t) for t in tokenize(name)]
+    found = bag(where)
+    return bool(words) and all(found.get(w, 0) for w in words)
+
+
+def about(names: list[str], ev: Evidence) -> float:
+    """Share (0..1) of ``names`` the evidence mentions (1.0 when there are none)."""
+    if not names:
+        return 1.0
+    return sum(mentions(n, ev) for n in names) / len(names)

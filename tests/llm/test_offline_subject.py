@@ -1,0 +1,79 @@
+"""What a question names, and evidence about it: generate prefers it, assess
+refuses without it (naming what is missing). General properties of names
+(capitals, identifiers, quoted terms, a document named by its own name)."""
+
+from __future__ import annotations
+
+from selfrag_nb.llm.offline.assess import assess
+from selfrag_nb.llm.offline.generate import generate
+from selfrag_nb.llm.offline.subject import about, mentions, subject_names
+from selfrag_nb.llm.schemas import AssessInputs, Evidence, GenerateInputs
+from selfrag_nb.text import split_sentences
+
+
+def ev(i: int, text: str, source: str, title: str = "", **meta: str) -> Evidence:
+    return Evidence(index=i, chunk_id=f"c{i}", source=source, title=title, text=text, metadata=meta)
+
+
+IDNA = ev(
+    1,
+    "Support for the IDNA protocol as specified in RFC 5891. Python 3.9 and later are supported.",
+    "idna.md",
+)
+OTHER = ev(2, "This library currently supports Python 3.10+ versions.", "nbclient.md")
+
+
+def test_names_are_capitalised_runs_identifiers_quotes_and_document_names() -> None:
+    assert subject_names("How much overhead does Sorted Containers have?", []) == ["Sorted Containers"]
+    assert subject_names('What does "tidy mode" change?', []) == ["tidy mode"]
+    assert "py-partiql-parser" in subject_names("How is the tokenizer of py-partiql-parser implemented?", [])
+    # A lower-case word is a name when a retrieved document is called by it.
+    assert "idna" in subject_names("Which Python versions does the idna library support?", [IDNA, OTHER])
+    # Not names: the first word, a short acronym, a noun with its head word.
+    assert subject_names("What is the API rate limit?", []) == []
+    assert subject_names("What is the refund window for a Pro subscription?", []) == []
+
+
+def test_mentions_reads_text_title_source_and_metadata_and_joined_spellings() -> None:
+    sc = ev(1, "Each reference requires eight bytes.", "sortedcontainers.rst")
+    assert mentions("Sorted Containers", sc)
+    assert mentions("Pro", ev(2, "600 requests per minute.", "limits.md", plan="Pro"))
+    assert not mentions("idna", OTHER)
+    assert about(["idna", "Python"], IDNA) == 1.0
+    assert about(["idna", "Python"], OTHER) == 0.5
+
+
+def test_generate_answers_from_the_document_about_the_subject() -> None:
+    q = "Which Python versions does the idna library support?"
+    out = generate(GenerateInputs(question=q, evidence=[OTHER, IDNA]))
+    assert "3.9" in out.answer
+    assert "3.10" not in out.answer
+
+
+def test_assess_refuses_when_no_passage_names_the_subject_and_says_which() -> None:
+    q = "What license is Sorted Containers released under?"
+    plotly = ev(1, "The library is released under the MIT license.", "plotly.md", "plotly")
+    out = assess(AssessInputs(question=q, evidence=[plotly]))
+    assert out.action == "REFUSE"
+    assert "Sorted Containers" in out.reason
+
+
+def test_sentences_do_not_end_at_abbreviations_or_before_lower_case() -> None:
+    text = (
+        "It has 66% less overhead than a tree (e.g. Red-Black Tree, AVL). Next. and more, i.e. this. Dr. Who!"
+    )
+    assert split_sentences(text) == [
+        "It has 66% less overhead than a tree (e.g. Red-Black Tree, AVL).",
+        "Next. and more, i.e. this.",
+        "Dr. Who!",
+    ]
+
+
+def test_a_whole_line_of_prose_without_a_full_stop_is_quotable_a_title_is_not() -> None:
+    doc = ev(
+        1,
+        "Resolve JSON Pointers in Python\n\nLibrary to resolve JSON Pointers according to RFC 6901",
+        "jp.md",
+    )
+    out = generate(GenerateInputs(question="Which RFC do JSON Pointers follow?", evidence=[doc]))
+    assert out.answer.startswith("Library to resolve JSON Pointers according to RFC 6901")
