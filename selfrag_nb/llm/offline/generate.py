@@ -181,10 +181,15 @@ OFF_SUBJECT = 0.4
 _ENDED_RE = re.compile(r"[.!?。！？；…][\"'”’)\]）」』]*$")
 
 
+_TERM_DASH_RE = re.compile(r"\s(?:--|—|–|\|)\s")
+
+
 def _prose(line: str) -> bool:
     """A whole line of prose without a full stop ("Library to resolve JSON
     Pointers according to RFC 6901"): six words or more, mostly lower-case
     after the first. A title capitalises its words; a fragment is short."""
+    if _TERM_DASH_RE.search(line):
+        return False  # "Platform details -- default paths": a term and its gloss
     words = line.split()
     rest = [w for w in words[1:] if w[:1].isalpha()]
     return len(words) >= 6 and bool(rest) and sum(w[:1].islower() for w in rest) / len(rest) >= 0.5

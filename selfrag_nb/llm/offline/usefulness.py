@@ -212,14 +212,17 @@ def _asked_head(question: str) -> str:
     return words[-1].lower() if words else ""
 
 
-def _names_kind(answer: str, head: str) -> bool:
-    """The answer gives a thing of the kind ``head`` asks for."""
+def _names_kind(answer: str, head: str, question: str) -> bool:
+    """The answer gives a thing of the kind ``head`` asks for; a version
+    must be one the question does not already hold ("Which release dropped
+    3.9?" is not answered by "This release drops 3.9")."""
     if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
         # A plural asks for instances ("Which payment methods ...?" -> "cheques
         # and cash"), which a list names without repeating the kind.
         return True
-    if head in _VERSION_KINDS and _VERSION_NUMBER_RE.search(answer):
-        return True
+    if head in _VERSION_KINDS:
+        asked = set(_VERSION_NUMBER_RE.findall(question))
+        return any(v not in asked for v in _VERSION_NUMBER_RE.findall(answer))
     # Spellings differ ("licence" / "licensed"): the stem's first letters will do.
     prefix = _prefix(stem(head))
     return any(w.startswith(prefix) for w in bag(answer))
@@ -284,7 +287,7 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     if _NUMBER_Q_RE.search(question) and not _counts(answer, head if _HOW_MANY_RE.search(question) else ""):
         what = "数量或时长" if zh else f"the number of {head}" if head else "a number or duration"
         return _out("no", 20, what, f"the question asks {asked!r}, and the answer states no such number")
-    if head and not _HOW_MANY_RE.search(question) and not _names_kind(answer, head):
+    if head and not _HOW_MANY_RE.search(question) and not _names_kind(answer, head, question):
         return _out(
             "no",
             20,
