@@ -362,7 +362,8 @@ class Prompts(MutableMapping[str, str]):
             return {
                 "question": escape_block(inputs.question),
                 "history": _history(inputs.history, none),
-                "documents": _documents(inputs.evidence, none),
+                # Only assess reads the grades' gaps: it must not answer what no document covers.
+                "documents": _documents(inputs.evidence, none, gaps=True),
             }
         if isinstance(inputs, GenerateInputs):
             avoid = "\n".join(f"<claim>{escape_block(a)}</claim>" for a in inputs.avoid)
@@ -399,7 +400,7 @@ def _history(history: list[Message], none: str) -> str:
     return f"<history>\n{turns}\n</history>"
 
 
-def _documents(evidence: list[Evidence], none: str) -> str:
+def _documents(evidence: list[Evidence], none: str, *, gaps: bool = False) -> str:
     if not evidence:
         return none
     blocks = []
@@ -411,5 +412,7 @@ def _documents(evidence: list[Evidence], none: str) -> str:
             attrs += f' heading="{_attr(ev.heading)}"'
         if ev.relevance is not None:
             attrs += f' relevance="{ev.relevance}"'
+        if gaps and ev.gaps.strip():
+            attrs += f' gaps="{_attr(ev.gaps)}"'
         blocks.append(f"<document{attrs}>\n{escape_block(ev.text)}\n</document>")
     return "\n\n".join(blocks)

@@ -93,6 +93,8 @@ class Evidence(_In):
     text: str
     relevance: int | None = None
     key_info: str = ""
+    #: What the grader found this chunk lacks for the question (assess reads it).
+    gaps: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -199,6 +199,7 @@ def to_evidence(hits: list[Hit], trace: Trace) -> list[Evidence]:
                 text=clean_text(h.text),
                 relevance=g.score if g else None,
                 key_info=g.key_info if g else "",
+                gaps=g.gaps if g else "",
                 metadata={k: v for k, v in h.metadata.items() if isinstance(v, (str, int, float, bool))},
             )
         )

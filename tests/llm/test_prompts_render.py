@@ -257,3 +257,17 @@ def test_prompts_clear_restores_and_popitem_refuses() -> None:
     assert len(p) == len(TEMPLATE_KEYS)
     with pytest.raises(TypeError, match="cannot be removed"):
         p.popitem()
+
+
+def test_assess_reads_the_grades_gaps_and_no_other_role_does() -> None:
+    gap = Evidence(index=1, chunk_id="c1", source="plotly.md", text="MIT license.", gaps="sorted, containers")
+    p = Prompts()
+    assess_user = p.render("assess", AssessInputs(question="What license?", evidence=[gap]))[1].content
+    assert 'gaps="sorted, containers"' in assess_user
+    for role, inputs in (
+        ("generate", GenerateInputs(question="What license?", evidence=[gap])),
+        ("verify", VerifyInputs(question="What license?", answer="MIT [1].", evidence=[gap])),
+    ):
+        assert "gaps=" not in p.render(role, inputs)[1].content
+    assert "gaps" in p["assess"]
+    assert "gaps" in Prompts("zh")["assess"]
