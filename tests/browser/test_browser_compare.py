@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from selfrag_nb.flow import FLOW
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 needs_chromium = pytest.mark.skipif(
@@ -142,7 +144,7 @@ def _check_face(face: Any, theme: str) -> None:
     assert {"srnb-cmp", "tex2jax_ignore", "mathjax_ignore"} <= set(classes)
     assert face.locator("script").count() == 0
     rows = face.locator(".srnb-cmp-row[data-stage]")
-    assert rows.count() == 9
+    assert rows.count() == len(FLOW)  # one row per stage of the flow
     first = face.locator(".srnb-cmp-first")
     assert first.count() == 1
     assert first.get_attribute("data-stage") == "rerank"

@@ -238,6 +238,7 @@ def test_tour_runs_and_views_are_interactive(jupyterlab: Server, page: Any, page
         "assess",
         "generate",
         "verify",
+        "usefulness",
         "finish",
     ):
         assert page.locator(f"{WIDGET_OUT} .srnb-card-{stage}").count() >= 1, stage
@@ -253,6 +254,7 @@ def test_tour_runs_and_views_are_interactive(jupyterlab: Server, page: Any, page
         "assess",
         "generate",
         "verify",
+        "usefulness",
         "finish",
     ):
         c = cell(page, index_of(sources, f"step.{stage}()"))
