@@ -470,9 +470,10 @@ def _parse(ls: Sequence[_T], defs: _Defs) -> list[_Block]:
         fm = _FENCE_RE.match(s)
         if fm:
             mark = fm.group(1)
-            j = i + 1
-            while j < n and not ls[j].s.strip().startswith(mark[0] * len(mark)):
-                j += 1
+            j = next((k for k in range(i + 1, n) if ls[k].s.strip().startswith(mark[0] * len(mark))), n)
+            if j == n and st == mark:  # a bare fence never closed: the end of a block a chunk cut
+                i += 1
+                continue
             out.append(_Block("code", _join_lines(ls[i : min(j + 1, n)])))
             i, literal = j + 1, False
             continue
@@ -552,8 +553,8 @@ def _parse(ls: Sequence[_T], defs: _Defs) -> list[_Block]:
             i = j
             continue
         if _DOCTEST_RE.match(s):
-            j = i
-            while j < n and ls[j].s.strip():
+            j = i  # a session runs to a blank line, or to the fence a chunk cut it from
+            while j < n and ls[j].s.strip() and not _FENCE_RE.match(ls[j].s):
                 j += 1
             out.append(_Block("code", _fenced(ls[i:j])))
             i = j

@@ -317,3 +317,17 @@ def test_lines_and_code_only() -> None:
     assert not code_only("Refunds take 30 days [1].\n\n```python\nprint(1)\n```")
     assert not code_only("30 days [1]")
     assert not code_only("")
+
+
+def test_a_chunk_that_starts_inside_a_code_block_keeps_its_prose() -> None:
+    # Chunking can cut a fenced block: the chunk starts with its tail and a
+    # closing fence that opens nothing. The prose after it is still prose.
+    text = ">>> C = f(1)\n>>> C\nC(a=1)\n```\n\nAfter declaring them, you get a repr.\n\nIt came in version 20.1.0."
+    out = clean_text(text)
+    assert out.count("```") == 2  # the session, fenced once
+    assert [kind for kind, _ in lines(out)][-2:] == ["text", "text"]
+    lone = clean_text("Intro line.\n```\nThe rest is prose again.")
+    assert "```" not in lone
+    assert "The rest is prose again." in lone
+    # A fence with an info string and no end is code to the end (the chunk cut its tail).
+    assert clean_text("Intro.\n\n```python\nx = 1\n").rstrip().endswith("```python\nx = 1")

@@ -77,3 +77,18 @@ def test_a_whole_line_of_prose_without_a_full_stop_is_quotable_a_title_is_not() 
     )
     out = generate(GenerateInputs(question="Which RFC do JSON Pointers follow?", evidence=[doc]))
     assert out.answer.startswith("Library to resolve JSON Pointers according to RFC 6901")
+
+
+def test_a_term_with_its_gloss_is_not_quoted_as_an_answer() -> None:
+    doc = ev(
+        1,
+        "- Operating systems platformdirs handles -- default paths for each operating system\n"
+        "- It handles the differences between macOS, Windows, Linux, Android and iOS.",
+        "platformdirs.md",
+        "platformdirs",
+    )
+    out = generate(
+        GenerateInputs(question="Which operating systems does platformdirs handle?", evidence=[doc])
+    )
+    assert "default paths" not in out.answer
+    assert "Android" in out.answer

@@ -123,6 +123,13 @@ def test_same_inputs_same_verdict() -> None:
         ),
         ("Which project is greenlet a spin-off of?", "greenlet is a spin-off of Stackless [1].", "yes"),
         ("Which payment methods are not accepted?", "Cheques and cash are not accepted [1].", "partly"),
+        # versions are named by a number, plural or not
+        (
+            "Which Python versions does it support?",
+            "It supports all versions not beyond end of life [1].",
+            "no",
+        ),
+        ("Which Python versions does it support?", "It supports Python 3.9 and higher [1].", "yes"),
         # "how many <things>": the number sits in a sentence that names them
         (
             "How many root certificates are bundled?",

@@ -206,7 +206,8 @@ def _quotable(text: str) -> list[str]:
         if kind == "code":
             continue
         for sent in sentences(line):
-            if _ENDED_RE.search(sent) or (kind == "item" and len(tokenize(sent)) >= 3) or _prose(sent):
+            item = kind == "item" and len(tokenize(sent)) >= 3 and not _TERM_DASH_RE.search(sent)
+            if _ENDED_RE.search(sent) or item or _prose(sent):
                 out.append(sent)
     return out
 

@@ -216,13 +216,13 @@ def _names_kind(answer: str, head: str, question: str) -> bool:
     """The answer gives a thing of the kind ``head`` asks for; a version
     must be one the question does not already hold ("Which release dropped
     3.9?" is not answered by "This release drops 3.9")."""
+    if head in _VERSION_KINDS:
+        asked = set(_VERSION_NUMBER_RE.findall(question))
+        return any(v not in asked for v in _VERSION_NUMBER_RE.findall(answer))
     if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
         # A plural asks for instances ("Which payment methods ...?" -> "cheques
         # and cash"), which a list names without repeating the kind.
         return True
-    if head in _VERSION_KINDS:
-        asked = set(_VERSION_NUMBER_RE.findall(question))
-        return any(v not in asked for v in _VERSION_NUMBER_RE.findall(answer))
     # Spellings differ ("licence" / "licensed"): the stem's first letters will do.
     prefix = _prefix(stem(head))
     return any(w.startswith(prefix) for w in bag(answer))
