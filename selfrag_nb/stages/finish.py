@@ -39,6 +39,7 @@ verified answer with a disclaimer, or a refusal; never an unverified "answered".
 from __future__ import annotations
 
 import time
+from typing import TypeVar
 
 from selfrag_nb.stages.base import Stage, StageContext
 from selfrag_nb.stages.generate import (
@@ -74,36 +75,31 @@ def _with_disclaimer(disclaimer: str, answer: str) -> str:
     return f"{disclaimer}\n{answer}"
 
 
+_R = TypeVar("_R", Support, Usefulness)
+
+
+def _after(trace: Trace, gen: Generation, kind: type[_R]) -> _R | None:
+    """The ``kind`` record that checked ``gen``: after it, before the next Generation."""
+    idx = next((i for i, r in enumerate(trace.records) if r is gen), None)
+    if idx is None:
+        return None
+    for rec in trace.records[idx + 1 :]:
+        if isinstance(rec, kind):
+            return rec
+        if isinstance(rec, Generation):
+            return None
+    return None
+
+
 def _matching_support(trace: Trace, gen: Generation) -> Support | None:
-    """The Support that verified ``gen`` (the one right after it)."""
-    idx = next((i for i, r in enumerate(trace.records) if r is gen), None)
-    if idx is None:
-        return None
-    for rec in trace.records[idx + 1 :]:
-        if isinstance(rec, Support):
-            return rec
-        if isinstance(rec, Generation):
-            return None
-    return None
-
-
-def _matching_usefulness(trace: Trace, gen: Generation) -> Usefulness | None:
-    """The Usefulness that judged ``gen`` (after it, before the next Generation)."""
-    idx = next((i for i, r in enumerate(trace.records) if r is gen), None)
-    if idx is None:
-        return None
-    for rec in trace.records[idx + 1 :]:
-        if isinstance(rec, Usefulness):
-            return rec
-        if isinstance(rec, Generation):
-            return None
-    return None
+    """The Support that verified ``gen``."""
+    return _after(trace, gen, Support)
 
 
 async def _judged(trace: Trace, ctx: StageContext, gen: Generation) -> Usefulness | None:
     """The usefulness of ``gen``: its record, or judged now and appended
     (None when the check is switched off)."""
-    found = _matching_usefulness(trace, gen)
+    found = _after(trace, gen, Usefulness)
     if found is not None:
         return found
     judged = await UsefulnessStage(gen).run(trace, ctx)
