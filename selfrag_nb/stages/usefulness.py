@@ -4,6 +4,8 @@
       mode clarify / refuse        -> skipped (None): a composed message, not an answer
       mode direct                  -> skipped (None): small talk and arithmetic need no judge,
                                       and an answer without documents has nothing to regenerate from
+      verify says REGENERATE       -> skipped (None): the answer is about to be replaced;
+                                      finish judges the one it keeps
       empty answer                 -> Usefulness("no", 0), no call
       else -> model "usefulness" (UsefulnessInputs: question, answer, history;
               never the documents: support is verify's question)
@@ -42,6 +44,14 @@ class UsefulnessStage(Stage):
         if gen is None or gen.mode not in {"grounded", "strict"}:
             return None
         if not ctx.settings.usefulness:
+            return None
+        support = trace.support
+        sent_back = (
+            support is not None and support.attempt == gen.attempt and support.recommendation == "REGENERATE"
+        )
+        if self.generation is None and sent_back:
+            # Verify already sends this answer back: judging it would pay for a
+            # call whose verdict nothing reads. Finish judges the answer it keeps.
             return None
         t0 = time.perf_counter()
         if not gen.answer.strip():

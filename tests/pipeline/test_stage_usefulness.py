@@ -143,3 +143,16 @@ def test_repr_and_str_are_the_one_line_summary(make_rag: Any, scripted: Any) -> 
         assert len(str(rec)) < 300
     assert str(trace.usefulness).startswith("Usefulness: yes (90/100)")
     assert trace.model_dump()["records"]  # the full data stays one call away
+
+
+def test_an_answer_verify_sends_back_is_not_judged_until_finish_keeps_one(
+    make_rag: Any, scripted: Any
+) -> None:
+    from helpers_pipeline import REFUND_CLAIM, REFUND_QUOTE, verdict
+
+    script_refund(scripted)
+    scripted.enqueue("verify", verdict([(REFUND_CLAIM, "unsupported", 1, REFUND_QUOTE)], "REGENERATE", 20))
+    trace = make_rag().ask(Q)
+    judged = [r for r in trace.records if isinstance(r, Usefulness)]
+    assert [u.attempt for u in judged] == [2]  # only the regenerated answer, the one kept
+    assert trace.outcome == "regenerated"
