@@ -38,6 +38,7 @@ import json
 import re
 from collections import Counter
 
+from selfrag_nb.codelines import code_line
 from selfrag_nb.llm.offline.lexical import STOP_EN, bag, coverage, stem, strip_citations, terms
 from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
 from selfrag_nb.llm.offline.question import DATE_RE_ANY, answer_language, effective_question
@@ -56,8 +57,8 @@ _HOW_TO_Q_RE = re.compile(r"\bhow (?:do|can|should|to|would)\b|如何|怎么|怎
 _WHICH_Q_RE = re.compile(r"^\s*(?:which|who|what(?:'s| is) the name)\b|哪个|哪些|谁", re.IGNORECASE)
 _NUMBER_RE = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|hundred|"
-    r"thousand|million|once|twice|daily|weekly|monthly|yearly|annually|hourly|unlimited|infinite|every|biweekly|fortnightly|quarterly|"
-    r"no limit|none|several|few|many)\b|[一二两三四五六七八九十百千万]",
+    r"thousand|million|once|twice|daily|weekly|monthly|yearly|annually|hourly|unlimited|infinite|"
+    r"every|biweekly|fortnightly|quarterly|no limit|none|several|few)\b|[一二两三四五六七八九十百千万]",
     re.IGNORECASE,
 )
 _TIME_WORD_RE = re.compile(r"\b(?:since|until|before|after|ago|year|month|day|today|now)\b|年|月|日", re.I)
@@ -68,8 +69,9 @@ def _wordset(text: str) -> frozenset[str]:
 
 
 # Words that frame a question (what kind of answer it wants) rather than name
-# its subject, and light verbs ("made", "get"): an answer rarely repeats them ("What is the purpose of X?" ->
-# "X provides ..."). A property of English question language, not of a corpus.
+# its subject, and light verbs ("made", "get"): an answer rarely repeats them
+# ("What is the purpose of X?" -> "X provides ..."). A property of English
+# question language, not of a corpus.
 _FRAME = frozenset(
     stem(w)
     for w in _wordset(
@@ -84,10 +86,6 @@ _FRAME = frozenset(
 # Form: what is not a statement, whatever the question.
 _HTML_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|&(?:[a-z]{2,8}|#\d{2,5});")
 _MD_MARKUP_RE = re.compile(r"!\[[^\]]*\]|\]\[[^\]]*\]|\]\((?:https?:|/|#)|^\s*\.\. [a-z-]+::|:[a-z]+:`", re.M)
-_CODE_LINE_RE = re.compile(
-    r"^\s*(?:\$ |>>> |```|~~~|import \w|from [\w.]+ import |pip3? install |python3? -m |def \w+\(|class \w+[(:]"
-    r"|#include|npm |uv |curl |git )",
-)
 _JSON_OBJECT_RE = re.compile(r'\{\s*"[^"\n]{1,40}"\s*:')
 _CODE_CHARS = frozenset("{}[]()<>=;:$`|\\/_*#@")
 # A sentence ends mid-way when its last word binds to something that follows.
@@ -133,7 +131,8 @@ def _line_problem(line: str, how_to: bool) -> str:
         return "document markup"
     letters = sum(c.isalpha() for c in text)
     symbols = sum(c in _CODE_CHARS for c in text)
-    if not how_to and (_CODE_LINE_RE.match(text) or (letters and symbols / letters > 0.4)):
+    fence = text.startswith(("```", "~~~"))
+    if not how_to and (fence or code_line(text) or (letters and symbols / letters > 0.4)):
         return "a code line"
     return ""
 
