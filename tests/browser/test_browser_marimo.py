@@ -19,6 +19,9 @@ from typing import Any
 
 import pytest
 
+# Every stage of the flow: the default question is answered from the documents, so each runs.
+from selfrag_nb.flow import STAGES
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 APP = ROOT / "notebooks" / "selfrag_app.py"
@@ -33,7 +36,6 @@ PageLog = Any
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium, pytest.mark.timeout(300)]
 
 FIRST_RENDER_MS = 180_000  # every cell runs on first load; two shared cores
-STAGES = ("decide", "rewrite", "retrieve", "grade", "rerank", "assess", "generate", "verify", "finish")
 
 
 def shoot(page: Any, name: str) -> None:
