@@ -5,7 +5,7 @@ Runs every question of sample_data/questions.jsonl through
 
     decision accuracy                        >= 0.95
     labelled relevant source retrieved       >= 0.90   (questions with a label)
-    outcome within the expected set          >= 0.80
+    outcome within the expected set          >= 0.95  (with the usefulness check on: it must not cost the sample its answers)
     protected spans kept in every rewrite    == 100 %
     unauthorised ("secret") text anywhere    == 0      (trace JSON, prompts, outputs)
 """
@@ -81,7 +81,7 @@ def test_floors(results: list[dict[str, Any]]) -> None:
     print(f"\nquestions: {len(results)}")
     print(f"decision accuracy: {decision:.3f} (floor 0.95)")
     print(f"relevant source retrieved: {relevant:.3f} of {len(labelled)} labelled (floor 0.90)")
-    print(f"outcome within expected: {outcome:.3f} (floor 0.80)")
+    print(f"outcome within expected: {outcome:.3f} (floor 0.95)")
     print(f"rewrites missing a protected span: {len(protected)} (floor 0)")
     print(f"questions leaking secret text: {len(leaks)} (floor 0)")
     for r in results:
@@ -93,4 +93,4 @@ def test_floors(results: list[dict[str, Any]]) -> None:
     assert protected == [], protected
     assert decision >= 0.95
     assert relevant >= 0.90
-    assert outcome >= 0.80, [r["id"] for r in results if not r["outcome_ok"]]
+    assert outcome >= 0.95, [r["id"] for r in results if not r["outcome_ok"]]
