@@ -75,6 +75,48 @@ def test_int8_vectors_stay_within_cosine_099_of_fp32(tmp_path: Path, monkeypatch
     assert int8_file.stat().st_size < fp32_file.stat().st_size
 
 
+@needs_int8
+def test_the_int8_rewrites_are_exact_before_quantization() -> None:
+    """quantize_graph first rewrites the fp32 graph (attention as a MatMul, the
+    outlier channels multiplied apart); without the quantization those
+    rewrites alone must give the fp32 vectors back, padding included."""
+    import onnx
+    import onnxruntime as ort
+
+    from selfrag_nb.store import minilm_onnx
+
+    fp32 = MiniLMEmbedder(backend="onnx")
+    texts = _paragraphs()[:40] + [q.question for q in questions("sample")][:20]
+    a = fp32.embed(texts)
+    model = onnx.load_from_string(minilm_onnx.build_graph(fp32._load()[0]))
+    minilm_onnx._attention_as_matmul(model)
+    assert len(minilm_onnx._split_outlier_channels(model)) == 12 + len(minilm_onnx._GELU_OUTLIERS)
+    fp32._onnx._session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    b = fp32.embed(texts)
+    assert (a * b).sum(axis=1).min() > 0.99999
+
+
+def test_the_int8_cache_name_follows_the_recipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A changed recipe must rebuild the cached int8 graph, never read the old one."""
+    from selfrag_nb.store import minilm_onnx
+
+    fp32_file, int8_file = graph_cache_path(MINILM_SHA256), graph_cache_path(MINILM_SHA256, "int8")
+    changes = [
+        ("_RESIDUAL_OUTLIERS", (99,)),
+        ("_GELU_OUTLIERS", {**minilm_onnx._GELU_OUTLIERS, 0: (1,)}),
+        ("_INT8_FP32_NODES", [*minilm_onnx._INT8_FP32_NODES, "l0_ff"]),
+        ("_INT8_RECIPE_VERSION", minilm_onnx._INT8_RECIPE_VERSION + 1),
+    ]
+    seen = {int8_file}
+    for attr, value in changes:
+        with monkeypatch.context() as m:
+            m.setattr(minilm_onnx, attr, value)
+            seen.add(graph_cache_path(MINILM_SHA256, "int8"))
+            assert graph_cache_path(MINILM_SHA256) == fp32_file  # the fp32 graph does not depend on it
+    assert len(seen) == len(changes) + 1
+    assert graph_cache_path(MINILM_SHA256, "int8") == int8_file
+
+
 def _recall(kb: KnowledgeBase, mode: str) -> list[float]:
     out = []
     for q in questions("sample"):
