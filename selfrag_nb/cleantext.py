@@ -52,7 +52,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from selfrag_nb.codelines import code_line, code_only, lines
+from selfrag_nb.codelines import FENCE_RE, ITEM_RE, code_line, code_only, lines
 
 __all__ = ["CleanText", "clean", "clean_text", "code_line", "code_only", "lines"]
 
@@ -224,7 +224,6 @@ class _Defs:
 
 
 _CRLF_RE = re.compile(r"\r\n?")
-_FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _EXPLICIT_RE = re.compile(r"^\s*\.\.(?:\s+(.*))?$")
 _TARGET_RE = re.compile(r"_(?:`[^`]*`|[^:]*):(?:\s|$)")
 _SUBST_DEF_RE = re.compile(r"\|([^|]+)\|\s+([\w:.+-]+)::\s*(.*)$")
@@ -240,7 +239,6 @@ _NOTEDEF_RE = re.compile(r"^\s{0,3}\[\^[^\]]+\]:\s*")
 # headings, rules and transitions).
 _ADORN_RE = re.compile(r"^\s*([=\-~^\"'`#*+:._<>!$%&,;?@\\/|])\1{2,}\s*$")
 _ATX_RE = re.compile(r"^\s{0,3}#{1,6}(?:\s+|$)(.*?)(?:\s+#+)?\s*$")
-_ITEM_RE = re.compile(r"^(\s*)([-*+\u2022]|\d{1,9}[.)]|#\.)\s+(?=\S)")
 _FIELD_RE = re.compile(r"^\s*:([^:\s][^:`]*):(?:\s+|$)")
 _ROW_RE = re.compile(r"^\s*\|.*\|\s*$")
 _BORDER_RE = re.compile(r"^\s*(?:\+(?:[-=]+\+)+|=+(?:\s+=+)+)\s*$")
@@ -248,8 +246,8 @@ _BADGES_RE = re.compile(r"^\s*(?:\|[^|\s][^|]*\|_{0,2}\s*)+$")
 _DOCTEST_RE = re.compile(r"^\s*>>>(?:\s|$)")
 _PRE_RE = re.compile(r"^\s*<pre\b", re.IGNORECASE)
 _QUOTE_RE = re.compile(r"^\s{0,3}>(?!>>)\s?")
-_OPENERS: tuple[re.Pattern[str], ...] = (_FENCE_RE, _EXPLICIT_RE, _REFDEF_RE, _NOTEDEF_RE, _ADORN_RE)
-_OPENERS += (_ATX_RE, _ITEM_RE, _FIELD_RE, _ROW_RE, _BORDER_RE, _DOCTEST_RE, _QUOTE_RE)
+_OPENERS: tuple[re.Pattern[str], ...] = (FENCE_RE, _EXPLICIT_RE, _REFDEF_RE, _NOTEDEF_RE, _ADORN_RE)
+_OPENERS += (_ATX_RE, ITEM_RE, _FIELD_RE, _ROW_RE, _BORDER_RE, _DOCTEST_RE, _QUOTE_RE)
 
 
 def _names(words: str) -> frozenset[str]:
@@ -467,7 +465,7 @@ def _parse(ls: Sequence[_T], defs: _Defs) -> list[_Block]:
             continue
         tight, blank = not blank, False
         ind = _indent(s)
-        fm = _FENCE_RE.match(s)
+        fm = FENCE_RE.match(s)
         if fm:
             mark = fm.group(1)
             j = next((k for k in range(i + 1, n) if ls[k].s.strip().startswith(mark[0] * len(mark))), n)
@@ -554,7 +552,7 @@ def _parse(ls: Sequence[_T], defs: _Defs) -> list[_Block]:
             continue
         if _DOCTEST_RE.match(s):
             j = i  # a session runs to a blank line, or to the fence a chunk cut it from
-            while j < n and ls[j].s.strip() and not _FENCE_RE.match(ls[j].s):
+            while j < n and ls[j].s.strip() and not FENCE_RE.match(ls[j].s):
                 j += 1
             out.append(_Block("code", _fenced(ls[i:j])))
             i = j
@@ -575,7 +573,7 @@ def _parse(ls: Sequence[_T], defs: _Defs) -> list[_Block]:
 def _item_start(line: _T) -> tuple[_T, str]:
     """A list item or field line -> (its first text, "item"); else (the line, "para")."""
     s = line.s
-    m = _ITEM_RE.match(s)
+    m = ITEM_RE.match(s)
     if m:
         marker = m.group(2)
         lead = line.cut(0, m.start(2))

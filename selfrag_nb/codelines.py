@@ -19,10 +19,11 @@ import re
 
 from selfrag_nb.text import strip_markers
 
-__all__ = ["code_line", "code_only", "lines"]
+__all__ = ["FENCE_RE", "ITEM_RE", "code_line", "code_only", "lines"]
 
-_FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_ITEM_RE = re.compile(r"^(\s*)([-*+\u2022]|\d{1,9}[.)]|#\.)\s+(?=\S)")
+#: A fenced code block's opening or closing line; a list item's marker (cleantext reads them too).
+FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+ITEM_RE = re.compile(r"^(\s*)([-*+\u2022]|\d{1,9}[.)]|#\.)\s+(?=\S)")
 
 # Shell and REPL prompts; statements that only code starts with.
 _PROMPT_RE = re.compile(r"^\s*(?:\$|>>>|PS [^>\n]*>|[A-Za-z]:\\[^>\n]*>|In \[\d*\]:)(?:\s|$)")
@@ -75,12 +76,12 @@ def lines(text: str) -> list[tuple[str, str]]:
             out.append(("code", line))
             fence = "" if st.startswith(fence) and not st.strip(fence[0]) else fence
             continue
-        fm = _FENCE_RE.match(line)
+        fm = FENCE_RE.match(line)
         if fm:
             fence = fm.group(1)
             out.append(("code", line))
             continue
-        im = _ITEM_RE.match(line)
+        im = ITEM_RE.match(line)
         content = line[im.end() :] if im else line
         out.append(("code" if code_line(content) else "item" if im else "text", line))
     return out
