@@ -57,6 +57,7 @@ __all__ = [
     "QueryHits",
     "ReasonKind",
     "Record",
+    "RefusalKind",
     "RejectedRewrite",
     "Rerank",
     "Retrieval",
@@ -83,10 +84,8 @@ OutcomeName = Literal["answered", "disclaimed", "regenerated", "direct", "clarif
 #:                         check judged that it does not answer the question asked
 #:   ""                    an accepted answer, a clarifying question, or a trace written before
 #:                         this field existed
-ReasonKind = Literal[
-    "",
-    "retrieval_not_needed",
-    "retrieval_off",
+#: The reasons a question is refused (also what a refusal message says: stages/generate.py).
+RefusalKind = Literal[
     "no_evidence",
     "no_access",
     "unsupported",
@@ -96,6 +95,7 @@ ReasonKind = Literal[
     "deadline",
     "not_answered",
 ]
+ReasonKind = Literal["", "retrieval_not_needed", "retrieval_off", RefusalKind]
 
 
 class _Frozen(BaseModel):

@@ -30,7 +30,7 @@ from typing import Literal
 
 from selfrag_nb.llm.schemas import GenerateInputs, GenerateOut
 from selfrag_nb.stages.base import Stage, StageContext, evidence_hits, parse_citations, to_evidence
-from selfrag_nb.trace import Fallback, Generation, Trace
+from selfrag_nb.trace import Fallback, Generation, RefusalKind, Trace
 
 __all__ = ["GenerateStage", "RefusalKind", "clarify_message", "refusal_kind", "refusal_message"]
 
@@ -39,17 +39,6 @@ def _short(question: str, limit: int = 80) -> str:
     q = " ".join(question.split())
     return q if len(q) <= limit else q[: limit - 1] + "…"
 
-
-RefusalKind = Literal[
-    "no_evidence",
-    "no_access",
-    "unsupported",
-    "conflict",
-    "unverified",
-    "no_answer",
-    "deadline",
-    "not_answered",
-]
 
 # What each kind of refusal tells the user: the real reason, never a document
 # the user cannot see. "{q}" is the question, shortened.
