@@ -55,6 +55,7 @@ __all__ = [
     "effective_acl",
     "sql_literal",
     "validate_acl_name",
+    "visible",
 ]
 
 #: The keys of front matter, JSONL records and ``ingest(acl=...)`` that set access.
@@ -141,6 +142,22 @@ def effective_acl(
     if t:
         validate_acl_name(t, "tenant")
     return EffectiveACL(tuple(dict.fromkeys(r)), tuple(dict.fromkeys(u)), t)
+
+
+def visible(roles: Iterable[str], users: Iterable[str], tenant: str, user: User | None) -> bool:
+    """The access rule in Python: may ``user`` read a chunk stored with this
+    ACL? The same rule as ``access_filter``'s SQL, written a second time on
+    purpose: every row the store returns is checked here too, so a fault in
+    the SQL prefilter (a parser change, a bad join with the caller's where)
+    cannot hand a chunk to the wrong reader."""
+    user = user if user is not None else User()
+    if tenant and tenant != (user.tenant or ""):
+        return False
+    roles = tuple(roles)
+    if any(r in roles for r in user.all_roles):  # "public" is among all_roles
+        return True
+    # Anonymous is nobody in particular (see access_filter).
+    return user.id != ANONYMOUS and user.id in tuple(users)
 
 
 def validate_acl_name(name: str, what: str = "ACL name") -> str:

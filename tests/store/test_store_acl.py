@@ -152,3 +152,19 @@ def test_where_plain_strings_keep_working(kb: KnowledgeBase) -> None:
     assert [h.source for h in kb.search("refund", mode="fts", where="source = 'refund.md'")][:1] == [
         "refund.md"
     ]
+
+
+def test_visible_is_the_documented_rule() -> None:
+    """docs/access-control.md: tenant matches (blank chunk tenant: every
+    tenant) AND (public, or the user's id named, or one of the user's roles)."""
+    from selfrag_nb.store.acl import visible
+
+    ana = sr.User("ana", roles=["finance"], tenant="acme")
+    assert visible(["public"], [], "", None)
+    assert visible(["finance"], [], "", ana)
+    assert visible([], ["ana"], "acme", ana)
+    assert not visible([], [], "", ana)  # empty lists: nobody
+    assert not visible(["finance"], [], "globex", ana)  # another tenant
+    assert not visible(["public"], [], "acme", sr.User())  # anonymous has no tenant
+    assert not visible([], ["anonymous"], "", sr.User())  # anonymous is nobody in particular
+    assert not visible(["hr"], ["bob"], "", ana)
