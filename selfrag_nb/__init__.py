@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 # The error tree is small and import-free: loaded eagerly so that
 # ``except sr.SelfRAGError`` never triggers a heavy import.
 from selfrag_nb.errors import (
+    AccessWideningError,
     ConfigurationError,
     EmbedderError,
     InputError,
@@ -45,6 +46,7 @@ _LAZY: dict[str, str] = {
     "Hit": "selfrag_nb.store.types",
     "Hits": "selfrag_nb.store.types",
     "IngestReport": "selfrag_nb.store.types",
+    "AclChange": "selfrag_nb.store.types",
     "IndexPolicy": "selfrag_nb.store.types",
     "OptimizeReport": "selfrag_nb.store.types",
     "Settings": "selfrag_nb.config",
@@ -66,6 +68,8 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "AccessWideningError",
+    "AclChange",
     "Comparison",
     "ConfigurationError",
     "EmbedderError",
@@ -123,6 +127,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs only; runtime goes through __get
     from selfrag_nb.pipeline import Stepper as Stepper
     from selfrag_nb.promptlab import PromptLab as PromptLab
     from selfrag_nb.store.kb import KnowledgeBase as KnowledgeBase
+    from selfrag_nb.store.types import AclChange as AclChange
     from selfrag_nb.store.types import Hit as Hit
     from selfrag_nb.store.types import Hits as Hits
     from selfrag_nb.store.types import IngestReport as IngestReport

@@ -2,7 +2,9 @@
 
     selfrag-nb ingest DIR --kb PATH [--embedder NAME] [--roles a,b] [--users u] [--tenant T] [--prune]
                              [--prefix P/] [--on-conflict skip|replace]
+                             [--allow-widen] [--default-access public|private]
       KnowledgeBase.open(--kb) -> ingest(DIR) with a rich progress bar -> summary table
+                                  (+ an "access changed" table when any document's ACL changed)
     selfrag-nb search "QUERY" [--kb PATH|sample] [--k N] [--mode M] [--user ID] [--roles a,b] [--tenant T]
                               [--where SQL]
       open_kb(--kb): "sample" or no --kb -> the bundled sample, else KnowledgeBase.open(create=False)
@@ -204,6 +206,18 @@ def register_ingest(subparsers: Any) -> argparse.ArgumentParser:
         default="skip",
         help="a source already stored from another folder: skip it (default, with the reason) or replace it",
     )
+    p.add_argument(
+        "--allow-widen",
+        action="store_true",
+        help="let this ingest make stored documents readable by more people (refused otherwise)",
+    )
+    p.add_argument(
+        "--default-access",
+        choices=("public", "private"),
+        default=None,
+        help="what a document that declares no access gets (a new KB stores it; default: the stored one, "
+        "else public). private: readable by nobody until it has an ACL",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run_ingest)
     return p
@@ -227,7 +241,9 @@ def run_ingest(args: argparse.Namespace) -> int:
     if args.max_chars is not None:
         options["max_chars"] = args.max_chars
     try:
-        kb = KnowledgeBase.open(args.kb, embedder=args.embedder, **options)
+        kb = KnowledgeBase.open(
+            args.kb, embedder=args.embedder, default_access=args.default_access, **options
+        )
         report = kb.ingest(
             args.path,
             acl=acl or None,
@@ -235,6 +251,7 @@ def run_ingest(args: argparse.Namespace) -> int:
             prune=args.prune,
             prefix=args.prefix,
             on_conflict=args.on_conflict,
+            allow_widen=args.allow_widen,
         )
     except (FileNotFoundError, ValueError, TypeError, KnowledgeBaseError) as exc:
         return _fail(console, "ingest", exc)
@@ -253,6 +270,15 @@ def run_ingest(args: argparse.Namespace) -> int:
     skipped = "; ".join(f"{p} ({r})" for p, r in report.skipped[:5])
     table.add_row("skipped", str(len(report.skipped)), shown(skipped))
     console.print(table)
+    if report.acl_changes:
+        access = Table(title="access changed (who may read each document, before -> after)")
+        for column in ("document", "before", "after", "change"):
+            access.add_column(column, overflow="fold")
+        for c in report.acl_changes:
+            access.add_row(shown(c.source), shown(c.before.describe()), shown(c.after.describe()), c.kind)
+        console.print(access)
+    for source, text in report.warnings[:20]:
+        console.print(shown(f"warning: {source}: {text}"))
     console.print(
         shown(
             f"chunks +{report.chunks_added} / -{report.chunks_removed}; total {len(kb)}; "

@@ -7,6 +7,8 @@
     │   ├── InputTypeError            + TypeError: an argument of the wrong type
     │   ├── NotFoundError             + KeyError: no such source, question id, variant, template
     │   ├── PathNotFoundError         + FileNotFoundError: a path that does not exist
+    │   ├── AccessWideningError       an ingest would let someone read a stored document
+    │   │                             they could not before (.changes names each one)
     │   ├── QuestionSetError          a question set that cannot be read (names file and line)
     │   └── TemplateError             a prompt template the Prompt Lab cannot use
     ├── KnowledgeBaseError            + RuntimeError: the knowledge base cannot be used
@@ -38,6 +40,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AccessWideningError",
     "ConfigurationError",
     "EmbedderError",
     "InputError",
@@ -95,6 +98,17 @@ class NotFoundError(InputError, KeyError):
 
 class PathNotFoundError(InputError, FileNotFoundError):
     """A path the caller named does not exist."""
+
+
+class AccessWideningError(InputError):
+    """An ingest would make stored documents readable by someone who could
+    not read them before; nothing was written. ``changes`` holds each such
+    document's ``AclChange`` (before -> after). Pass ``allow_widen=True``
+    (CLI: ``--allow-widen``) when that is what you mean."""
+
+    def __init__(self, message: str, changes: Any = ()) -> None:
+        super().__init__(message)
+        self.changes = list(changes)
 
 
 class QuestionSetError(InputError):

@@ -15,7 +15,8 @@ DISPLAY = "selfrag_nb.display"
 ALLOWED = {"selfrag_nb._displayable", "selfrag_nb.cli"}
 #: Types with text and HTML faces but no widget: a finished lab run is shown
 #: interactively inside the Prompt Lab's widget, not on its own.
-STATIC_ONLY = {"LabRun"}
+#: Read once, right after the cell ran: text and static HTML, no widget.
+STATIC_ONLY = {"LabRun", "IngestReport"}
 
 
 def _module_name(path: Path) -> str:
@@ -163,6 +164,7 @@ def test_every_displayable_type_has_its_faces() -> None:
         "RegressionDiff",
         "PromptLab",
         "LabRun",
+        "IngestReport",
     } <= names
     for cls in leaves:
         want = {"text", "html"} if cls.__name__ in STATIC_ONLY else {"text", "html", "widget"}

@@ -2,16 +2,18 @@
 three faces for each object, registered per type in one seam (faces.py).
 
     obj (a Displayable: record / Trace / Hits / EvalReport / Calibration /
-         RegressionDiff / PromptLab / LabRun / Comparison)
+         RegressionDiff / PromptLab / LabRun / Comparison / IngestReport)
       ._repr_mimebundle_() -> faces.mimebundle(obj)
            text/plain   faces.text(obj)     records: text_summary   (text.py)
                                             eval: the objects' own to_text
                                             lab: lab_text / run_text (prompt_lab_html.py)
                                             compare: compare_text (compare_html.py)
+                                            ingest: ingest_text (ingest_html.py)
            text/html    faces.html(obj)     records: static_html    (html.py)
                                             eval: eval_html.py
                                             lab: prompt_lab_html.py
                                             compare: compare_html.py
+                                            ingest: ingest_html.py (static only)
            widget view  faces.widget(obj)   TraceWidget (widget.py), EvalWidget
                                             (eval_widget.py), PromptLabWidget
                                             (prompt_lab_widget.py), CompareWidget
@@ -25,7 +27,7 @@ invisible characters shown as labels); the widgets' JS labels the same set
 (selfrag_nb.text.VIEW_CONTROLS, joined to each view by js.py with prelude.js).
 
 Importing this package registers every renderer (text.py, html.py,
-eval_html.py, prompt_lab_html.py, compare_html.py and the widget faces below). Views never
+eval_html.py, prompt_lab_html.py, compare_html.py, ingest_html.py and the widget faces below). Views never
 call models; records never hold widgets. Importing this package imports
 neither anywidget nor plotly: a widget module is imported only when a view
 is built, and a failure to build it falls back to the static HTML.
@@ -37,6 +39,7 @@ from typing import Any
 
 from selfrag_nb.display import compare_html as _compare_html  # noqa: F401 - registers the comparison faces
 from selfrag_nb.display import eval_html as _eval_html  # noqa: F401 - registers the evaluation faces
+from selfrag_nb.display import ingest_html as _ingest_html  # noqa: F401 - registers the ingest report's faces
 from selfrag_nb.display import prompt_lab_html as _prompt_lab_html  # noqa: F401 - registers the lab's faces
 from selfrag_nb.display.faces import WIDGET_MIME, StaticView, in_kernel, marimo_view, mimebundle
 from selfrag_nb.display.html import RECORD_TYPES, static_html

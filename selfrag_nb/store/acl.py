@@ -13,10 +13,18 @@ The rule (docs/access-control.md says the same in prose)::
 
     What a document declares -> what is stored (effective_acl):
       nothing                       roles ["public"]            (public)
+        ... with default_access="private"   roles []            (nobody, until it gets an ACL)
       roles [finance]               roles [finance]             (finance only)
       users [bob]                   roles [], users [bob]       (bob only: NOT public)
+      users [] or roles []          roles [], users []          (nobody: empty means nobody)
       roles [public], users [bob]   roles [public], users [bob] (public, said explicitly)
       tenant acme                   + tenant "acme"             (only users of tenant acme)
+      tenant "" / null              refused                     (blank would mean every tenant)
+
+    A stored document's ACL changing on re-ingest (writes.py, visibility.py):
+      widens(before, after)         someone could read it who could not  -> refused
+                                    unless ingest(allow_widen=True)
+      otherwise                     narrowing / moving                   -> done, reported
 
     A key that looks like an ACL key but is not one ("Roles", "role", "User",
     "tennant", "groups", "acl", "permissions", ...) is refused by acl_key_error():
@@ -40,14 +48,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
-from typing import NamedTuple
 
 from selfrag_nb.errors import InputError, InputTypeError
-from selfrag_nb.store.types import ANONYMOUS, PUBLIC_ROLE, User
+from selfrag_nb.store.types import ANONYMOUS, PUBLIC_ROLE, EffectiveACL, User
 from selfrag_nb.text import validate_unicode
 
 __all__ = [
     "ACL_KEYS",
+    "DEFAULT_ACCESS",
     "EffectiveACL",
     "access_filter",
     "acl_key_error",
@@ -56,6 +64,7 @@ __all__ = [
     "sql_literal",
     "validate_acl_name",
     "visible",
+    "widens",
 ]
 
 #: The keys of front matter, JSONL records and ``ingest(acl=...)`` that set access.
@@ -116,32 +125,62 @@ def acl_key_error(key: str) -> str | None:
     )
 
 
-class EffectiveACL(NamedTuple):
-    """What is stored on every chunk of one document."""
-
-    roles: tuple[str, ...]
-    users: tuple[str, ...]
-    tenant: str
+#: What a document that declares no access gets: ``"public"`` (the default,
+#: readable by everyone) or ``"private"`` (readable by nobody until it is given
+#: an ACL; ``KnowledgeBase.open(path, default_access="private")``).
+DEFAULT_ACCESS = ("public", "private")
 
 
 def effective_acl(
-    roles: Iterable[str] | None, users: Iterable[str] | None, tenant: str | None
+    roles: Iterable[str] | None,
+    users: Iterable[str] | None,
+    tenant: str | None,
+    *,
+    default_access: str = "public",
 ) -> EffectiveACL:
     """What is stored for a document that declares ``roles`` / ``users`` /
-    ``tenant`` (None: not declared). Public only when nothing restricts who
-    may read it, or when ``public`` is among its roles."""
+    ``tenant`` (None: not declared).
+
+    Public only when the document declares neither roles nor users (and the
+    knowledge base's ``default_access`` is "public"), or when ``public`` is
+    among its roles. An EMPTY list is a declaration: ``users: []`` restricts
+    like ``roles: []`` does, to nobody (a config that yields an empty list
+    must never publish what it was meant to restrict). A declared tenant must
+    be a name: blank means "every tenant", so it is refused, not guessed."""
+    if default_access not in DEFAULT_ACCESS:
+        raise InputError(f"default_access must be 'public' or 'private', got {default_access!r}")
     r = tuple(roles) if roles is not None else None
     u = tuple(users) if users is not None else ()
     if r is None:
-        # Naming users restricts the document to them; only a document that
-        # names nobody is public by default.
-        r = () if u else (PUBLIC_ROLE,)
+        declared = users is not None
+        r = () if declared or default_access == "private" else (PUBLIC_ROLE,)
     for name in (*r, *u):
         validate_acl_name(name, "ACL name")
-    t = tenant or ""
-    if t:
-        validate_acl_name(t, "tenant")
+    t = ""
+    if tenant is not None:
+        if not isinstance(tenant, str) or not tenant.strip():
+            raise InputError(
+                f"tenant must be a non-blank name, got {tenant!r}: a blank tenant would make the "
+                "document readable by every tenant; remove the key to mean that"
+            )
+        t = validate_acl_name(tenant, "tenant")
     return EffectiveACL(tuple(dict.fromkeys(r)), tuple(dict.fromkeys(u)), t)
+
+
+def widens(before: EffectiveACL, after: EffectiveACL) -> bool:
+    """True when someone could read a document under ``after`` who could not
+    under ``before`` (the rule in ``visible``, reasoned over every possible user)."""
+    if not after.roles and not after.users:
+        return False  # readable by nobody: narrower than anything
+    if before.tenant and after.tenant != before.tenant:
+        return True  # tenant cleared or moved: another tenant's users gain it
+    if PUBLIC_ROLE in before.roles:
+        return False  # everyone (of the tenant) could already read it
+    if PUBLIC_ROLE in after.roles:
+        return True
+    # A new role gives its holders access; a new user id gives that user
+    # access (we cannot know that user's roles, so assume it is new).
+    return not set(after.roles) <= set(before.roles) or not set(after.users) <= set(before.users)
 
 
 def visible(roles: Iterable[str], users: Iterable[str], tenant: str, user: User | None) -> bool:

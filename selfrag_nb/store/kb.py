@@ -85,10 +85,11 @@ import shutil
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlparse
 
 from selfrag_nb.errors import InputError, InputTypeError, KnowledgeBaseError, PathNotFoundError
+from selfrag_nb.store.acl import DEFAULT_ACCESS
 from selfrag_nb.store.chunking import DEFAULT_MAX_CHARS
 from selfrag_nb.store.kb_core import (
     LOCK_FILE,
@@ -206,6 +207,7 @@ class KnowledgeBase(Writes, Search):
         max_chars: int = DEFAULT_MAX_CHARS,
         storage_options: dict[str, str] | None = None,
         index_policy: IndexPolicy | None = None,
+        default_access: Literal["public", "private"] | None = None,
         **embedder_options: Any,
     ) -> KnowledgeBase:
         """Open (or create) the knowledge base at ``path``: a folder, ``file://...``,
@@ -221,6 +223,14 @@ class KnowledgeBase(Writes, Search):
         how many chunks a vector index is built, when it is refreshed or
         retrained, and the default search knobs (``nprobes``, ``refine_factor``,
         ``ef``); it is a property of this handle, not stored with the table.
+
+        ``default_access`` is what a document that declares no access gets:
+        "public" (readable by everyone) or "private" (readable by nobody until
+        it is given roles, users or ``acl=``; recommended for company folders).
+        A new knowledge base stores it, and ``None`` uses the stored one
+        ("public" for a knowledge base made before it was stored). Naming the
+        other one applies to this handle's ingests; an ingest through it still
+        refuses to make a stored document more visible (``allow_widen``).
 
         ``embedder=None`` uses the embedder the knowledge base was built with
         ("minilm" for a new one); naming a different one than stored is an error."""
@@ -306,6 +316,10 @@ class KnowledgeBase(Writes, Search):
             )
         if max_chars < 50:
             raise InputError(f"max_chars must be at least 50, got {max_chars}")
+        if default_access is None:
+            default_access = stored.get("default_access", "public") if stored is not None else "public"
+        if default_access not in DEFAULT_ACCESS:
+            raise InputError(f"default_access must be 'public' or 'private', got {default_access!r}")
         kb = cls(
             uri=uri,
             local_dir=local,
@@ -314,6 +328,7 @@ class KnowledgeBase(Writes, Search):
             embedder=emb,
             max_chars=max_chars,
             index_policy=index_policy,
+            default_access=default_access,
         )
         kb._storage_options = options
         return kb

@@ -176,8 +176,11 @@ class Core:
         embedder: Embedder,
         max_chars: int,
         index_policy: IndexPolicy | None = None,
+        default_access: str = "public",
     ) -> None:
         self._uri = uri
+        #: what a document that declares no access gets (store/acl.py effective_acl)
+        self._default_access = default_access
         self._local_dir = local_dir
         self._db = db
         self._table = table
@@ -213,6 +216,12 @@ class Core:
         return self._index_policy
 
     @property
+    def default_access(self) -> str:
+        """ "public" or "private": what a document that declares no access gets
+        (stored with a new knowledge base; see docs/access-control.md)."""
+        return self._default_access
+
+    @property
     def version(self) -> int:
         """The current LanceDB table version (0 before the first ingest)."""
         t = self._tbl()
@@ -240,6 +249,7 @@ class Core:
             "sources": len(self._stored_hashes()),
             "version": self.version,
             "max_chars": self._max_chars,
+            "default_access": self._default_access,
             "indexes": indexes,
             "vector_index": None if t is None else vindex.describe(t),
         }
@@ -300,6 +310,8 @@ class Core:
 
         meta = {"embedder": self._embedder.name, "dim": self._embedder.dim, "format": FORMAT}
         meta["max_chars"] = self._max_chars
+        # Stored so every later handle that does not name one keeps it.
+        meta["default_access"] = self._default_access
         return pa.schema(
             [
                 ("chunk_id", pa.string()),

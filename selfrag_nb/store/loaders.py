@@ -172,7 +172,9 @@ def _split_meta(meta: dict[str, Any], where: str) -> dict[str, Any]:
         elif key == "tenant":
             if value is not None and not isinstance(value, (str, int)):
                 raise SkipFile(f"'tenant' must be a name in {where}, got {value!r}")
-            out["tenant"] = None if value in (None, "") else str(value)
+            # Declared but blank ("tenant:", "", null) stays "": refused by
+            # effective_acl, because it would read as "every tenant".
+            out["tenant"] = "" if value is None else str(value)
         else:
             out["metadata"][key] = value
     return out

@@ -1,12 +1,14 @@
 """Ingest's checks and row building: what a Document becomes before it is embedded.
 
     ingest(path, acl=..., metadata=..., prefix=..., on_conflict=...)
-      check_acl(acl)            only roles / users / tenant, names without control chars
+      check_acl(acl)            only roles / users / tenant, names without control chars;
+                                an empty list is kept (it means nobody), a blank tenant refused
       check_metadata(metadata)  a dict of JSON values, no key that looks like an ACL key
       check_prefix(prefix)      "" or a relative folder name ("colA" -> "colA/")
       origin_of(path)           the ingested folder, resolved (a file: its folder)
       for each Document:
-        prepare(doc, ...)       effective ACL (store/acl.py) -> a content hash of
+        prepare(doc, ...)       effective ACL (store/acl.py, with the knowledge base's
+                                default_access) -> a content hash of
                                 everything stored + rows() that chunks lazily (no vectors)
       conflict(...)             a source stored from ANOTHER folder is not replaced
                                 unless on_conflict="replace": it is skipped with a
@@ -33,6 +35,7 @@ from selfrag_nb.store.chunking import context_header, iter_chunks
 
 if TYPE_CHECKING:
     from selfrag_nb.store.loaders import Document
+    from selfrag_nb.store.types import EffectiveACL
 
 __all__ = [
     "CONFLICT_POLICIES",
@@ -70,15 +73,21 @@ class Prepared:
     unchanged sources are never chunked, and a big one never sits in memory
     as a list of row dicts (store/batches.py turns them into Arrow as they come)."""
 
-    __slots__ = ("content_hash", "rows", "size", "source")
+    __slots__ = ("acl", "content_hash", "rows", "size", "source")
 
     def __init__(
-        self, source: str, content_hash: str, rows: Callable[[], Iterator[dict[str, Any]]], size: int
+        self,
+        source: str,
+        content_hash: str,
+        rows: Callable[[], Iterator[dict[str, Any]]],
+        size: int,
+        acl: EffectiveACL,
     ) -> None:
         self.source = source
         self.content_hash = content_hash
         self.rows = rows
         self.size = size  # characters of text: what embedding progress counts
+        self.acl = acl  # what every chunk will store: compared with what is stored (visibility.py)
 
 
 def check_acl(acl: dict[str, Any] | None) -> dict[str, Any]:
@@ -100,7 +109,15 @@ def check_acl(acl: dict[str, Any] | None) -> dict[str, Any]:
             vals = [value] if isinstance(value, str) else list(value)
             out[key] = tuple(validate_acl_name(v, f"acl {key[:-1]}") for v in vals)
     if "tenant" in acl:
-        out["tenant"] = "" if acl["tenant"] in (None, "") else validate_acl_name(acl["tenant"], "acl tenant")
+        tenant = acl["tenant"]
+        if not isinstance(tenant, str) or not tenant.strip():
+            # "" or None would read as "every tenant": a config that yields a
+            # blank must not publish documents across tenants.
+            raise InputError(
+                f"acl tenant must be a non-blank name, got {tenant!r} (leave the key out to keep "
+                "each document's own tenant)"
+            )
+        out["tenant"] = validate_acl_name(tenant, "acl tenant")
     return out
 
 
@@ -169,8 +186,10 @@ def prepare(
     *,
     prefix: str,
     origin: str,
+    default_access: str = "public",
 ) -> Prepared:
-    """Rows (without vectors) for one Document; ValueError for a bad ACL."""
+    """Rows (without vectors) for one Document; ValueError for a bad ACL.
+    ``default_access``: what a document that declares no access gets."""
     from selfrag_nb.text import detect_language
 
     # ingest(acl=...) replaces who may read (roles and users together: an
@@ -181,9 +200,10 @@ def prepare(
     else:
         who = (doc.roles, doc.users)
     try:
-        roles, users, tenant = effective_acl(*who, override.get("tenant", doc.tenant))
+        acl = effective_acl(*who, override.get("tenant", doc.tenant), default_access=default_access)
     except ValueError as exc:
         raise InputError(f"bad ACL: {exc}") from exc
+    roles, users, tenant = acl
     source = prefix + doc.source
     meta = {**doc.metadata, **extra}
     meta_json = json.dumps(meta, ensure_ascii=False, sort_keys=True, default=str)
@@ -225,4 +245,4 @@ def prepare(
                 "origin": origin,
             }
 
-    return Prepared(source, content_hash, rows, len(doc.text))
+    return Prepared(source, content_hash, rows, len(doc.text), acl)

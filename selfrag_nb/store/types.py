@@ -15,7 +15,7 @@ No LanceDB, pandas or pyarrow import here: these types travel inside traces.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -31,7 +31,9 @@ __all__ = [
     "PUBLIC_ROLE",
     "TRUST_KEYS",
     "VECTOR_INDEX_TYPES",
+    "AclChange",
     "ChunkRef",
+    "EffectiveACL",
     "Hit",
     "Hits",
     "IndexPolicy",
@@ -207,8 +209,57 @@ class Hits(BaseModel, Displayable):
         return pd.DataFrame(rows)
 
 
-class IngestReport(BaseModel):
-    """What one ingest did. Paths are as given (relative to the ingested root)."""
+class EffectiveACL(NamedTuple):
+    """The access stored on every chunk of one document (store/acl.py
+    ``effective_acl`` decides it from what the document declares)."""
+
+    roles: tuple[str, ...]
+    users: tuple[str, ...]
+    tenant: str
+
+    def describe(self) -> str:
+        """One line a person reads: "public", "roles finance; users bob", "nobody"."""
+        who = []
+        if PUBLIC_ROLE in self.roles:
+            who.append("public")
+        named = [r for r in self.roles if r != PUBLIC_ROLE]
+        if named:
+            who.append("roles " + ", ".join(named))
+        if self.users:
+            who.append("users " + ", ".join(self.users))
+        text = "; ".join(who) or "nobody"
+        return f"{text} (tenant {self.tenant})" if self.tenant else text
+
+
+class AclChange(BaseModel):
+    """A stored document whose access an ingest changed: who could read it
+    before and who can after. ``widened``: someone can read it now who could
+    not before (an ingest refuses that unless told ``allow_widen=True``);
+    ``narrowed``: someone who could read it no longer can. Moving a document
+    to another tenant or swapping one role for another does both."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str
+    before: EffectiveACL
+    after: EffectiveACL
+    widened: bool
+    narrowed: bool
+
+    @property
+    def kind(self) -> Literal["widened", "narrowed", "changed"]:
+        """One word: "widened" whenever anyone gains access (even if others lose it)."""
+        return "widened" if self.widened else "narrowed" if self.narrowed else "changed"
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.before.describe()} -> {self.after.describe()} ({self.kind})"
+
+
+class IngestReport(BaseModel, Displayable):
+    """What one ingest did. Paths are as given (relative to the ingested root).
+
+    ``acl_changes`` lists every stored document whose access changed, before
+    and after; the text face names them and the HTML face shows a table."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -217,16 +268,27 @@ class IngestReport(BaseModel):
     unchanged: list[str] = Field(default_factory=list)
     removed: list[str] = Field(default_factory=list)
     skipped: list[tuple[str, str]] = Field(default_factory=list)
+    acl_changes: list[AclChange] = Field(default_factory=list)
+    #: (source, message): stored, but probably not as meant (a role "Finance"
+    #: next to "finance")
+    warnings: list[tuple[str, str]] = Field(default_factory=list)
     chunks_added: int = 0
     chunks_removed: int = 0
     version: int | None = None
     seconds: float = 0.0
 
     def __str__(self) -> str:
+        access = ""
+        if self.acl_changes:
+            widened = sum(c.widened for c in self.acl_changes)
+            access = f", access changed={len(self.acl_changes)}" + (
+                f" ({widened} widened)" if widened else ""
+            )
+        warned = f", warnings={len(self.warnings)}" if self.warnings else ""
         return (
             f"IngestReport(added={len(self.added)}, updated={len(self.updated)}, "
             f"unchanged={len(self.unchanged)}, removed={len(self.removed)}, "
-            f"skipped={len(self.skipped)}, chunks +{self.chunks_added}/-{self.chunks_removed}, "
+            f"skipped={len(self.skipped)}{access}{warned}, chunks +{self.chunks_added}/-{self.chunks_removed}, "
             f"version={self.version})"
         )
 

@@ -207,6 +207,7 @@ class Writes(Core):
         on_conflict: Literal["skip", "replace"] = "skip",
         engine: Literal["local", "ray"] = "local",
         workers: int | None = None,
+        allow_widen: bool = False,
     ) -> IngestReport:
         """Add a file or folder (walked recursively). Unchanged sources are left
         alone, changed ones replaced; ``prune=True`` also removes stored sources
@@ -215,6 +216,11 @@ class Writes(Core):
         ``acl={"roles": [...], "users": [...], "tenant": "..."}`` overrides each
         document's own ACL (roles and users together, tenant on its own; see
         docs/access-control.md); ``metadata`` is merged into every chunk's metadata.
+        A document's ACL changing is reported in ``IngestReport.acl_changes``;
+        a change that would let anyone read a stored document who could not
+        before raises AccessWideningError naming the documents, and nothing is
+        written, unless ``allow_widen=True``. Documents that declare no access
+        get the knowledge base's ``default_access`` (see ``open``).
         ``prefix="colA/"`` is put before every source name. A source already
         stored from another folder (two folders both holding ``report.md``) is
         skipped with the fix in its reason, or replaced with ``on_conflict="replace"``.
@@ -235,12 +241,15 @@ class Writes(Core):
             origin_of,
             prepare,
         )
+        from selfrag_nb.store.visibility import acl_changes, name_warnings, refuse_widening, stored_acls
 
         started = time.perf_counter()
         override = check_acl(acl)
         extra = check_metadata(metadata)
         prefix = check_prefix(prefix)
         check_policy(on_conflict)
+        if not isinstance(allow_widen, bool):
+            raise InputTypeError(f"allow_widen must be True or False, got {allow_widen!r}")
         if engine not in ("local", "ray"):
             raise InputError(f"engine must be 'local' or 'ray', got {engine!r}")
         if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
@@ -258,7 +267,15 @@ class Writes(Core):
                 report(i, len(docs), f"reading {prefix + d.source}")
                 try:
                     prepared.append(
-                        prepare(d, override, extra, self._max_chars, prefix=prefix, origin=origin)
+                        prepare(
+                            d,
+                            override,
+                            extra,
+                            self._max_chars,
+                            prefix=prefix,
+                            origin=origin,
+                            default_access=self._default_access,
+                        )
                     )
                 except ValueError as exc:
                     skipped.append((prefix + d.source, str(exc)))
@@ -274,6 +291,11 @@ class Writes(Core):
                 for p in prepared
                 if snapshot.get(p.source, ("", ""))[0] != p.content_hash and clash(p, snapshot) is None
             ]
+            # Refused before anything is embedded (no model cost); checked
+            # again under the lock against what is stored then.
+            with self._reading("reading the stored access", value_errors=True):
+                stored = stored_acls(self._tbl(), [p.source for p in todo if p.source in snapshot])
+            refuse_widening(acl_changes(todo, stored), allow_widen)
             rows = self._embed_rows(
                 todo, report, len(prepared) - len(todo), len(prepared), engine=engine, workers=workers
             )
@@ -297,6 +319,11 @@ class Writes(Core):
                         rows.update(self._embed_rows([p], None))
                     (updated if old is not None else added).append(p.source)
                     new_rows.append(rows[p.source])
+                written = [p for p in prepared if p.source in set(updated)]
+                with self._reading("reading the stored access", value_errors=True):
+                    before = stored_acls(self._tbl(), updated)
+                changes = acl_changes(written, before)
+                refuse_widening(changes, allow_widen)
                 loaded = {p.source for p in prepared}
                 # Only this folder's sources: pruning must not delete what
                 # another folder (another origin) stored.
@@ -339,6 +366,8 @@ class Writes(Core):
             unchanged=unchanged,
             removed=removed,
             skipped=skipped,
+            acl_changes=changes,
+            warnings=name_warnings(prepared, before),
             chunks_added=n_add,
             chunks_removed=n_del,
             version=self.version,

@@ -53,9 +53,10 @@ def test_secret_never_leaves_the_store_for_the_wrong_user(kb: KnowledgeBase) -> 
 
 def test_user_id_grants_access(tmp_path: Path, docs_dir: Path) -> None:
     kb = KnowledgeBase.open(tmp_path / "kbu", embedder="hashing")
-    kb.ingest(docs_dir / "hr", acl={"roles": ["hr"], "users": ["carol"], "tenant": ""})
-    assert SECRET in _seen(kb, sr.User("carol"))
-    assert SECRET not in _seen(kb, sr.User("dave"))
+    kb.ingest(docs_dir / "hr", acl={"roles": ["hr"], "users": ["carol"]})  # the files say tenant acme
+    assert SECRET in _seen(kb, sr.User("carol", tenant="acme"))
+    assert SECRET not in _seen(kb, sr.User("carol"))  # no tenant: the document's tenant does not match
+    assert SECRET not in _seen(kb, sr.User("dave", tenant="acme"))
     assert SECRET not in _seen(kb, None)
 
 

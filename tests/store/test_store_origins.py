@@ -70,8 +70,13 @@ def test_prefix_keeps_both(two_folders: tuple[Path, Path, sr.KnowledgeBase]) -> 
 
 def test_replace_is_explicit(two_folders: tuple[Path, Path, sr.KnowledgeBase]) -> None:
     col_a, _, kb = two_folders
-    report = kb.ingest(col_a, on_conflict="replace")
+    # colB's report.md is finance-only and colA's is public: replacing it
+    # would publish the name, so that takes a second yes.
+    with pytest.raises(sr.AccessWideningError, match=r"report\.md: roles finance -> public"):
+        kb.ingest(col_a, on_conflict="replace")
+    report = kb.ingest(col_a, on_conflict="replace", allow_widen=True)
     assert report.updated == ["report.md"]
+    assert [str(c) for c in report.acl_changes] == ["report.md: roles finance -> public (widened)"]
     assert not finance_text_visible_to(kb, User("f", roles=["finance"]))
     # now colA owns the name: colB is the one refused
     assert kb.ingest(col_a).unchanged == ["report.md"]
@@ -129,6 +134,7 @@ def test_cli_prefix_and_on_conflict(two_folders: tuple[Path, Path, sr.KnowledgeB
     assert not finance_text_visible_to(kb, User())
     assert cli_main([*base, "--prefix", "colA/"]) == 0
     assert kb.sources() == ["colA/report.md", "report.md"]
-    assert cli_main([*base, "--on-conflict", "replace"]) == 0
+    assert cli_main([*base, "--on-conflict", "replace"]) == 2  # refused: would publish colB's finance report
+    assert cli_main([*base, "--on-conflict", "replace", "--allow-widen"]) == 0
     # a fresh handle: this one may read a version up to a second old
     assert not finance_text_visible_to(sr.KnowledgeBase.open(kb.path), User("f", roles=["finance"]))
