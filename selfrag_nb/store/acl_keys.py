@@ -29,6 +29,7 @@ keys: any spelling built from them is refused, so a new synonym such as
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -169,6 +170,7 @@ def _misspelt(word: str) -> str | None:
     return next((k for k in _EDIT_TARGETS if _one_edit(word, k)), None)
 
 
+@functools.lru_cache(maxsize=4096)  # JSONL records repeat the same keys line after line
 def names_access(key: str) -> bool:
     """True when a word of ``key`` names access (the ACL keys included)."""
     return any(_is_access(w) or _run_together(w) or _misspelt(w) for w in key_words(key))

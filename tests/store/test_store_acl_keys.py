@@ -49,6 +49,7 @@ ACCESS_LOOKING = [
     "r\u03bfles",  # Greek ο
     "ro\u200bles",  # a zero-width space inside
     "r\u00f4les",  # an accent
+    "\uff52\uff4f\uff4c\uff45\uff53",  # full-width letters
 ]  # fmt: skip
 
 
