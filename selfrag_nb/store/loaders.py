@@ -1,11 +1,12 @@
 """Loaders: files on disk -> Documents (text + title + ACL + metadata).
 
-    load_tree(root)                 file or folder (walked recursively, sorted)
+    load_tree(root, metadata_keys=None)   file or folder (walked recursively, sorted)
       for each file: LOADERS[suffix](path, source)
         .md .markdown  front matter + Markdown      (one Document)
-        .txt           plain text                   (one Document)
-        .rst           reStructuredText, as plain text: markup kept (one Document)
-        .html .htm     text only, headings kept     (one Document)
+        .txt           front matter + plain text    (one Document)
+        .rst           front matter + reStructuredText as plain text: markup kept
+        .html .htm     front matter + text only, headings kept; a <meta name>
+                       naming access skips the page (one Document)
         .jsonl         one Document per line        (source "file.jsonl#<id or line>")
         .pdf           text layer via pypdf         (one Document)
       -> (documents, skipped[(path, reason)])
