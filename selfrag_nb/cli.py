@@ -2,7 +2,7 @@
 
     selfrag-nb ingest DIR --kb PATH [--embedder NAME] [--roles a,b] [--users u] [--tenant T] [--prune]
                              [--prefix P/] [--on-conflict skip|replace]
-                             [--allow-widen] [--default-access public|private]
+                             [--allow-widen] [--default-access public|private] [--metadata-keys a,b]
       KnowledgeBase.open(--kb) -> ingest(DIR) with a rich progress bar -> summary table
                                   (+ an "access changed" table when any document's ACL changed)
     selfrag-nb search "QUERY" [--kb PATH|sample] [--k N] [--mode M] [--user ID] [--roles a,b] [--tenant T]
@@ -218,6 +218,13 @@ def register_ingest(subparsers: Any) -> argparse.ArgumentParser:
         help="what a document that declares no access gets (a new KB stores it; default: the stored one, "
         "else public). private: readable by nobody until it has an ACL",
     )
+    p.add_argument(
+        "--metadata-keys",
+        type=_names,
+        default=None,
+        help="strict mode: the only front-matter / JSONL keys accepted besides title, roles, users, tenant "
+        "(e.g. status,effective,product); a file with any other key is skipped",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run_ingest)
     return p
@@ -252,6 +259,7 @@ def run_ingest(args: argparse.Namespace) -> int:
             prefix=args.prefix,
             on_conflict=args.on_conflict,
             allow_widen=args.allow_widen,
+            metadata_keys=args.metadata_keys,
         )
     except (FileNotFoundError, ValueError, TypeError, KnowledgeBaseError) as exc:
         return _fail(console, "ingest", exc)

@@ -45,11 +45,10 @@ characters are refused outright (they have no business in an ACL).
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable
 
 from selfrag_nb.errors import InputError, InputTypeError
+from selfrag_nb.store.acl_keys import acl_key_error
 from selfrag_nb.store.types import ANONYMOUS, PUBLIC_ROLE, EffectiveACL, User
 from selfrag_nb.text import validate_unicode
 
@@ -69,61 +68,6 @@ __all__ = [
 
 #: The keys of front matter, JSONL records and ``ingest(acl=...)`` that set access.
 ACL_KEYS = ("roles", "users", "tenant")
-
-#: Keys refused because a reader would take them for access control. Compared
-#: after lowercasing and dropping everything but letters ("Allowed_Roles" ->
-#: "allowedroles").
-_ACL_LIKE = frozenset(
-    {
-        "role", "roles", "user", "users", "tenant", "tenants", "tenantid",
-        "group", "groups", "acl", "acls", "access", "accessroles", "accessusers",
-        "allow", "allowed", "allowedroles", "allowedusers", "allowroles", "allowusers",
-        "permission", "permissions", "perms", "visibility", "visibleto", "readers",
-        "readableby", "sharedwith", "userids", "roleids", "public", "private",
-    }
-)  # fmt: skip
-#: Words one edit away from an ACL key that are ordinary metadata.
-_NOT_A_MISSPELLING = frozenset({"rules", "uses", "rose", "tenet", "tenets", "rolex"})
-_EDIT_TARGETS = ("roles", "users", "tenant")
-
-
-def _one_edit(a: str, b: str) -> bool:
-    """True when ``a`` and ``b`` differ by one insertion, deletion,
-    substitution or swap of neighbours (Damerau-Levenshtein distance 1)."""
-    if a == b or abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) == len(b):
-        diff = [i for i in range(len(a)) if a[i] != b[i]]
-        if len(diff) == 1:
-            return True
-        i, j = diff[0], diff[-1]
-        return len(diff) == 2 and j == i + 1 and a[i] == b[j] and a[j] == b[i]
-    short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
-
-
-def acl_key_error(key: str) -> str | None:
-    """Why ``key`` (of front matter or a JSONL record) must not be stored as
-    metadata, or None when it is an ACL key or ordinary metadata.
-
-    Fail closed: a document with ``Roles: [finance]`` would otherwise be
-    stored public with "Roles" as a harmless-looking metadata field."""
-    if key in ACL_KEYS:
-        return None
-    folded = unicodedata.normalize("NFKC", key).casefold()
-    letters = re.sub(r"[^a-z]", "", folded)
-    if folded in ACL_KEYS or letters in _ACL_LIKE:
-        hint = next((k for k in ACL_KEYS if letters.startswith(k[:4])), None)
-    elif letters not in _NOT_A_MISSPELLING and any(_one_edit(letters, k) for k in _EDIT_TARGETS):
-        hint = next(k for k in _EDIT_TARGETS if _one_edit(letters, k))
-    else:
-        return None
-    fix = f"write {hint!r} (lowercase)" if hint else "use 'roles', 'users' or 'tenant'"
-    return (
-        f"key {key!r} looks like access control but is not an ACL key "
-        f"(the ACL keys are {', '.join(repr(k) for k in ACL_KEYS)}); {fix}, or rename it"
-    )
-
 
 #: What a document that declares no access gets: ``"public"`` (the default,
 #: readable by everyone) or ``"private"`` (readable by nobody until it is given

@@ -1,11 +1,12 @@
 """Loaders: files on disk -> Documents (text + title + ACL + metadata).
 
-    load_tree(root)                 file or folder (walked recursively, sorted)
+    load_tree(root, metadata_keys=None)   file or folder (walked recursively, sorted)
       for each file: LOADERS[suffix](path, source)
         .md .markdown  front matter + Markdown      (one Document)
-        .txt           plain text                   (one Document)
-        .rst           reStructuredText, as plain text: markup kept (one Document)
-        .html .htm     text only, headings kept     (one Document)
+        .txt           front matter + plain text    (one Document)
+        .rst           front matter + reStructuredText as plain text: markup kept
+        .html .htm     front matter + text only, headings kept; a <meta name>
+                       naming access skips the page (one Document)
         .jsonl         one Document per line        (source "file.jsonl#<id or line>")
         .pdf           text layer via pypdf         (one Document)
       -> (documents, skipped[(path, reason)])
@@ -20,12 +21,29 @@ A document or JSONL record holding a lone surrogate (a JSON "\\ud800" escape,
 a PDF text layer) is skipped with the field named: UTF-8 cannot encode it, so
 it could be neither hashed nor stored.
 
-Front matter keys with meaning: ``title``, ``roles``, ``users``, ``tenant``;
-every other key is chunk metadata. JSONL records carry the same keys. A key
-that looks like an ACL key but is not one (``Roles``, ``role``, ``User``,
-``tennant``, ``groups``, ...) skips the file or record with a reason naming
-the key (store/acl.py ``acl_key_error``): stored as metadata, it would leave
-the document public.
+Front matter (store/front_matter.py) is read by every text loader (.md,
+.txt, .rst, .html): a ``---`` block of ``key: value`` lines, a ``+++`` TOML
+block, or an HTML comment of ``key: value`` lines at the top, after any blank
+lines, BOM or zero-width characters. A metadata block that is malformed, or
+that a reader would take for metadata but is not read (a ``----`` fence, an
+HTML comment or first paragraph naming access), skips the file: it would
+otherwise be public body text.
+
+    front matter / JSONL record
+      -> metadata_access_error (store/acl_keys.py)   a key whose words name
+           access (read_roles, owner, org_id, "rоles" in Cyrillic), at the
+           top or nested at any depth, or a value such as "confidential"
+                                                      -> skip, key named
+      -> title, roles, users, tenant pulled out       a name with a comma
+                                                      -> skip: write [a, b]
+      -> every other key is chunk metadata; with ``metadata_keys`` given
+         (strict mode) a key outside {title, roles, users, tenant} and
+         those keys skips the file or record, key named
+
+Stored as metadata, an access-looking key would leave the document public,
+so every refusal fails closed. Any exception a parser raises (pypdf's
+decompression limits, an HTML or TOML parser fault) skips that one file with
+its name and the problem; the rest of the folder still loads.
 """
 
 from __future__ import annotations
@@ -34,15 +52,17 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 from selfrag_nb.errors import InputError, InputTypeError, PathNotFoundError
-from selfrag_nb.store.acl import acl_key_error
+from selfrag_nb.store.acl import ACL_KEYS
+from selfrag_nb.store.acl_keys import metadata_access_error, names_access
 from selfrag_nb.store.chunking import has_body_text
+from selfrag_nb.store.front_matter import normalise_lines, parse_front_matter
 
 __all__ = [
     "LOADERS",
@@ -78,6 +98,9 @@ class Document:
     metadata: dict[str, Any] = field(default_factory=dict)
     #: sha256 of the raw bytes (or the canonical JSON of a JSONL record)
     raw_hash: str = ""
+    #: the keys the file itself wrote (front matter, JSONL fields other than
+    #: text and id): what strict mode (``metadata_keys``) checks
+    declared: tuple[str, ...] = ()
 
     @property
     def has_headings(self) -> bool:
@@ -87,7 +110,9 @@ class Document:
 # --------------------------------------------------------------------------- helpers
 
 
-def _read_text(path: Path) -> tuple[str, bytes]:
+def _read_text(path: Path, *, separators: bool = True) -> tuple[str, bytes]:
+    """Text and raw bytes; ``separators``: U+2028 / U+2029 / U+0085 become
+    newlines too (not for JSONL, where they may sit inside a JSON string)."""
     data = path.read_bytes()
     if not data.strip():
         raise SkipFile("empty file")
@@ -99,7 +124,7 @@ def _read_text(path: Path) -> tuple[str, bytes]:
         raise SkipFile(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     if not text.strip():
         raise SkipFile("empty file")
-    return text.replace("\r\n", "\n").replace("\r", "\n"), data
+    return (normalise_lines(text) if separators else text.replace("\r\n", "\n").replace("\r", "\n")), data
 
 
 def _sha(data: bytes) -> str:
@@ -148,23 +173,33 @@ def _document_surrogate(doc: Document) -> str | None:
     return None
 
 
+def _no_comma(name: str, key: str, where: str) -> str:
+    # "roles: finance, hr" is one role named "finance, hr" that nobody has:
+    # the author meant two, so say how to write them.
+    if "," in name:
+        parts = ", ".join(p.strip() for p in name.split(",") if p.strip())
+        raise SkipFile(f"{key!r} name {name!r} holds a comma in {where}: write a list [{parts}]")
+    return name
+
+
 def _as_names(value: Any, key: str, where: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in value):
         raise SkipFile(f"{key!r} must be a name or a list of names in {where}, got {value!r}")
-    return tuple(v.strip() for v in value)
+    return tuple(_no_comma(v.strip(), key, where) for v in value)
 
 
 def _split_meta(meta: dict[str, Any], where: str) -> dict[str, Any]:
     """title/roles/users/tenant pulled out; the rest stays metadata.
 
-    Raises SkipFile for a key that looks like an ACL key but is not one."""
-    out: dict[str, Any] = {"metadata": {}}
+    Raises SkipFile for metadata that names access without declaring it
+    (store/acl_keys.py), and for an ACL name holding a comma."""
+    refused = metadata_access_error(meta)
+    if refused is not None:
+        raise SkipFile(f"{refused} ({where})")
+    out: dict[str, Any] = {"metadata": {}, "declared": tuple(str(k) for k in meta)}
     for key, value in meta.items():
-        refused = acl_key_error(key)
-        if refused is not None:
-            raise SkipFile(f"{refused} ({where})")
         if key == "title":
             out["title"] = str(value)
         elif key in ("roles", "users"):
@@ -174,54 +209,10 @@ def _split_meta(meta: dict[str, Any], where: str) -> dict[str, Any]:
                 raise SkipFile(f"'tenant' must be a name in {where}, got {value!r}")
             # Declared but blank ("tenant:", "", null) stays "": refused by
             # effective_acl, because it would read as "every tenant".
-            out["tenant"] = "" if value is None else str(value)
+            out["tenant"] = "" if value is None else _no_comma(str(value), key, where)
         else:
             out["metadata"][key] = value
     return out
-
-
-# --------------------------------------------------------------------------- front matter
-
-_FM_LINE = re.compile(r"^([A-Za-z_][\w\-]*)\s*:\s*(.*?)\s*$")
-
-
-def _fm_scalar(raw: str) -> Any:
-    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
-        return raw[1:-1]
-    if re.fullmatch(r"-?\d+", raw):
-        return int(raw)
-    if raw.lower() in ("true", "false"):
-        return raw.lower() == "true"
-    return raw
-
-
-def _fm_value(raw: str) -> Any:
-    if raw.startswith("[") and raw.endswith("]"):
-        inner = raw[1:-1].strip()
-        return [_fm_scalar(p.strip()) for p in inner.split(",") if p.strip()] if inner else []
-    return _fm_scalar(raw)
-
-
-def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
-    """Split a leading ``---`` ... ``---`` block of ``key: value`` lines off ``text``.
-
-    Values: quoted or bare strings, ints, true/false, ``[a, b]`` lists. Returns
-    ``({}, text)`` when there is no front matter; a block that opens but never
-    closes, or holds a line that is not ``key: value``, raises ``ValueError``."""
-    lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
-        return {}, text
-    meta: dict[str, Any] = {}
-    for i, line in enumerate(lines[1:], start=1):
-        if line.strip() == "---":
-            return meta, "\n".join(lines[i + 1 :])
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        m = _FM_LINE.match(line)
-        if m is None:
-            raise InputError(f"front matter line {i + 1} is not 'key: value': {line!r}")
-        meta[m.group(1)] = _fm_value(m.group(2))
-    raise InputError("front matter starts with '---' but has no closing '---'")
 
 
 # --------------------------------------------------------------------------- loaders
@@ -229,19 +220,24 @@ def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
 _MD_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
-def load_markdown(path: Path, source: str) -> list[Document]:
-    text, data = _read_text(path)
+def _front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """(the document's title/ACL/metadata parts, body) of a text file."""
     try:
         meta, body = parse_front_matter(text)
     except ValueError as exc:
         raise SkipFile(f"bad front matter: {exc}") from exc
     if not body.strip():
         raise SkipFile("empty file (front matter only)")
+    return _split_meta(meta, "front matter"), body
+
+
+def load_markdown(path: Path, source: str) -> list[Document]:
+    text, data = _read_text(path)
+    parts, body = _front_matter(text)
     if not has_body_text(body, headings=True):
         # headings live in chunk context, not text: such a file would store no
         # chunk, and with nothing stored it would count as added on every ingest
         raise SkipFile("no text under the headings")
-    parts = _split_meta(meta, "front matter")
     if "title" not in parts:
         m = _MD_H1.search(body)
         parts["title"] = m.group(1).strip() if m else path.stem
@@ -250,7 +246,11 @@ def load_markdown(path: Path, source: str) -> list[Document]:
 
 def load_text(path: Path, source: str) -> list[Document]:
     text, data = _read_text(path)
-    return [Document(source=source, text=text.strip("\n"), title=path.stem, kind="text", raw_hash=_sha(data))]
+    # Front matter in a .txt or .rst file is read as in Markdown: left as text,
+    # its "roles: [finance]" would be searchable in a public document.
+    parts, body = _front_matter(text)
+    parts.setdefault("title", path.stem)
+    return [Document(source=source, text=body.strip("\n"), kind="text", raw_hash=_sha(data), **parts)]
 
 
 class _HTMLText(HTMLParser):
@@ -271,9 +271,16 @@ class _HTMLText(HTMLParser):
         self._in_title = False
         self._heading: int | None = None
         self._heading_text: list[str] = []
+        #: <meta name="..."> names that name access: not read as access control
+        self.access_meta: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "title":
+        if tag == "meta":
+            found = dict(attrs)
+            name = found.get("name") or found.get("property") or ""
+            if name in ACL_KEYS or names_access(name):
+                self.access_meta.append(name)
+        elif tag == "title":
             self._in_title = True
         elif tag in self._SKIP:
             self._skip_depth += 1
@@ -311,22 +318,29 @@ class _HTMLText(HTMLParser):
 
 def load_html(path: Path, source: str) -> list[Document]:
     raw, data = _read_text(path)
+    parts, raw = _front_matter(raw)  # a Jekyll-style page: front matter, then HTML
     parser = _HTMLText()
     parser.feed(raw)
     parser.close()
+    if parser.access_meta:
+        name = parser.access_meta[0]
+        raise SkipFile(
+            f"<meta name={name!r}> looks like access control but is not read as such: declare "
+            "access with 'roles', 'users' or 'tenant' in a '---' front matter block at the top"
+        )
     lines = [" ".join(line.split()) for line in "".join(parser.parts).split("\n")]
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
     if not text:
         raise SkipFile("no text in HTML")
     if not has_body_text(text, headings=True):
         raise SkipFile("no text under the headings")
-    title = " ".join(parser.title.split()) or parser.h1 or path.stem
-    return [Document(source=source, text=text, title=title, kind="html", raw_hash=_sha(data))]
+    parts.setdefault("title", " ".join(parser.title.split()) or parser.h1 or path.stem)
+    return [Document(source=source, text=text, kind="html", raw_hash=_sha(data), **parts)]
 
 
 def load_jsonl(path: Path, source: str) -> tuple[list[Document], list[tuple[str, str]]]:
     """One Document per line; bad lines are skipped one by one, the rest load."""
-    text, _ = _read_text(path)
+    text, _ = _read_text(path, separators=False)
     docs: list[Document] = []
     skipped: list[tuple[str, str]] = []
     seen: set[str] = set()
@@ -374,7 +388,7 @@ def load_jsonl(path: Path, source: str) -> tuple[list[Document], list[tuple[str,
 
 def load_pdf(path: Path, source: str) -> list[Document]:
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import LimitReachedError, PdfReadError
 
     data = path.read_bytes()
     if not data.strip():
@@ -387,6 +401,11 @@ def load_pdf(path: Path, source: str) -> list[Document]:
         info_title = (reader.metadata.title if reader.metadata else None) or ""
     except SkipFile:
         raise
+    except LimitReachedError as exc:
+        # a small file whose streams expand past pypdf's limits: a decompression bomb
+        raise SkipFile(
+            f"PDF content expands past pypdf's safety limit (a decompression bomb?): {exc}"
+        ) from exc
     except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
         raise SkipFile(f"unreadable PDF: {exc}") from exc
     text = "\n\n".join(p for p in pages if p)
@@ -429,8 +448,51 @@ LOADERS: dict[str, Callable[[Path, str], Loaded]] = {
 }
 
 
-def load_file(path: Path, source: str) -> tuple[list[Document], list[tuple[str, str]]]:
-    """Documents of one file plus what was skipped in it (never raises SkipFile)."""
+#: Keys every file may write in strict mode: the title and the ACL.
+_ALWAYS_ALLOWED = frozenset({"title", *ACL_KEYS})
+
+
+def _allowed_keys(metadata_keys: Iterable[str] | None) -> frozenset[str] | None:
+    """``metadata_keys`` checked: None (any key) or the keys allowed besides
+    title and the ACL keys."""
+    if metadata_keys is None:
+        return None
+    if isinstance(metadata_keys, str) or not isinstance(metadata_keys, Iterable):
+        # a str would be read letter by letter: "owner" -> {"o", "w", ...}
+        raise InputTypeError(
+            f"metadata_keys must be a collection of key names, got {type(metadata_keys).__name__}"
+        )
+    keys = list(metadata_keys)
+    bad = [k for k in keys if not isinstance(k, str) or not k.strip()]
+    if bad:
+        raise InputError(f"metadata_keys must hold non-blank key names, got {bad[0]!r}")
+    return _ALWAYS_ALLOWED | frozenset(keys)
+
+
+def _strict(doc: Document, allowed: frozenset[str] | None) -> str | None:
+    """Why ``doc`` breaks strict mode (a key it wrote is not allowed), or None."""
+    if allowed is None:
+        return None
+    extra = [k for k in doc.declared if k not in allowed]
+    if not extra:
+        return None
+    return (
+        f"metadata key {printable(extra[0])!r} is not among the allowed keys (metadata_keys: "
+        f"{', '.join(sorted(allowed - _ALWAYS_ALLOWED)) or 'none'}; always: title, roles, users, "
+        "tenant): add it to metadata_keys, or remove it from the file"
+    )
+
+
+def load_file(
+    path: Path, source: str, *, metadata_keys: Iterable[str] | None = None
+) -> tuple[list[Document], list[tuple[str, str]]]:
+    """Documents of one file plus what was skipped in it (never raises SkipFile,
+    nor anything a parser raises: that is a skip too).
+
+    ``metadata_keys`` (strict mode): the metadata keys a file or JSONL record
+    may write besides title/roles/users/tenant; a document writing another
+    is skipped with the key named. None: any key that does not name access."""
+    allowed = _allowed_keys(metadata_keys)
     if _SURROGATE.search(source):
         return [], [(printable(source), f"file name is not valid UTF-8: {source!r}")]
     suffix = path.suffix.lower()
@@ -441,7 +503,7 @@ def load_file(path: Path, source: str) -> tuple[list[Document], list[tuple[str, 
         loaded, skipped = loader(path, source)
         docs = []
         for doc in loaded:
-            bad = _document_surrogate(doc)
+            bad = _document_surrogate(doc) or _strict(doc, allowed)
             if bad:
                 skipped.append((doc.source, bad))
             else:
@@ -453,6 +515,11 @@ def load_file(path: Path, source: str) -> tuple[list[Document], list[tuple[str, 
         return [], [(source, exc.reason)]
     except OSError as exc:
         return [], [(source, f"cannot read: {exc.strerror or exc}")]
+    except Exception as exc:  # noqa: BLE001 - one file's parser fault must not abort the folder
+        # pypdf's own limits, an HTML parser assertion, a MemoryError: the file
+        # is skipped with the problem named, and the rest of the folder loads.
+        problem = printable(str(exc))[:300] or "no message"
+        return [], [(source, f"cannot load {printable(source)}: {type(exc).__name__}: {problem}")]
 
 
 def _outside(path: Path, real_root: Path) -> str | None:
@@ -469,7 +536,9 @@ def _outside(path: Path, real_root: Path) -> str | None:
     return f"symbolic link leaves the ingested folder (-> {printable(str(target))})"
 
 
-def load_tree(root: str | os.PathLike[str]) -> tuple[list[Document], list[tuple[str, str]]]:
+def load_tree(
+    root: str | os.PathLike[str], *, metadata_keys: Iterable[str] | None = None
+) -> tuple[list[Document], list[tuple[str, str]]]:
     """Load a file, or every file under a folder (sorted, recursive).
 
     Sources are posix paths relative to the folder (a single file: its name).
@@ -478,17 +547,21 @@ def load_tree(root: str | os.PathLike[str]) -> tuple[list[Document], list[tuple[
     is never opened, since reading one blocks until a writer comes. A link
     whose target resolves outside the folder is skipped too; a link to a
     file inside it is read under the link's own name (the content is then
-    stored under both names: harmless, and what the folder says)."""
+    stored under both names: harmless, and what the folder says).
+
+    ``metadata_keys``: strict mode, as in ``load_file``."""
     if not isinstance(root, str | os.PathLike):
         raise InputTypeError(f"path to ingest must be a str or os.PathLike, got {type(root).__name__}")
     if isinstance(root, str) and not root.strip():
         # Path("") is the current directory: a blank path must not ingest it.
         raise InputError("nothing to ingest: the path is blank")
+    # checked (and a one-shot iterator read) once, before anything is read
+    allowed = _allowed_keys(metadata_keys)
     root = Path(root)
     if not root.exists():
         raise PathNotFoundError(f"nothing to ingest: {root} does not exist")
     if root.is_file():
-        return load_file(root, root.name)
+        return load_file(root, root.name, metadata_keys=allowed)
     if not root.is_dir():
         return [], [(root.name, "not a regular file or folder (FIFO, socket or device)")]
     docs: list[Document] = []
@@ -515,7 +588,7 @@ def load_tree(root: str | os.PathLike[str]) -> tuple[list[Document], list[tuple[
             elif not path.is_dir():
                 skipped.append((rel.as_posix(), "not a regular file (FIFO, socket or device)"))
             continue
-        d, s = load_file(path, rel.as_posix())
+        d, s = load_file(path, rel.as_posix(), metadata_keys=allowed)
         docs.extend(d)
         skipped.extend(s)
     return docs, skipped

@@ -20,7 +20,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -208,6 +208,7 @@ class Writes(Core):
         engine: Literal["local", "ray"] = "local",
         workers: int | None = None,
         allow_widen: bool = False,
+        metadata_keys: Iterable[str] | None = None,
     ) -> IngestReport:
         """Add a file or folder (walked recursively). Unchanged sources are left
         alone, changed ones replaced; ``prune=True`` also removes stored sources
@@ -221,6 +222,9 @@ class Writes(Core):
         before raises AccessWideningError naming the documents, and nothing is
         written, unless ``allow_widen=True``. Documents that declare no access
         get the knowledge base's ``default_access`` (see ``open``).
+        ``metadata_keys=["title", "status", ...]`` is strict mode: a file or
+        record with any other front-matter / JSONL key (besides title, roles,
+        users, tenant) is skipped with the key named.
         ``prefix="colA/"`` is put before every source name. A source already
         stored from another folder (two folders both holding ``report.md``) is
         skipped with the fix in its reason, or replaced with ``on_conflict="replace"``.
@@ -260,7 +264,7 @@ class Writes(Core):
             import_ray()  # a missing extra fails before any file is read
 
         with _progress_reporter(progress) as report:
-            docs, skipped = load_tree(path)
+            docs, skipped = load_tree(path, metadata_keys=metadata_keys)
             origin = origin_of(path)
             prepared: list[Prepared] = []
             for i, d in enumerate(docs):

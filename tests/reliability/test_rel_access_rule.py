@@ -211,7 +211,7 @@ def test_acl_lookalike_keys_are_refused_never_stored_public(tmp_path: Path, key:
     record("access rule: ACL look-alike keys refused (front matter + JSONL)", 2)
 
 
-@pytest.mark.parametrize("key", ["rules", "owner", "author", "audience", "uses", "version", "department"])
+@pytest.mark.parametrize("key", ["rules", "author", "uses", "version", "maintainer", "summary"])
 def test_ordinary_metadata_keys_are_kept(tmp_path: Path, key: str) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
