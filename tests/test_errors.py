@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import selfrag_nb as sr
 from selfrag_nb import errors
 
@@ -161,13 +163,11 @@ def test_a_bad_where_names_the_callers_where_not_our_sql(tmp_path: Path) -> None
         ("source = ", "source = "),
     ]:
         for mode in ("vector", "fts", "hybrid"):
-            try:
+            with pytest.raises(sr.InputError) as info:
                 kb.search("refund", mode=mode, where=where, user=sr.User("ana", roles=["staff"]))
-            except sr.InputError as exc:
-                text = str(exc)
-            else:
-                raise AssertionError(f"where {where!r} was accepted")
-            assert repr(where) in text and problem in text, text
+            text = str(info.value)
+            assert repr(where) in text, text
+            assert problem in text, text
             for internal in ("array_has", "acl_roles", "acl_users", "tenant =", "'staff'", "SELECT"):
                 assert internal not in text, f"{internal!r} in {text!r}"
 
@@ -175,41 +175,43 @@ def test_a_bad_where_names_the_callers_where_not_our_sql(tmp_path: Path) -> None
 def test_surrogate_query_is_an_input_error_not_damage(tmp_path: Path) -> None:
     kb = _kb_with_docs(tmp_path)
     for mode in ("vector", "fts", "hybrid"):
-        try:
+        with pytest.raises(sr.InputError) as info:
             kb.search("refund \ud800", mode=mode)
-        except sr.SelfRAGError as exc:
-            assert isinstance(exc, sr.InputError), (mode, type(exc))
-            assert "surrogate" in str(exc) and "reindex" not in str(exc), str(exc)
-        else:
-            raise AssertionError(f"{mode}: a lone surrogate was searched for")
+        assert "surrogate" in str(info.value), str(info.value)
+        assert "reindex" not in str(info.value), str(info.value)
 
 
 def test_errors_carry_data() -> None:
     """As httpx's errors do: the path, the key, the model and the HTTP status
     are fields, not only words in the message; the old one-argument form works."""
     e = errors.PathNotFoundError("no knowledge base at /x", path=Path("/x"))
-    assert e.path == Path("/x") and str(e) == "no knowledge base at /x"
+    assert e.path == Path("/x")
+    assert str(e) == "no knowledge base at /x"
     assert errors.PathNotFoundError("no file").path is None
     nf = errors.NotFoundError("no source 'a.md'", key="a.md")
-    assert nf.key == "a.md" and str(nf) == "no source 'a.md'"
+    assert nf.key == "a.md"
+    assert str(nf) == "no source 'a.md'"
     assert errors.NotFoundError("x").key is None
     m = errors.ProviderError("rerank failed", model="cohere/rerank-v3.5", status_code=503)
     assert (m.model, m.status_code) == ("cohere/rerank-v3.5", 503)
-    assert isinstance(m, errors.ModelError) and str(m) == "rerank failed"
+    assert isinstance(m, errors.ModelError)
+    assert str(m) == "rerank failed"
     plain = errors.ModelError("no key")
     assert (plain.model, plain.status_code) == (None, None)
 
-    class Upstream(Exception):
+    class UpstreamError(Exception):
         status_code = 429
 
-    try:
+    def call() -> None:
         try:
-            raise Upstream("rate limited")
-        except Upstream:
+            raise UpstreamError("rate limited")
+        except UpstreamError:
             raise errors.ProviderError("rerank: rate limited") from None
-    except errors.ProviderError as exc:
-        # the status is read from the provider exception it was raised during
-        assert exc.status_code == 429
+
+    with pytest.raises(errors.ProviderError) as info:
+        call()
+    # the status is read from the provider exception it was raised during
+    assert info.value.status_code == 429
 
 
 def test_provider_reranker_errors_name_the_model(loopback: Any) -> None:
@@ -221,15 +223,10 @@ def test_provider_reranker_errors_name_the_model(loopback: Any) -> None:
     reranker = ProviderReranker(
         "cohere/rerank-v3.5", RerankerOptions(api_base=loopback.base_url, api_key="k-123456", timeout=5)
     )
-    try:
+    with pytest.raises(errors.ProviderError) as info:
         reranker.rank("refund", ["a", "b"])
-    except errors.ProviderError as exc:
-        assert exc.model == "cohere/rerank-v3.5"
-        assert exc.status_code == 500
-    except Exception as exc:
-        raise AssertionError(f"{type(exc).__name__} escaped the tree: {exc}") from exc
-    else:
-        raise AssertionError("a failing provider ranked")
+    assert info.value.model == "cohere/rerank-v3.5"
+    assert info.value.status_code == 500
 
 
 def test_budgets_given_next_to_settings_win_and_none_keeps_them(tmp_path: Path) -> None:
