@@ -281,17 +281,24 @@ class CrossEncoderReranker:
                 self._model = CrossEncoder(self.model_name)
             except Exception as exc:  # OSError, ValueError, HTTP errors: all "cannot load"
                 raise ModelError(
-                    f"cross-encoder {self.model_name!r} cannot be loaded: {type(exc).__name__}: {exc}",
-                    model=self.model_name,
+                    f"cross-encoder {self.model_name!r} cannot be loaded: {_why(exc)}", model=self.model_name
                 ) from exc
         try:
             scores = self._model.predict([(query, t) for t in texts])
         except Exception as exc:  # whatever the model raises, the caller gets one type
             raise ModelError(
-                f"cross-encoder {self.model_name!r} could not score the candidates: {type(exc).__name__}: {exc}",
+                f"cross-encoder {self.model_name!r} could not score the candidates: {_why(exc)}",
                 model=self.model_name,
             ) from exc
         return [(i, float(s)) for i, s in enumerate(scores)]
+
+
+def _why(exc: BaseException) -> str:
+    """A library's exception as a short, scrubbed reason (a Hugging Face error
+    may quote a URL with a token, or a whole response body)."""
+    from selfrag_nb.llm.redact import redact, shorten
+
+    return shorten(redact(f"{type(exc).__name__}: {exc}"))
 
 
 register_reranker("model", lambda arg, opts: ModelReranker(opts.runner))

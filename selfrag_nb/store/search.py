@@ -261,8 +261,14 @@ class Search(Core):
             for _ in t.search().limit(None).to_batches():
                 pass
         except Exception as bad:  # noqa: BLE001 - any failure to read the rows is damage in the data
-            return _damaged(self._uri, doing, bad)
-        return _index_damaged(self._uri, doing, exc)
+            return _without_filter(_damaged(self._uri, doing, bad), flt)
+        return _without_filter(_index_damaged(self._uri, doing, exc), flt)
+
+
+def _without_filter(err: KnowledgeBaseError, flt: str) -> KnowledgeBaseError:
+    """``err`` without the access clause LanceDB may quote in its cause."""
+    text = str(err)
+    return err if flt not in text else KnowledgeBaseError(text.replace(flt, "<the access filter>"))
 
 
 def _where_cause(exc: BaseException, where: str, flt: str) -> str:

@@ -107,3 +107,19 @@ def test_a_broken_prefilter_with_a_where(kb: sr.KnowledgeBase, monkeypatch: pyte
     with pytest.warns(AccessCheckWarning):
         hits = kb.search("refund", mode="hybrid", where="source != 'public.md'")
     assert list(hits) == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_access_filter_that_cannot_run_is_our_fault_and_shows_no_sql(
+    kb: sr.KnowledgeBase, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the access clause itself fails (not the caller's where), the error
+    is a KnowledgeBaseError that says so without quoting the clause, and
+    nothing is returned."""
+    broken = "array_has_any(no_such_acl_column, ['public'])"
+    monkeypatch.setattr(search_module, "access_filter", lambda user: broken)
+    with pytest.raises(sr.KnowledgeBaseError, match="access filter") as info:
+        kb.search("refund", mode=mode, where="source != 'x.md'")
+    assert "no_such_acl_column" not in str(info.value)
+    assert "array_has_any" not in str(info.value)
+    assert not isinstance(info.value, sr.InputError), "the caller's where is fine"
