@@ -99,7 +99,10 @@ class Search(Core):
 
         The ACL is a LanceDB prefilter, so unreadable chunks never leave the
         store; ``where`` (SQL over the chunk columns, e.g. ``"source = 'a.md'"``)
-        is ANDed with it.
+        is ANDed with it. Every returned row is checked against the rule again
+        in Python (the second lock): one it refuses is dropped, logged at ERROR,
+        counted in ``access_drops`` and warned about (AccessCheckWarning).
+        A ``where`` that is not a valid condition is an InputError naming it.
 
         ``nprobes`` (IVF partitions probed; None: every one), ``refine_factor`` (k times
         this many candidates re-ranked by exact distance) and ``ef`` (HNSW
