@@ -91,6 +91,14 @@ class RerankerOptions:
     api_key: str | None = field(default=None, repr=False)
     timeout: float = 30.0
 
+    def __repr__(self) -> str:
+        # api_base as scrub_url shows it: a password or ?api_key= in it stays out
+        from selfrag_nb.llm.redact import scrub_url
+
+        base = scrub_url(self.api_base) if self.api_base else None
+        key = "set" if self.api_key else "unset"
+        return f"RerankerOptions(runner={self.runner!r}, api_base={base!r}, api_key={key}, timeout={self.timeout})"
+
 
 RerankerFactory = Callable[[str, RerankerOptions], Reranker]
 

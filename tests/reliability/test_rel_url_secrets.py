@@ -238,3 +238,15 @@ def test_a_provider_error_body_with_a_disguised_key_stays_out_of_traces_and_span
     for piece in _forms_of(key):
         assert piece not in spans, f"{form}: {piece!r} is in a span"
     record("url secrets artefacts", 2)
+
+
+def test_reranker_options_repr_scrubs_the_api_base() -> None:
+    from selfrag_nb.rerankers import RerankerOptions
+
+    password, key = _secret("pw"), _secret("ak")
+    options = RerankerOptions(
+        api_base=f"http://u:{password}@127.0.0.1:9/v1?api_key={key}", api_key=_secret("k")
+    )
+    seen = Seen(password, key, options.api_key or "")
+    seen.clean("RerankerOptions repr", repr(options))
+    assert "127.0.0.1:9" in repr(options)
