@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 # The error tree is small and import-free: loaded eagerly so that
 # ``except sr.SelfRAGError`` never triggers a heavy import.
 from selfrag_nb.errors import (
+    AccessCheckWarning,
     AccessWideningError,
     ConfigurationError,
     EmbedderError,
@@ -68,6 +69,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "AccessCheckWarning",
     "AccessWideningError",
     "AclChange",
     "Comparison",

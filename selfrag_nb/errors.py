@@ -18,8 +18,21 @@
         ├── ParseError                + ValueError: model output that does not fit its schema
         └── RerankProtocolError       + ValueError: a reranker response that breaks the contract
 
+    AccessCheckWarning                + RuntimeWarning (not an error): a search dropped rows
+                                      the SQL prefilter returned but the access rule refuses
+
 The second base (ValueError, KeyError, ...) is the built-in a caller would
 have caught before this tree existed, so ``except ValueError`` keeps working.
+
+Errors carry data as well as a message, as httpx's do (each None when not known):
+``PathNotFoundError.path``, ``NotFoundError.key``, ``ModelError.model`` and
+``ModelError.status_code`` (its subclasses too; the HTTP status is also read
+from the provider exception the error was raised from). The constructors take
+them as keyword arguments, so ``ModelError("text")`` keeps working.
+
+Messages never carry internal SQL (the access clause above all) or secrets:
+a bad ``where`` is named as the caller wrote it, URLs are shown with
+passwords and secret query parameters as ``***`` (llm/redact.py).
 
 What is NOT raised: faults a question survives are data on the trace. A
 provider that times out is ``Completion.error`` on the ModelCall; an
@@ -37,9 +50,11 @@ all of them from ``selfrag_nb`` itself.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 __all__ = [
+    "AccessCheckWarning",
     "AccessWideningError",
     "ConfigurationError",
     "EmbedderError",
@@ -88,7 +103,12 @@ class InputTypeError(InputError, TypeError):
 
 
 class NotFoundError(InputError, KeyError):
-    """A name that is not there: a source, a question id, a variant, a template."""
+    """A name that is not there: a source, a question id, a variant, a template.
+    ``key`` is the name looked up (None when not given)."""
+
+    def __init__(self, *args: object, key: object = None) -> None:
+        super().__init__(*args)
+        self.key = key
 
     def __str__(self) -> str:
         # KeyError's str() is the repr of its argument ("'no source ...'"):
@@ -97,7 +117,12 @@ class NotFoundError(InputError, KeyError):
 
 
 class PathNotFoundError(InputError, FileNotFoundError):
-    """A path the caller named does not exist."""
+    """A path the caller named does not exist. ``path`` is that path (None
+    when not given)."""
+
+    def __init__(self, *args: object, path: str | os.PathLike[str] | None = None) -> None:
+        super().__init__(*args)
+        self.path = path
 
 
 class AccessWideningError(InputError):
@@ -139,7 +164,31 @@ class EmbedderError(KnowledgeBaseError):
 class ModelError(SelfRAGError, RuntimeError):
     """A model call that cannot be made at all (bad configuration: unknown
     provider, missing key, replay cassette without this call). Faults of a
-    reachable provider are reported in ``Completion.error`` instead."""
+    reachable provider are reported in ``Completion.error`` instead.
+
+    ``model`` names the model or reranker (None when not known);
+    ``status_code`` is the provider's HTTP status: the one given, else the
+    ``status_code`` of the exception this one was raised from or during
+    (LiteLLM's and httpx's errors carry it), else None."""
+
+    def __init__(self, *args: object, model: str | None = None, status_code: int | None = None) -> None:
+        super().__init__(*args)
+        self.model = model
+        self._status_code = status_code
+
+    @property
+    def status_code(self) -> int | None:
+        if self._status_code is not None:
+            return self._status_code
+        seen: set[int] = set()
+        exc: BaseException | None = self.__cause__ or self.__context__
+        while exc is not None and id(exc) not in seen:
+            seen.add(id(exc))
+            code = getattr(exc, "status_code", None)
+            if isinstance(code, int) and not isinstance(code, bool):
+                return code
+            exc = exc.__cause__ or exc.__context__
+        return None
 
 
 class ProviderError(ModelError):
@@ -155,6 +204,13 @@ class ParseError(ModelError, ValueError):
 class RerankProtocolError(ModelError, ValueError):
     """A reranker response that breaks the contract (index out of range,
     duplicate, non-finite score, ...)."""
+
+
+class AccessCheckWarning(RuntimeWarning):
+    """Not an error: a search dropped rows that the store's SQL prefilter
+    returned but the access rule (checked again in Python) refuses. The
+    reader saw nothing they may not read; the prefilter is at fault, which
+    is also logged at ERROR and counted (``kb.access_drops``)."""
 
 
 def input_error(exc: Any, *, what: str = "") -> InputError:

@@ -25,6 +25,13 @@ its raw output, document text and metadata (data, not secrets), the config
 snapshot. API keys and auth headers never enter a Trace, so they cannot
 enter a span; the exporter's ``headers`` go to the collector only.
 
+Credentials in the endpoint URL (``http://user:PASS@host``, ``?api_key=...``,
+``?token=...``) go to the collector too, and nowhere else: errors, the
+``OtelExport`` report and log lines show the URL through
+``selfrag_nb.llm.redact.scrub_url`` (``***`` in their place), and the
+OpenTelemetry exporter's own loggers (which name the URL when a request fails)
+get a filter that does the same (``_scrub_exporter_logs``).
+
 The OpenTelemetry packages are an extra (``pip install 'selfrag-nb[otel]'``)
 imported here only, never by ``import selfrag_nb``.
 """
@@ -43,6 +50,7 @@ from pydantic import BaseModel, ConfigDict
 
 from selfrag_nb.errors import ConfigurationError, InputError, InputTypeError, MissingDependencyError
 from selfrag_nb.flow import STAGES
+from selfrag_nb.llm.redact import scrub_url, scrub_urls
 from selfrag_nb.trace import (
     Grades,
     ModelCall,
@@ -80,6 +88,16 @@ DEFAULT_PROJECT = "selfrag-nb"
 #: The OTLP/HTTP path of traces, appended to a base URL (the OTLP specification's rule).
 _TRACES_PATH = "/v1/traces"
 _INSTALL = "pip install 'selfrag-nb[otel]'"
+#: Loggers that print the collector's URL (the exporter's, its HTTP client's and
+#: urllib3's retry warnings): each gets a filter scrubbing secrets from URLs.
+_EXPORTER_LOGGERS = (
+    "opentelemetry.exporter.otlp.proto.http",
+    "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    "opentelemetry.exporter.otlp.proto.http._common",
+    "opentelemetry.exporter.otlp.common.http",
+    "opentelemetry.sdk.trace.export",
+    "urllib3.connectionpool",
+)
 _JSON = "application/json"
 _TEXT = "text/plain"
 
@@ -93,10 +111,44 @@ def _require() -> None:
         raise MissingDependencyError(
             f"Exporting traces to OpenTelemetry needs the otel extra: {_INSTALL} (missing module: {exc.name})"
         ) from exc
+    _scrub_exporter_logs()
+
+
+class _ScrubURLs(logging.Filter):
+    """Rewrites a record's message (and its traceback text) with every URL
+    through scrub_url: the exporter logs the collector's URL, credentials
+    and all, when a request fails."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a malformed record is logging's problem, not ours
+            return True
+        clean = scrub_urls(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = scrub_urls(logging.Formatter().formatException(record.exc_info))
+        elif record.exc_text:
+            record.exc_text = scrub_urls(record.exc_text)
+        return True
+
+
+_SCRUB_FILTER = _ScrubURLs()
+
+
+def _scrub_exporter_logs() -> None:
+    """Put the URL-scrubbing filter on the exporter's loggers (once each)."""
+    for name in _EXPORTER_LOGGERS:
+        logger = logging.getLogger(name)
+        if _SCRUB_FILTER not in logger.filters:
+            logger.addFilter(_SCRUB_FILTER)
 
 
 class OtelExport(BaseModel):
-    """What ``export_otel`` sent: to where, into which project, how many traces and spans."""
+    """What ``export_otel`` sent: to where, into which project, how many traces and spans.
+    ``endpoint`` is shown as ``scrub_url`` shows it (passwords and secret
+    query parameters as ``***``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -130,11 +182,15 @@ def resolve_endpoint(endpoint: str | None = None) -> str:
 
 
 def _checked_url(url: str, what: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # "http://[::1": an unbalanced IPv6 bracket
+        ok = False
+    if not ok:
         raise InputError(
             f"{what} must be an http(s) URL of an OTLP/HTTP collector such as "
-            f"{DEFAULT_ENDPOINT!r}, got {url!r}"
+            f"{DEFAULT_ENDPOINT!r}, got {scrub_url(url)!r}"
         )
     return url
 
@@ -227,11 +283,13 @@ def export_otel(
         provider.shutdown()
     if result is not SpanExportResult.SUCCESS:
         raise ConfigurationError(
-            f"the OTLP collector at {url} did not accept {len(spans)} span(s) "
+            f"the OTLP collector at {scrub_url(url)} did not accept {len(spans)} span(s) "
             "(is it running, and is this its OTLP/HTTP traces URL? the log of "
             "opentelemetry.exporter.otlp says why)"
         )
-    return OtelExport(endpoint=url, project=name, traces=len(batch), spans=len(spans), trace_ids=trace_ids)
+    return OtelExport(
+        endpoint=scrub_url(url), project=name, traces=len(batch), spans=len(spans), trace_ids=trace_ids
+    )
 
 
 def _traces(items: Iterable[Any]) -> Iterator[Trace]:

@@ -18,6 +18,11 @@ returning a ``RankResponse`` (ranking + the model calls it made); the stage
 prefers it, and runs a plain ``rank`` in a worker thread otherwise.
 Only authorised chunks ever reach a reranker: candidates come from the
 ACL-filtered retrieval.
+
+A built-in ``rank`` that cannot answer raises inside the error tree: ModelError
+(the model reranker's unusable output, a cross-encoder that cannot load or
+score) or ProviderError (a provider rerank call that failed), with ``.model``
+naming the reranker's model.
 """
 
 from __future__ import annotations
@@ -29,7 +34,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from selfrag_nb._sync import run_sync
-from selfrag_nb.errors import InputError, InputTypeError, MissingDependencyError
+from selfrag_nb.errors import (
+    InputError,
+    InputTypeError,
+    MissingDependencyError,
+    ModelError,
+    ProviderError,
+)
 from selfrag_nb.text import tokenize
 from selfrag_nb.trace import ModelCall
 
@@ -79,6 +90,14 @@ class RerankerOptions:
     api_base: str | None = None
     api_key: str | None = field(default=None, repr=False)
     timeout: float = 30.0
+
+    def __repr__(self) -> str:
+        # api_base as scrub_url shows it: a password or ?api_key= in it stays out
+        from selfrag_nb.llm.redact import scrub_url
+
+        base = scrub_url(self.api_base) if self.api_base else None
+        key = "set" if self.api_key else "unset"
+        return f"RerankerOptions(runner={self.runner!r}, api_base={base!r}, api_key={key}, timeout={self.timeout})"
 
 
 RerankerFactory = Callable[[str, RerankerOptions], Reranker]
@@ -142,14 +161,19 @@ class ModelReranker:
     def rank(self, query: str, texts: list[str]) -> Sequence[Any] | None:
         resp = run_sync(self.arank(query, texts))
         if resp.error:
-            raise RuntimeError(resp.error)
+            raise ModelError(resp.error, model=self._model_name())
         return resp.ranking
+
+    def _model_name(self) -> str | None:
+        if self._runner is None:
+            return None
+        return self._runner.models_by_role().get("rerank")
 
     async def arank(self, query: str, texts: list[str], *, deadline: float | None = None) -> RankResponse:
         from selfrag_nb.llm.schemas import RerankInputs, RerankOut
 
         if self._runner is None:
-            raise RuntimeError("the model reranker needs the pipeline's ModelRunner")
+            raise ModelError("the model reranker needs the pipeline's ModelRunner")
         result = await self._runner.acall(
             "rerank", RerankInputs(query=query, candidates=texts), deadline=deadline
         )
@@ -217,20 +241,26 @@ class ProviderReranker:
     def rank(self, query: str, texts: list[str]) -> Sequence[Any] | None:
         resp = run_sync(self.arank(query, texts))
         if resp.error:
-            raise RuntimeError(resp.error)
+            raise ProviderError(resp.error, model=self.model)
         return resp.ranking
 
     async def arank(self, query: str, texts: list[str], *, deadline: float | None = None) -> RankResponse:
         from selfrag_nb.llm.litellm_model import arerank
 
-        ranking = await arerank(
-            query,
-            texts,
-            model=self.model,
-            api_base=self._options.api_base,
-            api_key=self._options.api_key,
-            timeout=self._options.timeout,
-        )
+        try:
+            ranking = await arerank(
+                query,
+                texts,
+                model=self.model,
+                api_base=self._options.api_base,
+                api_key=self._options.api_key,
+                timeout=self._options.timeout,
+            )
+        except ModelError as exc:
+            # the provider layer knows the text, this reranker knows the model
+            if exc.model is None:
+                exc.model = self.model
+            raise
         return RankResponse(ranking)
 
 
@@ -255,9 +285,28 @@ class CrossEncoderReranker:
         if self._model is None:
             from sentence_transformers import CrossEncoder
 
-            self._model = CrossEncoder(self.model_name)
-        scores = self._model.predict([(query, t) for t in texts])
+            try:
+                self._model = CrossEncoder(self.model_name)
+            except Exception as exc:  # OSError, ValueError, HTTP errors: all "cannot load"
+                raise ModelError(
+                    f"cross-encoder {self.model_name!r} cannot be loaded: {_why(exc)}", model=self.model_name
+                ) from exc
+        try:
+            scores = self._model.predict([(query, t) for t in texts])
+        except Exception as exc:  # whatever the model raises, the caller gets one type
+            raise ModelError(
+                f"cross-encoder {self.model_name!r} could not score the candidates: {_why(exc)}",
+                model=self.model_name,
+            ) from exc
         return [(i, float(s)) for i, s in enumerate(scores)]
+
+
+def _why(exc: BaseException) -> str:
+    """A library's exception as a short, scrubbed reason (a Hugging Face error
+    may quote a URL with a token, or a whole response body)."""
+    from selfrag_nb.llm.redact import redact, shorten
+
+    return shorten(redact(f"{type(exc).__name__}: {exc}"))
 
 
 register_reranker("model", lambda arg, opts: ModelReranker(opts.runner))

@@ -76,18 +76,35 @@ def is_secret_option(key: str) -> bool:
     return any(w in key.lower() for w in _SECRET_WORDS)
 
 
+#: A URL password or parameter value shorter than this is not replaced on its
+#: own (it would blank ordinary words); inside its URL scrub_urls still hides it.
+_MIN_URL_SECRET = 4
+
+
 def register_secrets(options: dict[str, str] | None) -> None:
-    """Remember the secret values of ``options`` so that messages never show them."""
+    """Remember the secret values of ``options`` so that messages never show
+    them: values of secret-named options, and the password and secret query
+    parameters of any option that is a URL (``aws_endpoint``:
+    ``http://key:SECRET@host``), since LanceDB quotes URLs in its errors."""
+    from selfrag_nb.llm.redact import url_secrets
+
     for key, value in (options or {}).items():
-        if is_secret_option(key) and value:
+        if not value:
+            continue
+        if is_secret_option(key):
             _SECRETS.add(value)
+        _SECRETS.update(s for s in url_secrets(value) if len(s) >= _MIN_URL_SECRET)
 
 
 def scrub(text: str) -> str:
-    """``text`` with every registered secret value replaced by ***."""
+    """``text`` with every registered secret value replaced by ***, and every
+    URL in it shown with its password and secret parameters as *** (the one
+    URL scrubber, selfrag_nb.llm.redact.scrub_urls)."""
+    from selfrag_nb.llm.redact import scrub_urls
+
     for secret in sorted(_SECRETS, key=len, reverse=True):
         text = text.replace(secret, "***")
-    return text
+    return scrub_urls(text)
 
 
 def _cause(exc: BaseException) -> str:

@@ -3,6 +3,12 @@
     search(query, k, mode, user, where, nprobes, refine_factor, ef)
       access_filter(user) AND where -> LanceDB prefilter -> legs -> RRF (hybrid) -> Hits
                                        (each hit keeps its per-leg scores and ranks)
+      every leg's rows (ACL columns fetched with them) -> acl.visible(row, user):
+        the second lock; a row it refuses is dropped before fusion, logged at
+        ERROR (chunk ids, never text), counted (kb.access_drops) and warned
+        about (AccessCheckWarning): the prefilter let through what it must not
+      a bad where -> InputError naming the caller's where and the problem
+        (planned alone: the access clause never appears in a message)
       vector leg: ANN when the table has a vector index (vindex.py: k allowed hits
       guaranteed, knobs default to kb.index_policy), else exact
     chunks(source) / sources()       what is stored (no ACL: for the owner, not for users)
@@ -13,10 +19,12 @@ kb.py's docstring draws the flow in full.
 from __future__ import annotations
 
 import json
+import logging
+import warnings
 from typing import TYPE_CHECKING, Any, Literal
 
-from selfrag_nb.errors import InputError, InputTypeError, KnowledgeBaseError
-from selfrag_nb.store.acl import access_filter, combine_filters, validate_acl_name
+from selfrag_nb.errors import AccessCheckWarning, InputError, InputTypeError, KnowledgeBaseError
+from selfrag_nb.store.acl import access_filter, combine_filters, validate_acl_name, visible
 from selfrag_nb.store.kb_core import (
     _RESULT_COLUMNS,
     MAX_K,
@@ -27,6 +35,7 @@ from selfrag_nb.store.kb_core import (
     _index_damaged,
 )
 from selfrag_nb.store.types import Hit, Hits, User
+from selfrag_nb.text import validate_unicode
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -34,9 +43,27 @@ if TYPE_CHECKING:
 
 __all__ = ["Search"]
 
+_log = logging.getLogger(__name__)
+
+#: What the second lock reads: fetched with every row a search returns.
+_ACL_COLUMNS = ["acl_roles", "acl_users", "tenant"]
+_ROW_COLUMNS = [*_RESULT_COLUMNS, *_ACL_COLUMNS]
+
 
 class Search(Core):
     """Search, chunks and sources of a KnowledgeBase."""
+
+    #: Rows the SQL prefilter returned that the Python access check refused
+    #: (kb.access_drops); anything but 0 is a fault in the prefilter.
+    _access_drops = 0
+
+    @property
+    def access_drops(self) -> int:
+        """How many rows searches on this handle dropped because the access
+        rule, checked again in Python, refused them. 0 unless the SQL
+        prefilter is broken: each drop is also logged at ERROR and warned
+        about (AccessCheckWarning)."""
+        return self._access_drops
 
     def sources(self) -> list[str]:
         """Sorted sources currently stored."""
@@ -72,7 +99,10 @@ class Search(Core):
 
         The ACL is a LanceDB prefilter, so unreadable chunks never leave the
         store; ``where`` (SQL over the chunk columns, e.g. ``"source = 'a.md'"``)
-        is ANDed with it.
+        is ANDed with it. Every returned row is checked against the rule again
+        in Python (the second lock): one it refuses is dropped, logged at ERROR,
+        counted in ``access_drops`` and warned about (AccessCheckWarning).
+        A ``where`` that is not a valid condition is an InputError naming it.
 
         ``nprobes`` (IVF partitions probed; None: every one), ``refine_factor`` (k times
         this many candidates re-ranked by exact distance) and ``ef`` (HNSW
@@ -82,6 +112,9 @@ class Search(Core):
         A filtered search returns k allowed hits whenever k exist, index or not."""
         if not isinstance(query, str) or not query.strip():
             raise InputError("search query must be a non-blank string")
+        validate_unicode("search query", query)
+        if isinstance(where, str):
+            validate_unicode("where", where)
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise InputError(f"k must be an int between 1 and {MAX_K}, got {k!r}")
         if mode not in MODES:
@@ -97,26 +130,40 @@ class Search(Core):
         t = self._tbl()
         hits: list[Hit] = []
         if t is not None:
-            hits = self._query(t, query, k, mode, flt, where=where, knobs=None if exact else knobs)
+            hits = self._query(t, query, k, mode, flt, user=user, where=where, knobs=None if exact else knobs)
         return Hits(hits=hits, query=query, mode=mode, k=k, access_filter=flt, user=user)
 
     def _query(
-        self, t: Any, query: str, k: int, mode: str, flt: str, *, where: str | None, knobs: Any
+        self,
+        t: Any,
+        query: str,
+        k: int,
+        mode: str,
+        flt: str,
+        *,
+        user: User | None,
+        where: str | None,
+        knobs: Any,
     ) -> list[Hit]:
         """Run one mode. Hybrid runs the two legs itself (each with its score column
         named, which keeps Lance's projection warnings away) and fuses them with
-        LanceDB's RRFReranker, then puts each leg's own score back on every hit."""
+        LanceDB's RRFReranker, then puts each leg's own score back on every hit.
+        Each leg's rows pass the second lock (``_second_lock``) before anything
+        else reads them."""
         vec = self._embedder.embed([query])[0] if mode != "fts" else None
         vec_rows = fts_rows = None
+        refused: list[str] = []
         try:
             if vec is not None:
-                vec_rows = self._leg_vector(t, vec, k, flt, knobs)
+                vec_rows = _second_lock(self._leg_vector_acl(t, vec, k, flt, knobs), user, refused)
             if mode != "vector":
-                fts_rows = self._leg_fts(t, query, k, flt)
+                fts_rows = _second_lock(_leg_fts_acl(t, query, k, flt), user, refused)
         except KnowledgeBaseError:
             raise
         except Exception as exc:
             raise self._search_failure(t, f"a {mode} search", flt, where, exc) from exc
+        if refused:
+            self._report_refused(list(dict.fromkeys(refused)), mode, user)
         if mode == "vector":
             assert vec_rows is not None
             fused = vec_rows
@@ -151,25 +198,137 @@ class Search(Core):
             hits.append(_hit(r, score=scores.get(mode, 0.0), scores=scores, rank=rank, ranks=ranks))
         return hits
 
+    def _leg_vector_acl(self, t: Any, vec: Any, k: int, flt: str, knobs: Any) -> pa.Table:
+        """The vector leg with the ACL columns fetched for the second lock."""
+        from selfrag_nb.store import vindex
+
+        return vindex.ann_vector(
+            t,
+            vec,
+            k,
+            flt,
+            columns=[*_ROW_COLUMNS, "_distance"],
+            knobs=knobs if knobs is not None and self._has_vector_index(t) else None,
+        )
+
+    def _report_refused(self, chunk_ids: list[str], mode: str, user: User | None) -> None:
+        """The SQL prefilter should have kept these rows in the store: an
+        internal fault, logged at ERROR (ids, never chunk text), counted on
+        the handle and warned about. The search goes on without them."""
+        self._access_drops += len(chunk_ids)
+        who = user.id if user is not None else "anonymous"
+        _log.error(
+            "access check: the SQL prefilter of a %s search on %s returned %d chunk(s) user %r may not "
+            "read; dropped before use (chunk ids %s). The prefilter is faulty: report it.",
+            mode,
+            self._uri,
+            len(chunk_ids),
+            who,
+            chunk_ids,
+        )
+        warnings.warn(
+            AccessCheckWarning(
+                f"{len(chunk_ids)} search result(s) the access rule refuses were returned by the "
+                "store's prefilter and dropped (an internal fault, logged at ERROR; "
+                "kb.access_drops counts them)"
+            ),
+            stacklevel=4,
+        )
+
     def _search_failure(self, t: Any, doing: str, flt: str, where: str | None, exc: Exception) -> Exception:
         """Name what made a search fail. LanceDB raises the same ValueError or
         RuntimeError for a bad filter, a damaged data file and a damaged index,
-        so each suspect is tried on its own: the filter is planned without
-        reading data, then every row is read without an index."""
+        so each suspect is tried on its own: the caller's where is planned
+        alone (so the message names it, never the access clause), then the
+        whole filter, without reading data, then every row is read without an
+        index."""
+        if where is not None and where.strip():
+            try:
+                t.search().where(where, prefilter=True).select(["chunk_id"]).limit(1).explain_plan()
+            except Exception as bad:  # noqa: BLE001 - planning fails with ValueError, RuntimeError or a Rust panic
+                return InputError(
+                    f"search failed: where {where!r} is not a valid condition on the chunk columns "
+                    f"({_where_cause(bad, where, flt)})"
+                )
         try:
             t.search().where(flt, prefilter=True).select(["chunk_id"]).limit(1).explain_plan()
         except Exception as bad:  # noqa: BLE001 - planning fails with ValueError, RuntimeError or a Rust panic
-            if where is not None:
-                return ValueError(
-                    f"search failed: where {where!r} is not a valid condition on the chunk columns ({_cause(bad)})"
-                )
-            return ValueError(f"search failed for filter {flt!r}: {_cause(bad)}")
+            # The caller's where plans alone, so the access clause is at fault: ours,
+            # and never shown (it would tell a reader how access is decided).
+            _log.error("search: the access filter cannot be planned: %s", _cause(bad))
+            return KnowledgeBaseError(
+                f"knowledge base {self._uri}: {doing} failed because the access filter could not be "
+                "applied (an internal fault, logged at ERROR); no rows were returned"
+            )
         try:
             for _ in t.search().limit(None).to_batches():
                 pass
         except Exception as bad:  # noqa: BLE001 - any failure to read the rows is damage in the data
-            return _damaged(self._uri, doing, bad)
-        return _index_damaged(self._uri, doing, exc)
+            return _without_filter(_damaged(self._uri, doing, bad), flt)
+        return _without_filter(_index_damaged(self._uri, doing, exc), flt)
+
+
+def _without_filter(err: KnowledgeBaseError, flt: str) -> KnowledgeBaseError:
+    """``err`` without the access clause LanceDB may quote in its cause."""
+    text = str(err)
+    return err if flt not in text else KnowledgeBaseError(text.replace(flt, "<the access filter>"))
+
+
+def _where_cause(exc: BaseException, where: str, flt: str) -> str:
+    """LanceDB's reason a where failed, without the SQL it wraps around it:
+    "unknown column no_such_column", not the statement it planned."""
+    import re
+
+    text = _cause(exc).replace(flt, "...")
+    missing = re.search(r"No field named (\S+?)\.? Valid fields", text)
+    if missing:
+        return f"unknown column {missing.group(1)}"
+    text = re.sub(r"Error parsing statement: SELECT 1 FROM t WHERE .*? \(", "(", text)
+    return text.replace(f"({where})", repr(where))
+
+
+def _leg_fts_acl(t: Any, query: str, k: int, flt: str) -> pa.Table:
+    """The full-text leg with the ACL columns fetched for the second lock (the
+    same MatchQuery as Core._leg_fts: the question is words, never syntax)."""
+    from lancedb.query import FullTextOperator, MatchQuery
+
+    match = MatchQuery(
+        query,
+        "search_text",
+        boost=1.0,
+        fuzziness=0,
+        max_expansions=50,
+        operator=FullTextOperator.OR,
+        prefix_length=0,
+        document_granularity=None,
+    )
+    q = t.search(match, query_type="fts")
+    return (
+        q.where(flt, prefilter=True).select([*_ROW_COLUMNS, "_score"]).with_row_id(True).limit(k).to_arrow()
+    )
+
+
+def _second_lock(rows: pa.Table, user: User | None, refused: list[str]) -> pa.Table:
+    """``rows`` without those the access rule refuses ``user``, checked in
+    Python (acl.visible) on the ACL columns fetched with them; the chunk ids
+    of the refused rows are appended to ``refused``."""
+    import pyarrow as pa
+
+    if rows.num_rows == 0:
+        return rows
+    keep = [
+        visible(roles or (), users or (), tenant or "", user)
+        for roles, users, tenant in zip(
+            rows["acl_roles"].to_pylist(),
+            rows["acl_users"].to_pylist(),
+            rows["tenant"].to_pylist(),
+            strict=True,
+        )
+    ]
+    if all(keep):
+        return rows
+    refused.extend(cid for cid, ok in zip(rows["chunk_id"].to_pylist(), keep, strict=True) if not ok)
+    return rows.filter(pa.array(keep, type=pa.bool_()))
 
 
 def _by_rowid(table: pa.Table | None, column: str) -> dict[int, float]:
