@@ -250,3 +250,16 @@ def test_reranker_options_repr_scrubs_the_api_base() -> None:
     seen = Seen(password, key, options.api_key or "")
     seen.clean("RerankerOptions repr", repr(options))
     assert "127.0.0.1:9" in repr(options)
+
+
+def test_model_reprs_scrub_the_api_base() -> None:
+    """The rule (docs/observability.md): a URL the package prints shows its
+    password and secret query parameters as ***."""
+    from selfrag_nb.llm.litellm_model import LiteLLMModel, LiteLLMReranker
+
+    base = "http://proxy-user:PW-9f8e7d@127.0.0.1:4000/v1?api_key=QK-1a2b3c"
+    for obj in (LiteLLMModel("openai/x", api_base=base), LiteLLMReranker("cohere/rerank", api_base=base)):
+        shown = repr(obj)
+        assert "PW-9f8e7d" not in shown
+        assert "QK-1a2b3c" not in shown
+        assert "127.0.0.1:4000" in shown
