@@ -218,6 +218,31 @@ class Core:
         t = self._tbl()
         return 0 if t is None else int(t.version)
 
+    @property
+    def content_id(self) -> str:
+        """Which rows this handle reads: ``"<version>-<16 hex>"``, the version plus
+        a digest of when that version was committed and when the table was
+        created ("0-empty" before the first ingest).
+
+        The version number alone repeats: a knowledge base deleted and rebuilt
+        at the same path reaches version 3 again with other rows and other
+        ACLs. The commit timestamps (microseconds, written by Lance into each
+        version's manifest) do not repeat, while a byte-for-byte copy of the
+        folder (a backup brought back) keeps them, rightly: its rows are the
+        same. Caches of anything computed from the rows key on this."""
+        import hashlib
+
+        t = self._tbl()
+        if t is None:
+            return "0-empty"
+        version = int(t.version)
+        with self._reading("listing versions", value_errors=True):
+            listed = t.list_versions()
+        stamps = {int(v["version"]): str(v["timestamp"]) for v in listed}
+        created = stamps[min(stamps)] if stamps else ""
+        blob = f"{created}|{version}|{stamps.get(version, '')}"
+        return f"{version}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+
     def __len__(self) -> int:
         t = self._tbl()
         return 0 if t is None else int(t.count_rows())
