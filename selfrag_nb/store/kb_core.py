@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -48,6 +49,8 @@ _KEEP_VERSIONS = timedelta(days=365 * 100)
 _EMBED_BATCH = 64
 
 __all__ = ["Core"]
+
+_log = logging.getLogger(__name__)
 
 _Self = TypeVar("_Self", bound="Core")
 
@@ -388,7 +391,59 @@ class Core:
         version = int(t.version)
         if self._indexed_at is None or self._indexed_at[0] != version:
             self._indexed_at = (version, vindex.vector_index(t) is not None)
+            if not self._indexed_at[1]:
+                self._warn_if_index_missing(t)
         return self._indexed_at[1]
+
+    def _warn_if_index_missing(self, t: Any) -> None:
+        """Searching stays read-only: a table past ``min_rows`` without its
+        vector index (an index build killed after the rows were committed) is
+        searched exactly, which is correct but slow, and the log says which
+        call builds the index. Once per table version (the row count is
+        manifest metadata: no data file is read)."""
+        rows = int(t.count_rows())
+        if rows >= self._index_policy.min_rows:
+            _log.warning(
+                "knowledge base %s has %d chunks but no vector index (index_policy.min_rows is %d; "
+                "was an index build interrupted?): searches are exact and slower until kb.reindex(), "
+                "kb.optimize() or the next kb.ingest() builds it",
+                scrub(self._uri),
+                rows,
+                self._index_policy.min_rows,
+            )
+
+    def _recover_indexes(self) -> list[str]:
+        """Build the indexes the rows should have and do not; returns what was done.
+
+        An ingest commits its rows first and builds the indexes after: a
+        process killed in between (SIGKILL, OOM, a pod evicted) never runs the
+        undo, so the rows stay without the full-text index or the vector index
+        ``index_policy`` asks for, and an ingest with nothing new to write never
+        reaches the index refresh. Ingest calls this after its write, so a
+        re-run of the killed ingest builds them. Cheap when nothing is missing
+        (the index list and the row count). Callers hold the write lock."""
+        from selfrag_nb.store import vindex
+
+        t = self._tbl()
+        if t is None:
+            return []
+        done: list[str] = []
+        try:
+            t.checkout_latest()
+            if int(t.count_rows()) and not any(i.index_type == "FTS" for i in t.list_indices()):
+                _create_fts(t)
+                done.append("built the missing full-text index on search_text")
+            done.extend(vindex.refresh(t, self._index_policy, self._embedder.dim))
+        except KnowledgeBaseError:
+            raise
+        except Exception as exc:
+            raise KnowledgeBaseError(
+                f"knowledge base {self._uri}: building a missing index failed ({_cause(exc)}); the chunk data "
+                "is intact and searches still work (exact, slower). Run kb.reindex() to rebuild every index."
+            ) from exc
+        if done:
+            _log.warning("knowledge base %s: %s", scrub(self._uri), "; ".join(done))
+        return done
 
     def _leg_vector(self, t: Any, vec: Any, k: int, flt: str, knobs: Any) -> pa.Table:
         from selfrag_nb.store import vindex

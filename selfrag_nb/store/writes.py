@@ -172,6 +172,11 @@ class Writes(Core):
             done.append(f"rebuilt {kind}({', '.join(columns)})")
         _create_fts(t)
         done.append("rebuilt FTS(search_text)")
+        if vindex.vector_index(t) is None and int(t.count_rows()) >= self._index_policy.min_rows:
+            # the policy asks for one and there is none: its build was killed
+            # after the rows were committed (or never ran)
+            vindex.build(t, self._index_policy, self._embedder.dim)
+            done.append(f"built the missing {self._index_policy.index_type}({vindex.VECTOR_COLUMN}) index")
         return done
 
     def _repair_log(self) -> list[str]:
@@ -325,6 +330,7 @@ class Writes(Core):
                         self._ensure_fts(t)
                         step("building or refreshing the vector index")
                         self._ensure_vector_index(t)
+                self._recover_indexes()  # rows a killed ingest committed without their indexes
                 if self._local_dir is None and new_rows:
                     self._check_no_race([*added, *updated])
                 report(
