@@ -38,19 +38,21 @@ _CHILD = """
 import sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
-from selfrag_nb.store import vindex
+from selfrag_nb.store import kb_core, vindex
 from selfrag_nb.store.kb import KnowledgeBase
 from selfrag_nb.store.types import IndexPolicy
 
 work = Path({work!r})
-real = vindex._config
+module = {{"vector": vindex, "fts": kb_core}}[{stage!r}]
+name = {{"vector": "_config", "fts": "_create_fts"}}[{stage!r}]
+real = getattr(module, name)
 
-def signalling_config(*args, **kwargs):
-    (work / "building").write_text("vector index build started")
+def signalling(*args, **kwargs):
+    (work / "building").write_text("index build started")
     time.sleep(300)  # killed here
     return real(*args, **kwargs)
 
-vindex._config = signalling_config
+setattr(module, name, signalling)
 kb = KnowledgeBase.open(work / "kb", embedder="hashing", index_policy=IndexPolicy(min_rows=1000))
 kb.ingest(work / "docs")
 (work / "finished").write_text("the ingest returned")
@@ -68,10 +70,10 @@ def _docs(folder: Path, n: int) -> Path:
     return folder
 
 
-def _killed_during_index_build(work: Path) -> None:
-    """Run the child ingest and SIGKILL it once its vector index build has started."""
+def _killed_during_index_build(work: Path, stage: str) -> None:
+    """Run the child ingest and SIGKILL it once its ``stage`` index build has started."""
     child = subprocess.Popen(
-        [sys.executable, "-c", _CHILD.format(root=str(ROOT), work=str(work))],
+        [sys.executable, "-c", _CHILD.format(root=str(ROOT), work=str(work), stage=stage)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -95,13 +97,26 @@ def crashed(tmp_path: Path) -> Path:
     """A knowledge base whose first ingest (1,200 rows, policy threshold 1,000)
     was killed during the vector index build."""
     _docs(tmp_path / "docs", 1200)
-    _killed_during_index_build(tmp_path)
+    _killed_during_index_build(tmp_path, "vector")
     kb = KnowledgeBase.open(tmp_path / "kb", embedder="hashing", index_policy=POLICY)
     # the state the kill left: every row committed, no vector index
     assert len(kb) == 1200
     assert kb.describe()["vector_index"] is None
     kb.close()
     return tmp_path
+
+
+def test_the_next_ingest_builds_the_full_text_index_a_killed_ingest_left_out(tmp_path: Path) -> None:
+    # killed earlier: inside the full-text index build (the vector index comes after it)
+    _docs(tmp_path / "docs", 1200)
+    _killed_during_index_build(tmp_path, "fts")
+    kb = KnowledgeBase.open(tmp_path / "kb", embedder="hashing", index_policy=POLICY)
+    assert len(kb) == 1200
+    assert not any(i.index_type == "FTS" for i in kb._tbl().list_indices())
+    kb.ingest(tmp_path / "docs")
+    assert any(i.index_type == "FTS" for i in kb._tbl().list_indices())
+    assert kb.describe()["vector_index"] is not None
+    assert [h.source for h in kb.search("record 17", k=3, mode="fts").hits][:1] == ["records.jsonl#17"]
 
 
 def test_the_next_ingest_builds_the_index_a_killed_ingest_left_out(crashed: Path) -> None:
