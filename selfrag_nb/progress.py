@@ -6,6 +6,8 @@
                               close() always draws the final state
       anywhere else        -> a rich bar on stderr; close() refreshes before stopping
     bar.callback()          -> the ``(done, total, message)`` callable ingest takes
+    reporter(progress)      ingest's ``progress=`` argument as that callable: the
+                            caller's own, a bar (True), or a no-op (None / False)
 
 Why not rich in notebooks: rich's live display skips its last refresh when
 it runs in Jupyter (``Live.stop``), so a bar that finished between two
@@ -16,14 +18,15 @@ explicitly, in both modes. Messages (file names) go through
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from selfrag_nb.text import printable
 
-__all__ = ["ProgressBar", "bar_text", "in_jupyter_kernel"]
+__all__ = ["ProgressBar", "bar_text", "in_jupyter_kernel", "reporter"]
 
 #: Seconds between two redraws in a notebook (each redraw is a message to the browser).
 _NOTEBOOK_INTERVAL = 0.2
@@ -144,3 +147,19 @@ class ProgressBar:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@contextlib.contextmanager
+def reporter(
+    progress: Callable[[int, int, str], None] | bool | None,
+) -> Iterator[Callable[[int, int, str], None]]:
+    """A ``(done, total, message)`` callback: the caller's, a bar (which
+    always draws the final count), or a no-op."""
+    if progress is None or progress is False:
+        yield lambda done, total, message: None
+        return
+    if callable(progress):
+        yield progress
+        return
+    with ProgressBar("ingest") as bar:
+        yield bar.callback()

@@ -58,7 +58,7 @@ from selfrag_nb.errors import InputError, InputTypeError, NotFoundError, Templat
 from selfrag_nb.eval.questions import Question, QuestionSet
 from selfrag_nb.eval.questions import questions as load_questions
 from selfrag_nb.flow import ROLES
-from selfrag_nb.promptlab_cache import RunStore, default_run_dir, model_identity, side_key
+from selfrag_nb.promptlab_cache import RunStore, default_run_dir, kb_identity, model_identity, side_key
 from selfrag_nb.promptlab_exec import schedule
 from selfrag_nb.promptlab_runs import LabRow, LabRun, LabSide, is_labelled, label_for, mean_of
 from selfrag_nb.rerankers import ModelReranker
@@ -384,7 +384,7 @@ class PromptLab(Displayable):
     def _context(self, role: str) -> dict[str, Any]:
         """Everything besides the role's template and the question that shapes
         a verdict: the other templates, the settings, the models (their
-        identities, not only names), the knowledge base and its version. A
+        identities, not only names), the knowledge base and its content identity. A
         cached side is reused only while all of these are unchanged."""
         rag = self.rag
         runner = rag.runner
@@ -395,7 +395,9 @@ class PromptLab(Displayable):
             "models": {r: model_identity(runner.model_for(cast("Role", r))) for r in ROLES},
             "reranker": str(getattr(rag, "reranker_name", "")),
             "kb": str(getattr(rag.kb, "path", "")),
-            "kb_version": str(getattr(rag.kb, "version", "")),
+            # the rows' identity, not the version number: a rebuilt knowledge
+            # base repeats version numbers with other rows and ACLs
+            "kb_content": kb_identity(rag.kb),
         }
 
     def _key(self, role: str, version: str, ctx: dict[str, Any], q: Question) -> str:

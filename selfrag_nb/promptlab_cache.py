@@ -3,7 +3,8 @@
     side_key(role, template hash, context, question)
       = sha256 of  role + template hash                       (the prompt)
                    model identity of every role               (model string + what changes its output)
-                   context: the other templates, language, settings, knowledge base path + version
+                   context: the other templates, language, settings,
+                            knowledge base path + content identity (kb.content_id)
                    the question record (text, history, user, labels)   (the inputs)
                    library version                            (the offline model's rules live here)
     RunStore(folder)                      one JSON file per key:  <folder>/<key[:2]>/<key>.json
@@ -19,6 +20,13 @@ left out; the identity is only hashed, never written). A model whose
 answers are code rather than configuration (a ScriptedModel, any class this
 module does not know) gets a process-local identity: it is cached for the
 life of the object only, never served to another process.
+
+Why the knowledge base's content identity and not its version: a knowledge
+base deleted and rebuilt at the same path reaches the same version numbers
+with other rows and other ACLs; a side scored on the old rows (sources,
+scores, what each user could see) must never be served for the new ones.
+``kb.content_id`` changes with every commit and differs between rebuilds; a
+knowledge-base-like object without one is keyed to the object (this process only).
 
 Why files and not the response cache (llm/cache.py): that one stores model
 completions under request keys; a lab side is a scored record of a whole
@@ -39,7 +47,7 @@ from typing import Any
 
 from selfrag_nb.promptlab_runs import LabSide
 
-__all__ = ["RunStore", "default_run_dir", "model_identity", "side_key"]
+__all__ = ["RunStore", "default_run_dir", "kb_identity", "model_identity", "side_key"]
 
 _log = logging.getLogger(__name__)
 
@@ -104,6 +112,17 @@ def model_identity(model: object) -> dict[str, Any]:
             if not any(w in str(k).lower() for w in _SECRET_WORDS)
         }
     return ident
+
+
+def kb_identity(kb: object) -> str:
+    """What identifies the rows a run reads: ``kb.content_id`` (version plus
+    commit timestamps), or a process-local token for an object without one."""
+    if kb is None:
+        return ""
+    content_id = getattr(kb, "content_id", None)
+    if isinstance(content_id, str) and content_id:
+        return content_id
+    return f"process:{_process_token(kb)}"
 
 
 def side_key(role: str, template_hash: str, context: dict[str, Any], question: dict[str, Any]) -> str:

@@ -57,8 +57,9 @@ against moto, two processes ingesting the same new sources into an existing
 table both land and every chunk is stored twice, so an ingest there checks
 its sources for duplicate chunk ids afterwards and fails loudly (one writer
 at a time is the rule, docs/scaling.md). Two first writes race differently:
-one fails (LanceDB refuses the second create_table, or its index commit
-conflicts), and on object storage the undo never drops the table: it may be
+the loser of create_table opens the winner's table and merges its rows in
+like any later write (store/firstwrite.py), index commits that conflict are
+retried, and on object storage the undo never drops the table: it may be
 the other writer's.
 
 Damage (a deleted or truncated data, index or manifest file, a table folder

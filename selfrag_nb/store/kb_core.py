@@ -5,7 +5,9 @@ handling, the write lock, the schema and the stored hashes.
       writes.py Writes(Core)                 ingest, remove, restore, versions, reindex
       search.py Search(Core)                 search, chunks, sources
         kb_core.py Core                      _tbl, _reading (LanceDB errors -> KnowledgeBaseError),
-                                             _write_lock, _schema, _stored, index helpers
+                                             _write_lock, _schema, _stored, content_id, index helpers
+                                             (_recover_indexes: what a killed ingest left out;
+                                             a commit that lost to another writer's looks again)
         vindex.py                            the vector index: build / refresh / retrain, ANN leg
         register_secrets / scrub / _cause    storage_options secret values never reach a message
 
@@ -16,7 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
+import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -43,11 +47,17 @@ MAX_K = 1000
 #: Rows an FTS index may lag behind before an ingest folds them in (search
 #: still sees unindexed rows, only slower).
 UNINDEXED_LIMIT = 2000
+#: Seconds a table listed on object storage may have no version yet (another
+#: writer's first ingest between its data files and its manifest) before it
+#: counts as damaged.
+_CREATE_IN_FLIGHT_S = 10.0
 #: optimize() must never delete old versions: they are what restore() needs.
 _KEEP_VERSIONS = timedelta(days=365 * 100)
 _EMBED_BATCH = 64
 
 __all__ = ["Core"]
+
+_log = logging.getLogger(__name__)
 
 _Self = TypeVar("_Self", bound="Core")
 
@@ -169,6 +179,15 @@ def _index_config(kind: str) -> Any:
     )
 
 
+#: What Lance says when another writer's commit landed first (no lock on object storage).
+_CONFLICT = re.compile(r"commit conflict|incompatible transaction|concurrent transaction", re.IGNORECASE)
+
+
+def _is_commit_conflict(exc: BaseException) -> bool:
+    """Whether ``exc`` is Lance refusing a commit because another writer's landed first."""
+    return bool(_CONFLICT.search(str(exc)))
+
+
 def _fts_works(t: Any) -> bool:
     """Whether the full-text index answers a query (False: missing or damaged)."""
     if not any(i.index_type == "FTS" for i in t.list_indices()):
@@ -178,6 +197,25 @@ def _fts_works(t: Any) -> bool:
     except Exception:  # noqa: BLE001 - any failure here is the index's (the caller just wrote the rows)
         return False
     return True
+
+
+_T = TypeVar("_T")
+
+
+def _retry_on_conflict(t: Any, build: Callable[[], _T]) -> _T:
+    """``build()`` (an index build or refresh), run again on the latest version
+    when another writer's commit landed first. On object storage nothing keeps
+    two writers apart, and two first ingests both build the full-text index;
+    each build looks at the indexes again, so the second finds the first's
+    and has nothing left to do. A local folder's lock makes this a no-op."""
+    for attempt in range(3):
+        try:
+            return build()
+        except Exception as exc:
+            if attempt == 2 or not _is_commit_conflict(exc):
+                raise
+            t.checkout_latest()
+    raise AssertionError("unreachable")
 
 
 class Core:
@@ -244,6 +282,31 @@ class Core:
         t = self._tbl()
         return 0 if t is None else int(t.version)
 
+    @property
+    def content_id(self) -> str:
+        """Which rows this handle reads: ``"<version>-<16 hex>"``, the version plus
+        a digest of when that version was committed and when the table was
+        created ("0-empty" before the first ingest).
+
+        The version number alone repeats: a knowledge base deleted and rebuilt
+        at the same path reaches version 3 again with other rows and other
+        ACLs. The commit timestamps (microseconds, written by Lance into each
+        version's manifest) do not repeat, while a byte-for-byte copy of the
+        folder (a backup brought back) keeps them, rightly: its rows are the
+        same. Caches of anything computed from the rows key on this."""
+        import hashlib
+
+        t = self._tbl()
+        if t is None:
+            return "0-empty"
+        version = int(t.version)
+        with self._reading("listing versions", value_errors=True):
+            listed = t.list_versions()
+        stamps = {int(v["version"]): str(v["timestamp"]) for v in listed}
+        created = stamps[min(stamps)] if stamps else ""
+        blob = f"{created}|{version}|{stamps.get(version, '')}"
+        return f"{version}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+
     def __len__(self) -> int:
         t = self._tbl()
         return 0 if t is None else int(t.count_rows())
@@ -288,8 +351,26 @@ class Core:
             raise KnowledgeBaseError(f"knowledge base {self._uri} is closed")
         if self._table is None and TABLE in set(self._db.list_tables().tables):
             with self._reading(f"opening the '{TABLE}' table", value_errors=True):
-                self._table = self._db.open_table(TABLE)
+                self._table = self._open_table()
         return self._table
+
+    def _open_table(self) -> Any:
+        """``open_table``, waiting on object storage for a create in flight.
+
+        There a table is listed as soon as another writer's first ingest has
+        written its data files, and has no version until that writer's
+        manifest lands a moment later (measured against moto: two first
+        ingests started together hit it about one run in ten, and the one in
+        between was told the table was damaged). A table with no version is
+        waited for up to ``_CREATE_IN_FLIGHT_S``; one that stays so is damaged."""
+        deadline = time.monotonic() + (_CREATE_IN_FLIGHT_S if self._local_dir is None else 0.0)
+        while True:
+            try:
+                return self._db.open_table(TABLE)
+            except Exception as exc:
+                if time.monotonic() >= deadline or "not found" not in str(exc).lower():
+                    raise
+            time.sleep(0.1)
 
     @contextlib.contextmanager
     def _reading(self, doing: str, *, value_errors: bool = False) -> Iterator[None]:
@@ -374,17 +455,20 @@ class Core:
         }
 
     def _ensure_fts(self, t: Any) -> None:
-        fts = [i for i in t.list_indices() if i.index_type == "FTS"]
-        if not fts:
-            _create_fts(t)
-            return
-        if int(fts[0].num_unindexed_rows or 0) > UNINDEXED_LIMIT:
-            t.optimize(cleanup_older_than=_KEEP_VERSIONS)
+        def once() -> None:
+            fts = [i for i in t.list_indices() if i.index_type == "FTS"]
+            if not fts:
+                _create_fts(t)
+                return
+            if int(fts[0].num_unindexed_rows or 0) > UNINDEXED_LIMIT:
+                t.optimize(cleanup_older_than=_KEEP_VERSIONS)
+
+        _retry_on_conflict(t, once)
 
     def _ensure_vector_index(self, t: Any) -> list[str]:
         from selfrag_nb.store import vindex
 
-        return vindex.refresh(t, self._index_policy, self._embedder.dim)
+        return _retry_on_conflict(t, lambda: vindex.refresh(t, self._index_policy, self._embedder.dim))
 
     def _has_vector_index(self, t: Any) -> bool:
         from selfrag_nb.store import vindex
@@ -392,7 +476,63 @@ class Core:
         version = int(t.version)
         if self._indexed_at is None or self._indexed_at[0] != version:
             self._indexed_at = (version, vindex.vector_index(t) is not None)
+            if not self._indexed_at[1]:
+                self._warn_if_index_missing(t)
         return self._indexed_at[1]
+
+    def _warn_if_index_missing(self, t: Any) -> None:
+        """Searching stays read-only: a table past ``min_rows`` without its
+        vector index (an index build killed after the rows were committed) is
+        searched exactly, which is correct but slow, and the log says which
+        call builds the index. Once per table version (the row count is
+        manifest metadata: no data file is read)."""
+        rows = int(t.count_rows())
+        if rows >= self._index_policy.min_rows:
+            _log.warning(
+                "knowledge base %s has %d chunks but no vector index (index_policy.min_rows is %d; "
+                "was an index build interrupted?): searches are exact and slower until kb.reindex(), "
+                "kb.optimize() or the next kb.ingest() builds it",
+                scrub(self._uri),
+                rows,
+                self._index_policy.min_rows,
+            )
+
+    def _recover_indexes(self) -> list[str]:
+        """Build the indexes the rows should have and do not; returns what was done.
+
+        An ingest commits its rows first and builds the indexes after: a
+        process killed in between (SIGKILL, OOM, a pod evicted) never runs the
+        undo, so the rows stay without the full-text index or the vector index
+        ``index_policy`` asks for, and an ingest with nothing new to write never
+        reaches the index refresh. Ingest calls this after its write, so a
+        re-run of the killed ingest builds them. Cheap when nothing is missing
+        (the index list and the row count). Callers hold the write lock."""
+        from selfrag_nb.store import vindex
+
+        t = self._tbl()
+        if t is None:
+            return []
+        done: list[str] = []
+
+        def once() -> None:
+            if int(t.count_rows()) and not any(i.index_type == "FTS" for i in t.list_indices()):
+                _create_fts(t)
+                done.append("built the missing full-text index on search_text")
+            done.extend(vindex.refresh(t, self._index_policy, self._embedder.dim))
+
+        try:
+            t.checkout_latest()
+            _retry_on_conflict(t, once)
+        except KnowledgeBaseError:
+            raise
+        except Exception as exc:
+            raise KnowledgeBaseError(
+                f"knowledge base {self._uri}: building a missing index failed ({_cause(exc)}); the chunk data "
+                "is intact and searches still work (exact, slower). Run kb.reindex() to rebuild every index."
+            ) from exc
+        if done:
+            _log.warning("knowledge base %s: %s", scrub(self._uri), "; ".join(done))
+        return done
 
     def _leg_vector(self, t: Any, vec: Any, k: int, flt: str, knobs: Any) -> pa.Table:
         from selfrag_nb.store import vindex

@@ -3,9 +3,15 @@
     ingest(path) -> load_tree -> prepare (store/prepare.py) -> embed (store/batches.py)
       -> [lock] one merge_insert -> log -> FTS refresh      all or nothing (_all_or_nothing)
       -> object storage: duplicate chunk ids of the written sources? -> KnowledgeBaseError (_check_no_race)
+    first write, local folder     -> table built in a staging folder, renamed into place (_create_table)
+    first write, object storage   -> ingest_log, then create_table; lost to another first writer
+                                     ("already exists" / committed over theirs -> restored) -> merge
+                                     into theirs like any later write (firstwrite.py)
+    after the write               -> indexes a killed ingest left out are built (Core._recover_indexes)
     remove(source) / restore(version)                       all or nothing
     versions()                                              table versions + the ingest log
-    reindex()                                               every index rebuilt, log repaired
+    reindex()                                               every index rebuilt (a missing vector
+                                                            index built), log repaired
     optimize()                                              compaction, indexes updated, vector
                                                             index built / retrained when due (vindex.py)
 
@@ -25,6 +31,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
 
 from selfrag_nb.errors import InputError, InputTypeError, KnowledgeBaseError, NotFoundError
+from selfrag_nb.progress import reporter
 from selfrag_nb.store.kb_core import (
     _EMBED_BATCH,
     LOG_TABLE,
@@ -172,6 +179,11 @@ class Writes(Core):
             done.append(f"rebuilt {kind}({', '.join(columns)})")
         _create_fts(t)
         done.append("rebuilt FTS(search_text)")
+        if vindex.vector_index(t) is None and int(t.count_rows()) >= self._index_policy.min_rows:
+            # the policy asks for one and there is none: its build was killed
+            # after the rows were committed (or never ran)
+            vindex.build(t, self._index_policy, self._embedder.dim)
+            done.append(f"built the missing {self._index_policy.index_type}({vindex.VECTOR_COLUMN}) index")
         return done
 
     def _repair_log(self) -> list[str]:
@@ -263,7 +275,7 @@ class Writes(Core):
 
             import_ray()  # a missing extra fails before any file is read
 
-        with _progress_reporter(progress) as report:
+        with reporter(progress) as report:
             docs, skipped = load_tree(path, metadata_keys=metadata_keys)
             origin = origin_of(path)
             prepared: list[Prepared] = []
@@ -356,6 +368,7 @@ class Writes(Core):
                         self._ensure_fts(t)
                         step("building or refreshing the vector index")
                         self._ensure_vector_index(t)
+                self._recover_indexes()  # rows a killed ingest committed without their indexes
                 if self._local_dir is None and new_rows:
                     self._check_no_race([*added, *updated])
                 report(
@@ -500,8 +513,15 @@ class Writes(Core):
         if t is None:
             if data is None:
                 return 0, 0, 0
-            self._table = self._create_table(data)
-            return int(self._table.version), data.num_rows, 0
+            if self._local_dir is not None:
+                self._table = self._create_table(data)
+                return int(self._table.version), data.num_rows, 0
+            t, landed = self._create_shared_table(data)
+            self._table = t
+            if landed:
+                return int(t.version), data.num_rows, 0
+            # another writer created the table at the same moment: our rows go
+            # in as any later write's (below), next to theirs
         if data is None:
             before = t.count_rows()
             t.delete(_sql_in("source", replaced))
@@ -512,15 +532,21 @@ class Writes(Core):
         res = builder.execute(data)
         return int(res.version), int(res.num_inserted_rows), int(res.num_deleted_rows)
 
+    def _create_shared_table(self, data: pa.Table) -> tuple[Any, bool]:
+        """The first write on object storage: (table, whether ``data`` is in it);
+        another first writer at the same moment is handled there (firstwrite.py)."""
+        from selfrag_nb.store.firstwrite import create_shared
+
+        return create_shared(self._db, data, self._schema(), dict(NEW_TABLE_OPTIONS), self._open_table)
+
     def _create_table(self, data: pa.Table) -> Any:
-        """The first write. In a local folder the table is built in a staging
+        """The first write into a local folder: the table is built in a staging
         folder and renamed into place: a crash inside LanceDB's create (data
         files written, no manifest yet) would otherwise leave a chunks.lance
-        that no one can open or replace. Callers hold the write lock."""
-        if self._local_dir is None:  # the connection's credentials are kept: options merge
-            return self._db.create_table(
-                TABLE, data, schema=self._schema(), storage_options=dict(NEW_TABLE_OPTIONS)
-            )
+        that no one can open or replace. Callers hold the write lock. (On
+        object storage _write calls _create_shared_table, which may leave the
+        rows still to merge.)"""
+        assert self._local_dir is not None, "object storage creates through _create_shared_table"
         import lancedb
 
         for leftover in self._local_dir.glob(f"{STAGING_PREFIX}*"):  # from a killed first ingest
@@ -661,19 +687,3 @@ def _fix_for(step: str) -> str:
         "If the chunk data is damaged, restore an earlier version (kb.versions(), kb.restore(n)) "
         "or rebuild the knowledge base in a new folder; then retry."
     )
-
-
-@contextlib.contextmanager
-def _progress_reporter(progress: Progress | bool | None) -> Iterator[Progress]:
-    """A ``(done, total, message)`` callback: the caller's, a bar
-    (selfrag_nb.progress, which always draws the final count), or a no-op."""
-    if progress is None or progress is False:
-        yield lambda done, total, message: None
-        return
-    if callable(progress):
-        yield progress
-        return
-    from selfrag_nb.progress import ProgressBar
-
-    with ProgressBar("ingest") as bar:
-        yield bar.callback()

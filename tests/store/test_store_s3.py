@@ -208,9 +208,10 @@ def test_two_writers_race_fails_loudly(s3: dict[str, str], tmp_path: Path, seede
     once. Measured with lance 0.40 + moto: on an existing table both
     merge_inserts land and every chunk is stored twice, so both writers must
     should raise (naming the race) rather than report success; at least the last
-    one does; on the first write one of them fails (create_table refused, or
-    its index commit conflicts), and the undo must not drop the table the other
-    writer made (it used to: the table was left damaged)."""
+    one does. On the first write the loser merges into the winner's table
+    (test_store_s3_first_writers.py checks both land); at most one may fail,
+    and an undo must never drop the table the other writer made (it used to:
+    the table was left damaged)."""
     uri = f"s3://{BUCKET}/race-{'seeded' if seeded else 'fresh'}"
     if seeded:
         seed = write_docs(tmp_path / "seed", {"seed.md": "# Seed\n\nSeed text.\n"})
