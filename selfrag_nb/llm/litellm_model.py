@@ -239,16 +239,11 @@ class LiteLLMModel:
         wrappers that redact what they record. Not part of repr or str."""
         return (self._api_key,) if self._api_key else ()
 
-    @property
-    def _shown_base(self) -> str | None:
-        # a proxy URL may carry a password or ?api_key=: shown as ***
-        return scrub_url(self.api_base) if self.api_base else self.api_base
-
     def __repr__(self) -> str:
         # Never the key: only whether one was given.
         key = "set" if self._api_key else "unset"
         return (
-            f"LiteLLMModel({self.name!r}, api_base={self._shown_base!r}, api_key={key}, "
+            f"LiteLLMModel({self.name!r}, api_base={scrub_url(self.api_base or '') or None!r}, api_key={key}, "
             f"timeout={self.timeout}, max_retries={self.max_retries})"
         )
 
@@ -405,7 +400,7 @@ class LiteLLMModel:
         if isinstance(exc, litellm.NotFoundError) or status == 404:
             raise ModelError(
                 f"model {self.name!r}: the provider does not know this model or endpoint "
-                f"(HTTP 404; api_base={self._shown_base!r}): {_describe(exc, [self._api_key])}"
+                f"(HTTP 404; api_base={scrub_url(self.api_base or '') or None!r}): {_describe(exc, [self._api_key])}"
             ) from None
 
     def _retry_policy(self, exc: BaseException) -> tuple[bool, float | None]:
@@ -688,8 +683,7 @@ class LiteLLMReranker:
         self.top_n = top_n
 
     def __repr__(self) -> str:
-        shown = scrub_url(self.api_base) if self.api_base else self.api_base
-        return f"LiteLLMReranker({self.model!r}, api_base={shown!r})"
+        return f"LiteLLMReranker({self.model!r}, api_base={scrub_url(self.api_base or '') or None!r})"
 
     def rank(self, query: str, texts: Sequence[str]) -> list[tuple[int, float]]:
         return rerank(
