@@ -154,6 +154,16 @@ def _as_question_set(qs: object) -> QuestionSet:
     )
 
 
+def _vouched(hit: LabSide | None, version: str) -> LabSide | None:
+    """A cached side as it counts for ``version``: one recorded for another
+    template (a copied or colliding file) says nothing about this one, so it
+    is never counted as reached."""
+    if hit is not None and hit.reached and (hit.version != version or version not in hit.prompt_hashes):
+        why = f"served from the cache of template {hit.version}, not {version}"
+        return hit.model_copy(update={"prompt_use": "not used", "prompt_note": why})
+    return hit
+
+
 # ------------------------------------------------------------------ the lab
 
 
@@ -417,12 +427,7 @@ class PromptLab(Displayable):
             if hit is not None:
                 with self._lock:
                     self._cache[key] = hit
-        if hit is not None and hit.reached and (hit.version != version or version not in hit.prompt_hashes):
-            # Recorded for another template (a copied or colliding file): its
-            # verdict says nothing about this one, so it never counts as reached.
-            why = f"served from the cache of template {hit.version}, not {version}"
-            hit = hit.model_copy(update={"prompt_use": "not used", "prompt_note": why})
-        return hit
+        return _vouched(hit, version)
 
     def run(
         self,
@@ -602,7 +607,7 @@ class PromptLab(Displayable):
             qs = self._pick(role, last.ids)
             ranked: list[tuple[float, int, int, _Version]] = []
             for order, v in enumerate(self._versions[role].values()):
-                sides = [self._cache.get(self._key(role, v.hash, ctx, q)) for q in qs]
+                sides = [_vouched(self._cache.get(self._key(role, v.hash, ctx, q)), v.hash) for q in qs]
                 if v.hash in (last.baseline, last.candidate):
                     sides = [
                         r.old if v.hash == last.baseline else r.new for r in last.rows

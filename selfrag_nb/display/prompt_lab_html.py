@@ -226,7 +226,8 @@ def _run_body(run: LabRun) -> str:
     totals = (
         '<div class="srnb-lab-totals">'
         f"agreement <strong>{pct(o['agreement'])}</strong> → <strong>{pct(n['agreement'])}</strong> "
-        f"over the rows the prompt reached · {esc(reach_line(run), 400)} · {t['changed']} changed"
+        f'over the rows the prompt reached · <span class="srnb-lab-reach">{esc(reach_line(run), 400)}</span>'
+        f" · {t['changed']} changed"
         + (f" · {t['errors']} error(s)" if t["errors"] else "")
         + (
             f" · precision {pct(o['precision'])} → {pct(n['precision'])}"
@@ -293,7 +294,8 @@ def version_score(v: dict[str, Any]) -> str:
         return "not run"
     n = sc.get("questions", 0)
     k = sc.get("reached", 0)
-    return f"{pct(sc.get('agreement'))} (prompt reached the model on {k} of {n})"
+    a = sc.get("agreement")
+    return f"{'not measured' if a is None else pct(a)} (prompt reached the model on {k} of {n})"
 
 
 def versions_html(vs: LabVersions) -> str:

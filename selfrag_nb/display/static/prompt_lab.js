@@ -309,12 +309,14 @@ class Lab {
     if (r.cached) kids.push(h("div", "srnb-meta srnb-lab-cached", r.cached));
     const tot = r.totals;
     if (tot) {
-      let line = "agreement " + tot.old.agreement + " → " + tot.new.agreement + " over the rows the prompt reached · " + (tot.reach || "") + " · " + tot.changed + " changed";
+      let line = " · " + tot.changed + " changed";
       if (tot.errors) line += " · " + tot.errors + " error(s)";
       if (tot.new.precision || tot.old.precision) line += " · precision " + (tot.old.precision || "—") + " → " + (tot.new.precision || "—");
       if (tot.new.recall || tot.old.recall) line += " · recall " + (tot.old.recall || "—") + " → " + (tot.new.recall || "—");
       line += " · tokens " + tot.old.tokens + " → " + tot.new.tokens + " · cost " + tot.old.cost + " → " + tot.new.cost + " · latency " + tot.old.latency + " → " + tot.new.latency;
-      kids.push(h("div", "srnb-lab-totals", line));
+      const totals = h("div", "srnb-lab-totals", "agreement " + tot.old.agreement + " → " + tot.new.agreement + " over the rows the prompt reached · ");
+      add(totals, h("span", "srnb-lab-reach", tot.reach || ""), t(line));
+      kids.push(totals);
     }
     const table = h("table", "srnb-lab-table");
     add(
