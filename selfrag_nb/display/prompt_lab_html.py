@@ -112,14 +112,14 @@ def _of(old: int, new: int, n: int) -> str:
 
 def reach_line(run: LabRun) -> str:
     """ "prompt reached the model on k of n" (per side when they differ), then
-    where it did not: the offline model, or no call at all."""
+    where it did not: the offline model, or not used (no call, failed, another template)."""
     t = run.totals()
     o, n, q = t["old"], t["new"], t["questions"]
     s = f"prompt reached the model on {_of(o['reached'], n['reached'], q)}"
     if o["offline"] or n["offline"]:
         s += f"; offline: prompts not used on {_of(o['offline'], n['offline'], q)}"
     if o["not_used"] or n["not_used"]:
-        s += f"; prompt not used (no call) on {_of(o['not_used'], n['not_used'], q)}"
+        s += f"; prompt not used on {_of(o['not_used'], n['not_used'], q)}"
     return s
 
 
