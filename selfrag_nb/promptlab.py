@@ -4,6 +4,7 @@
       roles            every model role, in flow order (flow.ROLES): decide rewrite grade
                        rerank assess generate verify;  role = the one a view opens on
       versions[role]   hash -> template text, note, scores  (baseline = rag.prompts at creation)
+                       lab.versions(role) -> LabVersions: dicts with ISO times, rounded scores; a table
       current[role]    the candidate being edited
       set_template(role, text) --validate (Prompts rules)--> version hash   (TemplateError)
       run(role, ids, version, baseline, cancel=event)
@@ -15,11 +16,15 @@
                      + context + question record)  -> LabSide(cached=True), no model call
             else     stepper run up to the role's stage -> score_side  (promptlab_exec.py)
                      (promptlab_runs.py: what each role is scored against, ROLE_LABELS)
-          -> LabSide (verdict, agreement, tokens/cost/latency of the role's calls)
-        -> LabRun (rows: old vs new per finished question, planned, cancelled, offline note)
-        -> scores recorded on both versions
+          -> LabSide (verdict, agreement, tokens/cost/latency of the role's calls,
+                      prompt_use: did this template reach a model here? used / offline / not used)
+             a cached side recorded for another template is "not used"
+        -> LabRun (rows: old vs new per finished question, planned, cancelled, offline note;
+                   agreement over the rows each side's prompt reached: reached_old / reached_new)
+        -> scores recorded on both versions (rounded; run_at as ISO time)
       cancel(role?)    ask running runs to stop: questions in flight finish, no new ones start
-      best(role)       highest agreement on the last run's questions (ties keep the older)
+      best(role)       highest agreement on the last run's questions, over the rows its prompt
+                       reached (ties keep the older)
       export(role)     the winning template text (+ JSON sidecar with its hash) / apply(role)
       export_path()    where the widget writes exports: export_dir (prompt_lab_exports/)
 
@@ -58,9 +63,19 @@ from selfrag_nb.errors import InputError, InputTypeError, NotFoundError, Templat
 from selfrag_nb.eval.questions import Question, QuestionSet
 from selfrag_nb.eval.questions import questions as load_questions
 from selfrag_nb.flow import ROLES
-from selfrag_nb.promptlab_cache import RunStore, default_run_dir, kb_identity, model_identity, side_key
+from selfrag_nb.promptlab_cache import RunStore, default_run_dir, run_context, side_key
 from selfrag_nb.promptlab_exec import schedule
-from selfrag_nb.promptlab_runs import LabRow, LabRun, LabSide, is_labelled, label_for, mean_of
+from selfrag_nb.promptlab_runs import (
+    LabRow,
+    LabRun,
+    LabSide,
+    LabVersions,
+    is_labelled,
+    iso_time,
+    label_for,
+    mean_of,
+    rounded,
+)
 from selfrag_nb.rerankers import ModelReranker
 
 if TYPE_CHECKING:
@@ -75,6 +90,7 @@ __all__ = [
     "LabRow",
     "LabRun",
     "LabSide",
+    "LabVersions",
     "PromptLab",
     "TemplateError",
 ]
@@ -136,6 +152,16 @@ def _as_question_set(qs: object) -> QuestionSet:
         "questions must be a QuestionSet (sr.questions('sample')), a path to a .jsonl question set, "
         f"or a list of Question records / dicts; got {type(qs).__name__}"
     )
+
+
+def _vouched(hit: LabSide | None, version: str) -> LabSide | None:
+    """A cached side as it counts for ``version``: one recorded for another
+    template (a copied or colliding file) says nothing about this one, so it
+    is never counted as reached."""
+    if hit is not None and hit.reached and (hit.version != version or version not in hit.prompt_hashes):
+        why = f"served from the cache of template {hit.version}, not {version}"
+        return hit.model_copy(update={"prompt_use": "not used", "prompt_note": why})
+    return hit
 
 
 # ------------------------------------------------------------------ the lab
@@ -311,23 +337,28 @@ class PromptLab(Displayable):
         what = "ambiguous" if found else "unknown"
         raise NotFoundError(f"{what} version {version!r} of {role!r}; known versions: {known}")
 
-    def versions(self, role: str) -> list[dict[str, Any]]:
-        """Every version of ``role`` (oldest first): hash, created, note,
-        scores of its latest run, and whether it is the current / baseline one."""
+    def versions(self, role: str) -> LabVersions:
+        """Every version of ``role`` (oldest first): hash, created (ISO time,
+        UTC), note, scores of its latest run (rounded; ``reached``: rows its
+        prompt reached), whether it is the current / baseline one. A list of
+        dicts that shows itself as a table."""
         self._role(role)
         with self._lock:
-            return [
-                {
-                    "hash": v.hash,
-                    "created": v.created,
-                    "note": v.note,
-                    "scores": dict(v.scores),
-                    "current": v.hash == self._current[role],
-                    "baseline": v.hash == self._baseline[role],
-                    "chars": len(v.text),
-                }
-                for v in self._versions[role].values()
-            ]
+            return LabVersions(
+                (
+                    {
+                        "hash": v.hash,
+                        "created": iso_time(v.created),
+                        "note": v.note,
+                        "scores": dict(v.scores),
+                        "current": v.hash == self._current[role],
+                        "baseline": v.hash == self._baseline[role],
+                        "chars": len(v.text),
+                    }
+                    for v in self._versions[role].values()
+                ),
+                role=role,
+            )
 
     def version_text(self, role: str, version: str) -> str:
         """The template text of a version (full hash or a unique prefix of 4+ digits)."""
@@ -382,28 +413,13 @@ class PromptLab(Displayable):
 
     # -- running --------------------------------------------------------------
     def _context(self, role: str) -> dict[str, Any]:
-        """Everything besides the role's template and the question that shapes
-        a verdict: the other templates, the settings, the models (their
-        identities, not only names), the knowledge base and its content identity. A
-        cached side is reused only while all of these are unchanged."""
-        rag = self.rag
-        runner = rag.runner
-        return {
-            "prompts": {k: v for k, v in rag.prompts.hashes().items() if k != role},
-            "lang": rag.prompts.lang,
-            "settings": rag.settings.model_dump(mode="json"),
-            "models": {r: model_identity(runner.model_for(cast("Role", r))) for r in ROLES},
-            "reranker": str(getattr(rag, "reranker_name", "")),
-            "kb": str(getattr(rag.kb, "path", "")),
-            # the rows' identity, not the version number: a rebuilt knowledge
-            # base repeats version numbers with other rows and ACLs
-            "kb_content": kb_identity(rag.kb),
-        }
+        """What besides the template and the question shapes a verdict (promptlab_cache.run_context)."""
+        return run_context(self.rag, role)
 
     def _key(self, role: str, version: str, ctx: dict[str, Any], q: Question) -> str:
         return side_key(role, version, ctx, q.model_dump(mode="json"))
 
-    def _cached(self, key: str) -> LabSide | None:
+    def _cached(self, key: str, version: str) -> LabSide | None:
         with self._lock:
             hit = self._cache.get(key)
         if hit is None and self.store is not None:
@@ -411,7 +427,7 @@ class PromptLab(Displayable):
             if hit is not None:
                 with self._lock:
                     self._cache[key] = hit
-        return hit
+        return _vouched(hit, version)
 
     def run(
         self,
@@ -453,7 +469,7 @@ class PromptLab(Displayable):
         for v in versions:
             for q in qs:
                 keys[(v, q.id)] = self._key(role, v, ctx, q)
-                hit = self._cached(keys[(v, q.id)]) if use_cache else None
+                hit = self._cached(keys[(v, q.id)], v) if use_cache else None
                 if hit is not None:
                     sides[(v, q.id)] = hit.model_copy(update={"cached": True})
 
@@ -522,14 +538,17 @@ class PromptLab(Displayable):
             for name, scored in (("old", base), ("new", cand)):
                 t = totals[name]
                 scored.scores = {
-                    "agreement": t["agreement"],
+                    "agreement": rounded(t["agreement"]),
+                    "reached": t["reached"],  # rows the prompt reached: agreement is over these
                     "labelled": t["labelled"],
                     "questions": len(run.rows),
-                    "precision": t["precision"],
-                    "recall": t["recall"],
+                    "offline": t["offline"],
+                    "not_used": t["not_used"],
+                    "precision": rounded(t["precision"]),
+                    "recall": rounded(t["recall"]),
                     "tokens_in": t["tokens_in"],
-                    "cost": t["cost"],
-                    "run_at": run.created,
+                    "cost": rounded(t["cost"], 6),
+                    "run_at": iso_time(run.created),
                     "cancelled": run.cancelled,
                 }
         self._changed(role)
@@ -566,9 +585,10 @@ class PromptLab(Displayable):
 
     # -- choosing and exporting -----------------------------------------------
     def best(self, role: str) -> dict[str, Any]:
-        """The version with the highest agreement on the last run's questions,
-        among the versions run on all of them (ties keep the baseline, then
-        the older version). Raises ValueError before any run."""
+        """The version with the highest agreement on the last run's questions
+        (over the rows its prompt reached), among the versions run on all of
+        them (ties keep the baseline, then the older version). Raises
+        InputError before any run."""
         role = self._role(role)
         with self._lock:
             last = self._last.get(role)
@@ -581,29 +601,29 @@ class PromptLab(Displayable):
                     "agreement": None,
                     "questions": 0,
                     "note": base.note,
-                    "created": base.created,
+                    "created": iso_time(base.created),
                 }
             ctx = self._context(role)
             qs = self._pick(role, last.ids)
             ranked: list[tuple[float, int, int, _Version]] = []
             for order, v in enumerate(self._versions[role].values()):
-                sides = [self._cache.get(self._key(role, v.hash, ctx, q)) for q in qs]
+                sides = [_vouched(self._cache.get(self._key(role, v.hash, ctx, q)), v.hash) for q in qs]
                 if v.hash in (last.baseline, last.candidate):
                     sides = [
                         r.old if v.hash == last.baseline else r.new for r in last.rows
                     ]  # the last run is the reference even when the context changed since
                 if any(s is None for s in sides):
                     continue
-                agreement = mean_of(s.agreement for s in sides if s is not None)
+                agreement = mean_of(s.agreement for s in sides if s is not None and s.reached)
                 score = -1.0 if agreement is None else agreement
                 ranked.append((score, int(v.hash == self._baseline[role]), -order, v))
             score, _, _, win = max(ranked, key=lambda t: t[:3])
             return {
                 "hash": win.hash,
-                "agreement": None if score < 0 else score,
+                "agreement": None if score < 0 else rounded(score),
                 "questions": len(qs),
                 "note": win.note,
-                "created": win.created,
+                "created": iso_time(win.created),
             }
 
     def export(self, role: str, path: str | Path | None = None, version: str | None = None) -> str:
@@ -625,12 +645,12 @@ class PromptLab(Displayable):
                 "hash": v.hash,
                 "lang": self.rag.prompts.lang,
                 "note": v.note,
-                "created": v.created,
+                "created": iso_time(v.created),
                 "scores": v.scores,
                 "baseline": self._baseline[role],
                 "question_set": self.questions.describe(),
                 "model": self.model_name(role),
-                "exported_at": time.time(),
+                "exported_at": iso_time(time.time()),
             }
             side.write_text(json.dumps(meta, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
         return v.text

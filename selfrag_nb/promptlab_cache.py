@@ -1,5 +1,6 @@
 """Prompt Lab run cache: a scored side is computed once, and survives kernel restarts.
 
+    run_context(rag, role)  everything but the template and the question that shapes a verdict
     side_key(role, template hash, context, question)
       = sha256 of  role + template hash                       (the prompt)
                    model identity of every role               (model string + what changes its output)
@@ -43,11 +44,16 @@ import tempfile
 import uuid
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
+from selfrag_nb.flow import ROLES
 from selfrag_nb.promptlab_runs import LabSide
 
-__all__ = ["RunStore", "default_run_dir", "kb_identity", "model_identity", "side_key"]
+if TYPE_CHECKING:
+    from selfrag_nb.llm.schemas import Role
+    from selfrag_nb.pipeline import SelfRAG
+
+__all__ = ["RunStore", "default_run_dir", "kb_identity", "model_identity", "run_context", "side_key"]
 
 _log = logging.getLogger(__name__)
 
@@ -123,6 +129,25 @@ def kb_identity(kb: object) -> str:
     if isinstance(content_id, str) and content_id:
         return content_id
     return f"process:{_process_token(kb)}"
+
+
+def run_context(rag: SelfRAG, role: str) -> dict[str, Any]:
+    """Everything besides the role's template and the question that shapes
+    a verdict: the other templates, the settings, the models (their
+    identities, not only names), the knowledge base and its content identity. A
+    cached side is reused only while all of these are unchanged."""
+    runner = rag.runner
+    return {
+        "prompts": {k: v for k, v in rag.prompts.hashes().items() if k != role},
+        "lang": rag.prompts.lang,
+        "settings": rag.settings.model_dump(mode="json"),
+        "models": {r: model_identity(runner.model_for(cast("Role", r))) for r in ROLES},
+        "reranker": str(getattr(rag, "reranker_name", "")),
+        "kb": str(getattr(rag.kb, "path", "")),
+        # the rows' identity, not the version number: a rebuilt knowledge
+        # base repeats version numbers with other rows and ACLs
+        "kb_content": kb_identity(rag.kb),
+    }
 
 
 def side_key(role: str, template_hash: str, context: dict[str, Any], question: dict[str, Any]) -> str:

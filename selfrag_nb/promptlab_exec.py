@@ -74,7 +74,14 @@ def ask(rag: SelfRAG, role: str, version: str, q: Question) -> LabSide:
         trace = step.trace
     except Exception as exc:  # noqa: BLE001 - one failing question is a visible row, not a lost run
         wall = (time.perf_counter() - t0) * 1000
-        return LabSide(version=version, verdict="error", error=f"{type(exc).__name__}: {exc}", wall_ms=wall)
+        return LabSide(
+            version=version,
+            verdict="error",
+            error=f"{type(exc).__name__}: {exc}",
+            wall_ms=wall,
+            prompt_use="not used",  # no verdict to score: whatever was sent, nothing counts
+            prompt_note="the question failed before a verdict",
+        )
     return score_side(role, version, q, trace, (time.perf_counter() - t0) * 1000)
 
 

@@ -13,15 +13,25 @@
                   sources in the evidence cited with a valid marker       -> mean of the labelled parts
         verify    first recommendation -> outcome vs expected outcomes        -> 1.0 / 0.0
         + tokens, cost, latency of the role's own calls, unparsed calls, prompt hashes
+        + prompt_use: did this version's template reach a model on this question?
+            "used"      a call of the role carried this version's hash to a model that reads prompts
+            "offline"   the offline model answered: it reads structured inputs, not the prompt text
+            "not used"  no call (rule, decision cache, setting, stage skipped), every call failed,
+                        or the calls carried another template's hash
       -> LabSide;  baseline + candidate sides of one question -> LabRow
-    LabRow* -> LabRun (.totals() .agreement_old/new .to_pandas() .to_json(), cancelled / planned;
-               text and static HTML faces through Displayable: display/prompt_lab_html.py)
+    LabRow* -> LabRun (.totals() .agreement_old/new .reached_old/new .to_pandas() .to_json(),
+               cancelled / planned; text and static HTML faces through Displayable:
+               display/prompt_lab_html.py)
+    agreement, precision, recall = means over the sides whose prompt was "used" only:
+      a rule's decision or the offline model's verdict says nothing about the template
+    PromptLab.versions(role) -> LabVersions (a list of dicts: ISO times, rounded scores; a table)
 
 The measures are those of the evaluation (selfrag_nb/eval/metrics.py:
 protected_kept, recall_at_k, reciprocal_rank, grading_precision_recall,
 source_matches), applied to the part of the trace the role's template
 shapes. A measure is None when its label is missing; "agreement" is the one
-number a version is ranked by. Plain records, usable without the lab
+number a version is ranked by, over the rows the prompt reached. Plain
+records, usable without the lab
 (``LabRun.model_validate_json``); the engine that runs them is
 ``selfrag_nb.promptlab.PromptLab``.
 """
@@ -31,11 +41,12 @@ from __future__ import annotations
 import time
 import unicodedata
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from selfrag_nb._displayable import Displayable
+from selfrag_nb._displayable import Displayable, html, text
 from selfrag_nb.eval.metrics import (
     grading_precision_recall,
     protected_kept,
@@ -54,11 +65,19 @@ __all__ = [
     "LabRow",
     "LabRun",
     "LabSide",
+    "LabVersions",
+    "PromptUse",
     "is_labelled",
+    "iso_time",
     "label_for",
     "mean_of",
+    "prompt_use_of",
+    "rounded",
     "score_side",
 ]
+
+#: Whether a side's template reached a model (see LabSide.prompt_use).
+PromptUse = Literal["used", "offline", "not used"]
 
 
 # ------------------------------------------------------------------ records
@@ -117,6 +136,21 @@ class LabSide(_Frozen):
     error: str | None = None
     #: True when this side came from the lab's cache (same template, same context).
     cached: bool = False
+    #: Did this version's template reach a model on this question? "used": a
+    #: call of the role carried it to a model that reads prompts; "offline":
+    #: only the offline model answered (it reads structured inputs, not the
+    #: prompt text); "not used": no call (rule, decision cache, setting, stage
+    #: skipped), every call failed, or the calls carried another template.
+    #: Only "used" sides count in agreement. Required, so a cache file written
+    #: before the field existed does not parse and is a miss, never a guess.
+    prompt_use: PromptUse
+    #: Why the prompt was not used ("" when it was).
+    prompt_note: str = ""
+
+    @property
+    def reached(self) -> bool:
+        """True when this version's template reached a model that reads it."""
+        return self.prompt_use == "used"
 
 
 class LabRow(_Frozen):
@@ -179,13 +213,25 @@ class LabRun(_Frozen, Displayable):
 
     @property
     def agreement_old(self) -> float | None:
-        """Mean agreement of the baseline over the labelled questions."""
-        return mean_of(r.old.agreement for r in self.rows)
+        """Mean agreement of the baseline over the labelled questions its
+        prompt reached (None when it reached none)."""
+        return mean_of(r.old.agreement for r in self.rows if r.old.reached)
 
     @property
     def agreement_new(self) -> float | None:
-        """Mean agreement of the candidate over the labelled questions."""
-        return mean_of(r.new.agreement for r in self.rows)
+        """Mean agreement of the candidate over the labelled questions its
+        prompt reached (None when it reached none)."""
+        return mean_of(r.new.agreement for r in self.rows if r.new.reached)
+
+    @property
+    def reached_old(self) -> int:
+        """Questions on which the baseline's template reached a model."""
+        return sum(1 for r in self.rows if r.old.reached)
+
+    @property
+    def reached_new(self) -> int:
+        """Questions on which the candidate's template reached a model."""
+        return sum(1 for r in self.rows if r.new.reached)
 
     @property
     def changed(self) -> int:
@@ -209,7 +255,9 @@ class LabRun(_Frozen, Displayable):
         return sum(1 for r in self.rows if r.old.error or r.new.error)
 
     def totals(self) -> dict[str, Any]:
-        """Agreement, precision/recall (grade), tokens, cost and latency per side."""
+        """Per side: where the prompt reached a model (``reached``, ``offline``,
+        ``not_used``), agreement, labelled and precision/recall (grade) over the
+        reached rows only; tokens, cost and latency over every row (all paid)."""
         out: dict[str, Any] = {
             "role": self.role,
             "questions": len(self.rows),
@@ -221,12 +269,16 @@ class LabRun(_Frozen, Displayable):
         }
         for name in ("old", "new"):
             sides = [getattr(r, name) for r in self.rows]
+            reached = [s for s in sides if s.reached]
             out[name] = {
                 "version": self.baseline if name == "old" else self.candidate,
-                "agreement": mean_of(s.agreement for s in sides),
-                "labelled": sum(1 for s in sides if s.agreement is not None),
-                "precision": mean_of(s.precision for s in sides),
-                "recall": mean_of(s.recall for s in sides),
+                "reached": len(reached),
+                "offline": sum(1 for s in sides if s.prompt_use == "offline"),
+                "not_used": sum(1 for s in sides if s.prompt_use == "not used"),
+                "agreement": mean_of(s.agreement for s in reached),
+                "labelled": sum(1 for s in reached if s.agreement is not None),
+                "precision": mean_of(s.precision for s in reached),
+                "recall": mean_of(s.recall for s in reached),
                 "tokens_in": _sum_tokens(s.tokens_in for s in sides),
                 "tokens_out": _sum_tokens(s.tokens_out for s in sides),
                 "cost": _sum_cost(s.cost for s in sides),
@@ -235,7 +287,10 @@ class LabRun(_Frozen, Displayable):
         return out
 
     def to_records(self) -> list[dict[str, Any]]:
-        """One flat dict per question (old_* and new_* columns)."""
+        """One flat dict per question (old_* and new_* columns). ``*_prompt_use``
+        says whether that side's template reached a model ("used", "offline",
+        "not used"; ``*_prompt_note`` why not): only "used" rows count in the
+        run's agreement, e.g. ``df[df.new_prompt_use == "used"]``."""
         out = []
         for r in self.rows:
             rec: dict[str, Any] = {
@@ -247,7 +302,17 @@ class LabRun(_Frozen, Displayable):
             }
             for name in ("old", "new"):
                 side: LabSide = getattr(r, name)
-                for k in ("verdict", "agreement", "tokens_in", "tokens_out", "cost", "latency_ms", "error"):
+                for k in (
+                    "verdict",
+                    "agreement",
+                    "prompt_use",
+                    "prompt_note",
+                    "tokens_in",
+                    "tokens_out",
+                    "cost",
+                    "latency_ms",
+                    "error",
+                ):
                     rec[f"{name}_{k}"] = getattr(side, k)
             out.append(rec)
         return out
@@ -259,6 +324,38 @@ class LabRun(_Frozen, Displayable):
 
     def to_json(self, indent: int | None = 2) -> str:
         return self.model_dump_json(indent=indent)
+
+
+def iso_time(t: float) -> str:
+    """A Unix time as ISO 8601 in UTC, to the second: "2026-12-01T19:08:22Z"."""
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rounded(v: float | None, digits: int = 3) -> float | None:
+    """A score as people read it (0.725, not 0.7250000000000001); None stays None."""
+    return None if v is None else round(v, digits)
+
+
+class LabVersions(list[dict[str, Any]]):
+    """``PromptLab.versions(role)``: one dict per version, oldest first (hash,
+    created as ISO time, note, scores of its latest run rounded, current,
+    baseline, chars). A plain list for code; shown as a table (text, HTML and
+    marimo faces in display/prompt_lab_html.py)."""
+
+    def __init__(self, rows: Iterable[dict[str, Any]] = (), role: str = "") -> None:
+        super().__init__(rows)
+        self.role = role
+
+    # Not a Displayable: that mixin is for records with a widget or a static
+    # card; this is a list, which marimo would format itself unless told.
+    def __repr__(self) -> str:
+        return text(self)
+
+    def _repr_html_(self) -> str:
+        return html(self)
+
+    def _display_(self) -> Any:
+        return Displayable._display_(cast("Displayable", self))
 
 
 # ------------------------------------------------------------------ scoring
@@ -511,9 +608,46 @@ _SCORERS = {
 }
 
 
+def _no_call(role: str, trace: Trace, scored: dict[str, Any]) -> str:
+    """Why the role made no call on this question, in the words of its stage."""
+    dec = trace.decision
+    if role == "decide" and dec is not None:
+        return {
+            "rule": f"decided by rule ({dec.rule or 'quick rule'}), no call",
+            "cache": "decision served from the decision cache, no call",
+            "setting": "decision set by settings.retrieval, no call",
+            "override": "decision overridden in the stepper, no call",
+        }.get(dec.source, f"decided by {dec.source}, no call")
+    if role != "decide" and dec is not None and not dec.retrieve:
+        return "no retrieval: the stage did not run"
+    why = str(scored.get("reason") or "")
+    return f"no {role} call: {why}" if why else f"no {role} call ({scored.get('verdict', '')})"
+
+
+def prompt_use_of(
+    role: str, version: str, calls: list[ModelCall], trace: Trace, scored: dict[str, Any]
+) -> tuple[PromptUse, str]:
+    """("used" | "offline" | "not used", why not) for one side: see LabSide.prompt_use."""
+    sent = [c for c in calls if c.prompt_hash == version]
+    answered = [c for c in sent if c.parse_status != "error"]
+    if any(not c.offline for c in answered):
+        return "used", ""
+    if answered:
+        return "offline", "offline model: it reads structured inputs, not the prompt text"
+    if sent:
+        err = next((c.error for c in sent if c.error), "") or "no answer"
+        return "not used", f"every {role} call failed ({err})"
+    if calls:
+        others = ", ".join(dict.fromkeys(c.prompt_hash or "?" for c in calls))
+        return "not used", f"the {role} calls carried another template ({others}), not {version}"
+    return "not used", _no_call(role, trace, scored)
+
+
 def score_side(role: str, version: str, q: Question, trace: Trace, wall_ms: float) -> LabSide:
     """Score the trace of one question run with ``version`` of ``role``'s template."""
     calls = _role_calls(trace, role)
+    scored = _SCORERS[role](q, trace)
+    use, why = prompt_use_of(role, version, calls, trace, scored)
     common: dict[str, Any] = {
         "version": version,
         "calls": len(calls),
@@ -525,5 +659,7 @@ def score_side(role: str, version: str, q: Question, trace: Trace, wall_ms: floa
         "unparsed": sum(1 for c in calls if c.parse_status in ("unparsed", "error")),
         "prompt_hashes": list(dict.fromkeys(c.prompt_hash for c in calls)),
         "offline": bool(calls) and all(c.offline for c in calls),
+        "prompt_use": use,
+        "prompt_note": why,
     }
-    return LabSide(**_SCORERS[role](q, trace), **common)
+    return LabSide(**scored, **common)

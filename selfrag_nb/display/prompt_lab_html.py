@@ -1,12 +1,16 @@
 """Static faces of the Prompt Lab: HTML (no script, every text escaped) and text lines.
 
     PromptLab -> lab_html(lab)   header + per role: current template (folded),
-                                 versions table (current / baseline / best), last run
+                                 versions table (current / baseline / best, created, score), last run
               -> lab_text(lab)   "PromptLab: N questions (set); role=hash (versions, last run) ..."
     LabRun    -> run_html(run)   "cancelled after n/N" banner, "k of n sides cached" line,
-                                 totals (agreement old -> new, tokens, cost) + a row per question
-                                 (verdict + the role's own measures: side_notes)
-              -> run_text(run)   "LabRun grade: agreement 50% -> 100% on 2 questions, ..."
+                                 totals (agreement old -> new over the rows the prompt reached,
+                                 "prompt reached the model on k of n", tokens, cost) + a row per
+                                 question (verdict + the role's own measures: side_notes; a side
+                                 whose prompt did not reach a model says "prompt not used" and why)
+              -> run_text(run)   "LabRun grade: agreement 50% -> 100% on 2 questions (prompt
+                                  reached the model on 2 of 2), ..."
+    LabVersions -> versions_html / versions_text   a table: version, created, note, agreement
     Every root: class ROOT_CLASS (tex2jax_ignore mathjax_ignore: MathJax leaves "$0 → $0" alone);
     tables left-aligned (Jupyter right-aligns rendered table cells).
 
@@ -28,7 +32,7 @@ from selfrag_nb.display import faces
 from selfrag_nb.display.html import css
 from selfrag_nb.display.markup import block, esc, fmt_cost, fmt_ms, fmt_tokens
 from selfrag_nb.display.text import one_line
-from selfrag_nb.promptlab import ROLE_LABELS, LabRun, LabSide, PromptLab
+from selfrag_nb.promptlab import ROLE_LABELS, LabRun, LabSide, LabVersions, PromptLab
 
 __all__ = [
     "QUESTION_CHARS",
@@ -38,11 +42,17 @@ __all__ = [
     "lab_html",
     "lab_text",
     "pct",
+    "reach_line",
     "run_cached",
     "run_html",
     "run_summary",
     "run_text",
+    "side_mark",
     "side_notes",
+    "side_use",
+    "version_score",
+    "versions_html",
+    "versions_text",
 ]
 
 _STATIC = Path(__file__).parent / "static"
@@ -81,6 +91,38 @@ def agreement_mark(v: float | None) -> tuple[str, str]:
     return f"{v * 100:.0f}%", "warn"
 
 
+def side_use(s: LabSide) -> str:
+    """ "" when the side's prompt reached a model, else the label of why it
+    did not count: "offline: prompt not used" or "prompt not used"."""
+    if s.reached:
+        return ""
+    return "offline: prompt not used" if s.prompt_use == "offline" else "prompt not used"
+
+
+def side_mark(s: LabSide) -> tuple[str, str]:
+    """The agreement mark of a side; "—" when its prompt did not reach a
+    model (its verdict is not the template's, and it is not counted)."""
+    return agreement_mark(s.agreement) if s.reached else ("—", "")
+
+
+def _of(old: int, new: int, n: int) -> str:
+    # One count when both sides agree, else each side's.
+    return f"{old} of {n}" if old == new else f"{old} of {n} (old), {new} of {n} (new)"
+
+
+def reach_line(run: LabRun) -> str:
+    """ "prompt reached the model on k of n" (per side when they differ), then
+    where it did not: the offline model, or not used (no call, failed, another template)."""
+    t = run.totals()
+    o, n, q = t["old"], t["new"], t["questions"]
+    s = f"prompt reached the model on {_of(o['reached'], n['reached'], q)}"
+    if o["offline"] or n["offline"]:
+        s += f"; offline: prompts not used on {_of(o['offline'], n['offline'], q)}"
+    if o["not_used"] or n["not_used"]:
+        s += f"; prompt not used on {_of(o['not_used'], n['not_used'], q)}"
+    return s
+
+
 def run_cached(run: LabRun) -> str:
     """ "k of n sides cached" ("" when nothing came from the cache)."""
     if not run.cached:
@@ -93,11 +135,17 @@ def run_cached(run: LabRun) -> str:
 def run_summary(run: LabRun) -> str:
     t = run.totals()
     s = f"cancelled after {run.progress} — " if run.cancelled else ""
-    s += (
-        f"{run.role}: agreement {pct(t['old']['agreement'])} → {pct(t['new']['agreement'])} "
-        f"on {t['questions']} question{'s' if t['questions'] != 1 else ''}, "
-        f"{t['changed']} verdict{'s' if t['changed'] != 1 else ''} changed"
-    )
+    o, n = t["old"], t["new"]
+    agreement = f"{run.role}: agreement {pct(o['agreement'])} → {pct(n['agreement'])}"
+    # "on L questions": agreement is a mean over the rows the prompt reached that have a label.
+    lo, ln = o["labelled"], n["labelled"]
+    if lo == ln == 0:
+        agreement = f"{run.role}: agreement not measured"
+    elif lo == ln:
+        agreement += f" on {lo} question{'s' if lo != 1 else ''}"
+    else:
+        agreement = f"{run.role}: agreement {pct(o['agreement'])} (on {lo}) → {pct(n['agreement'])} (on {ln})"
+    s += f"{agreement} ({reach_line(run)}), {t['changed']} verdict{'s' if t['changed'] != 1 else ''} changed"
     if t["errors"]:
         s += f", {t['errors']} error(s)"
     if run.cached:
@@ -129,12 +177,14 @@ def side_notes(s: LabSide) -> list[str]:
 
 
 def _side_cells(s: LabSide) -> str:
-    mark, tone = agreement_mark(s.agreement)
+    mark, tone = side_mark(s)
     verdict = esc(s.verdict, 400)
     if s.error:
         verdict = f'<span class="srnb-badge srnb-bad">error</span> {esc(s.error, 400)}'
-    extra = []
-    if s.decision_source:
+    elif side_use(s):
+        verdict = f'<span class="srnb-badge srnb-lab-unused">{esc(side_use(s), 60)}</span> {verdict}'
+    extra = [esc(s.prompt_note, 300)] if s.prompt_note and not s.error else []
+    if s.decision_source and s.reached:  # else the prompt note already says who decided
         extra.append(f"by {esc(s.decision_source, 40)}")
     if s.precision is not None or s.recall is not None:
         extra.append(f"P {pct(s.precision)} · R {pct(s.recall)}")
@@ -149,6 +199,8 @@ def _side_cells(s: LabSide) -> str:
 
 
 def _usage(s: LabSide) -> str:
+    if not s.calls:  # nothing was sent: no tokens, cost or latency to report
+        return '<span class="srnb-meta">no call</span>'
     return (
         f'<span class="srnb-num">{fmt_tokens(s.tokens_in)} / {fmt_tokens(s.tokens_out)}</span><br>'
         f'<span class="srnb-num">{fmt_cost(s.cost)}</span> · <span class="srnb-num">{fmt_ms(s.latency_ms)}</span>'
@@ -174,7 +226,8 @@ def _run_body(run: LabRun) -> str:
     totals = (
         '<div class="srnb-lab-totals">'
         f"agreement <strong>{pct(o['agreement'])}</strong> → <strong>{pct(n['agreement'])}</strong> "
-        f"({n['labelled']} labelled of {t['questions']}) · {t['changed']} changed"
+        f'over the rows the prompt reached · <span class="srnb-lab-reach">{esc(reach_line(run), 400)}</span>'
+        f" · {t['changed']} changed"
         + (f" · {t['errors']} error(s)" if t["errors"] else "")
         + (
             f" · precision {pct(o['precision'])} → {pct(n['precision'])}"
@@ -188,6 +241,8 @@ def _run_body(run: LabRun) -> str:
     rows = []
     for r in run.rows[:_STATIC_ROWS]:
         cls = "srnb-lab-row srnb-lab-changed" if r.changed else "srnb-lab-row"
+        if not (r.old.reached or r.new.reached):
+            cls += " srnb-lab-unused-row"
         rows.append(
             f'<tr class="{cls}"><td><span class="srnb-id">{esc(r.id, 100)}</span> '
             f'<span class="srnb-meta">{esc(r.category, 100)}</span><div dir="auto">{esc(one_line(r.question, QUESTION_CHARS))}</div></td>'
@@ -221,16 +276,62 @@ def _versions_table(lab: PromptLab, role: str) -> str:
             if on
         ]
         badges = " ".join(f'<span class="srnb-badge srnb-info">{m}</span>' for m in marks)
-        sc = v["scores"]
-        score = f"{pct(sc.get('agreement'))} on {sc.get('questions', 0)}" if sc else "not run"
         rows.append(
             f'<tr><td><span class="srnb-id">{esc(v["hash"], 40)}</span> {badges}</td>'
-            f"<td>{esc(v['note'], 300)}</td><td>{esc(score, 60)}</td></tr>"
+            f'<td class="srnb-num">{esc(v["created"], 40)}</td>'
+            f"<td>{esc(v['note'], 300)}</td><td>{esc(version_score(v), 80)}</td></tr>"
         )
     return (
-        '<table class="srnb-lab-table srnb-lab-versions"><thead><tr><th>version</th><th>note</th>'
-        f"<th>agreement</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        '<table class="srnb-lab-table srnb-lab-versions"><thead><tr><th>version</th><th>created (UTC)</th>'
+        f"<th>note</th><th>agreement</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def version_score(v: dict[str, Any]) -> str:
+    """ "80% (prompt reached the model on 5 of 14)" from a version's scores ("not run" before any)."""
+    sc = v.get("scores") or {}
+    if not sc:
+        return "not run"
+    n = sc.get("questions", 0)
+    k = sc.get("reached", 0)
+    a = sc.get("agreement")
+    return f"{'not measured' if a is None else pct(a)} (prompt reached the model on {k} of {n})"
+
+
+def versions_html(vs: LabVersions) -> str:
+    """Static HTML of ``lab.versions(role)``: one row per version."""
+    rows = "".join(
+        f'<tr><td><span class="srnb-id">{esc(v["hash"], 40)}</span>'
+        + "".join(f' <span class="srnb-badge srnb-info">{m}</span>' for m in ("current", "baseline") if v[m])
+        + f'</td><td class="srnb-num">{esc(v["created"], 40)}</td><td>{esc(v["note"], 300)}</td>'
+        f"<td>{esc(version_score(v), 80)}</td></tr>"
+        for v in vs
+    )
+    title = f"Versions · {esc(vs.role, 40)}" if vs.role else "Versions"
+    return (
+        f'<div class="{ROOT_CLASS}" dir="ltr"><style>{lab_css()}</style><section class="srnb-card">'
+        f'<div class="srnb-card-h"><span class="srnb-stage">{title}</span></div>'
+        '<table class="srnb-lab-table srnb-lab-versions"><thead><tr><th>version</th><th>created (UTC)</th>'
+        f"<th>note</th><th>agreement</th></tr></thead><tbody>{rows}</tbody></table></section></div>"
+    )
+
+
+def versions_text(vs: LabVersions) -> str:
+    """``lab.versions(role)`` as a plain-text table (aligned columns)."""
+    head = ("version", "created (UTC)", "note", "agreement")
+    rows = [
+        (
+            v["hash"] + "".join(f" [{m}]" for m in ("current", "baseline") if v[m]),
+            str(v["created"]),
+            one_line(str(v["note"]), 60),
+            version_score(v),
+        )
+        for v in vs
+    ]
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [head, *rows]]
+    title = f"PromptLab versions of {vs.role}" if vs.role else "PromptLab versions"
+    return "\n".join([f"{title} ({len(vs)})", *lines])
 
 
 def lab_html(lab: PromptLab) -> str:
@@ -271,7 +372,12 @@ def lab_text(lab: PromptLab) -> str:
     parts = []
     for role in lab.roles:
         last = lab.last_run(role)
-        score = f", last run {pct(last.agreement_old)} → {pct(last.agreement_new)}" if last else ""
+        score = ""
+        if last:
+            score = (
+                f", last run {pct(last.agreement_old)} → {pct(last.agreement_new)}, prompt reached "
+                f"{_of(last.reached_old, last.reached_new, len(last.rows))}"
+            )
         parts.append(f"{role}={lab.current(role)} ({len(lab.versions(role))} versions{score})")
     n = len(lab.questions)
     s = f"PromptLab: {n} question{'s' if n != 1 else ''} ({lab.questions.name}); " + "; ".join(parts)
@@ -286,3 +392,4 @@ def _lab_widget(lab: PromptLab) -> Any:
 
 faces.register(PromptLab, text=lab_text, html=lab_html, widget=_lab_widget)
 faces.register(LabRun, text=run_text, html=run_html, widget=None)
+faces.register(LabVersions, text=versions_text, html=versions_html, widget=None)

@@ -7,7 +7,10 @@
         template template_hash baseline_hash            editor (textarea), version badges
         questions categories selected_ids               subset picker (categories / ids)
         versions                                        version list (hash, note, agreement)
-        results status error running exported           results table (cached sides, "cancelled after n/N"),
+        results status error running exported           results table (cached sides, "cancelled after n/N",
+                                                        "prompt reached the model on k of n"; a side
+                                                        whose prompt did not reach a model is marked
+                                                        "prompt not used" and left out of agreement),
         export_dir                                      status line, where exports go
     _esm = js.esm("prompt_lab.js")   generated CTL + static/prelude.js + static/prompt_lab.js
     static/prompt_lab.js ──model.send({action, ...})──> PromptLabWidget.handle(msg)
@@ -49,12 +52,15 @@ from selfrag_nb.display.js import esm
 from selfrag_nb.display.markup import fmt_cost, fmt_ms, fmt_tokens
 from selfrag_nb.display.prompt_lab_html import (
     QUESTION_CHARS,
-    agreement_mark,
     lab_css,
     pct,
+    reach_line,
     run_cached,
     run_summary,
+    side_mark,
     side_notes,
+    side_use,
+    version_score,
 )
 from selfrag_nb.display.text import one_line
 from selfrag_nb.promptlab import ROLE_LABELS, LabRow, LabRun, LabSide, PromptLab, TemplateError
@@ -66,12 +72,16 @@ __all__ = ["PromptLabWidget", "lab_state", "run_state"]
 
 
 def _side_state(s: LabSide) -> dict[str, Any]:
-    mark, tone = agreement_mark(s.agreement)
+    mark, tone = side_mark(s)
     return {
         "verdict": s.verdict,
         "agreement": s.agreement,
         "mark": mark,
         "tone": tone,
+        # "" when the prompt reached a model; else "prompt not used" / "offline: prompt not used"
+        "unused": side_use(s),
+        "prompt_use": s.prompt_use,
+        "prompt_note": s.prompt_note,
         "tokens": f"{fmt_tokens(s.tokens_in)} / {fmt_tokens(s.tokens_out)}",
         "cost": fmt_cost(s.cost),
         "latency": fmt_ms(s.latency_ms),
@@ -106,6 +116,7 @@ def _totals_state(run: LabRun) -> dict[str, Any]:
         "planned": t["planned"],
         "changed": t["changed"],
         "errors": t["errors"],
+        "reach": reach_line(run),
     }
     for name in ("old", "new"):
         s = t[name]
@@ -113,6 +124,7 @@ def _totals_state(run: LabRun) -> dict[str, Any]:
             "version": s["version"],
             "agreement": pct(s["agreement"]),
             "labelled": s["labelled"],
+            "reached": s["reached"],
             "precision": pct(s["precision"]) if s["precision"] is not None else "",
             "recall": pct(s["recall"]) if s["recall"] is not None else "",
             "tokens": f"{fmt_tokens(s['tokens_in'])} / {fmt_tokens(s['tokens_out'])}",
@@ -149,6 +161,9 @@ def _version_state(v: dict[str, Any], best: str | None) -> dict[str, Any]:
         "best": v["hash"] == best,
         "agreement": pct(sc.get("agreement")) if sc else "",
         "questions": sc.get("questions", 0) if sc else 0,
+        "reached": sc.get("reached", 0) if sc else 0,
+        "score": version_score(v),
+        "created": v["created"],
         "chars": v["chars"],
     }
 

@@ -12,6 +12,9 @@
 //     model.send({action: "run" | "cancel" | "save" | "revert" | "baseline" | "export" | "apply", ...})
 //   The Cancel button shows while a run is in progress: the engine starts no new
 //   question, and the results say "cancelled after n/N".
+//   A side whose prompt did not reach a model (rule, no call, offline model) is
+//   marked "prompt not used" (its note says why), its mark is "—", and the totals
+//   say "prompt reached the model on k of n": agreement is over those k only.
 //
 // Every piece of data is set with textContent, value or createTextNode: never
 // innerHTML. The DOM helpers (CTL h add t badge ...) come from prelude.js,
@@ -233,7 +236,7 @@ class Lab {
     const vs = this.get("versions") || [];
     const head = add(h("div", "srnb-card-h"), h("span", "srnb-stage", "Versions"), h("span", "srnb-meta", vs.length + " of " + this.get("role")));
     const table = h("table", "srnb-lab-table");
-    add(table, add(h("tr"), h("th", "", "version"), h("th", "", "note"), h("th", "", "agreement"), h("th", "", "")));
+    add(table, add(h("tr"), h("th", "", "version"), h("th", "", "created (UTC)"), h("th", "", "note"), h("th", "", "agreement"), h("th", "", "")));
     for (const v of vs) {
       const name = add(h("td"), h("span", "srnb-id", v.hash));
       if (v.current) add(name, document.createTextNode(" "), badge("current", "info"));
@@ -245,8 +248,8 @@ class Lab {
         button("set baseline", () => this.send({ action: "baseline", hash: v.hash })),
         button("export", () => this.send({ action: "export", hash: v.hash })),
       );
-      const score = v.agreement ? v.agreement + " on " + v.questions : "not run";
-      add(table, add(h("tr", "srnb-lab-version"), name, add(h("td"), t(v.note)), h("td", "", score), acts));
+      const score = v.score || "not run";
+      add(table, add(h("tr", "srnb-lab-version"), name, h("td", "srnb-num", v.created || ""), add(h("td"), t(v.note)), h("td", "", score), acts));
     }
     this.versionsCard.replaceChildren(head, table);
   }
@@ -255,9 +258,11 @@ class Lab {
   sideCells(s) {
     const verdict = h("td", "srnb-lab-verdict");
     if (s.error) add(verdict, badge("error", "bad"), document.createTextNode(" "), t(s.error));
+    else if (s.unused) add(verdict, h("span", "srnb-badge srnb-lab-unused", s.unused), document.createTextNode(" "), t(s.verdict));
     else add(verdict, t(s.verdict));
     const meta = [];
-    if (s.source) meta.push("by " + s.source);
+    if (s.unused && s.prompt_note && !s.error) meta.push(s.prompt_note);
+    if (s.source && !s.unused) meta.push("by " + s.source); // else the prompt note says who decided
     if (s.precision || s.recall) meta.push("P " + (s.precision || "—") + " · R " + (s.recall || "—"));
     for (const n of s.notes || []) meta.push(n);
     if (s.unparsed) meta.push(s.unparsed + " unparsed");
@@ -269,6 +274,8 @@ class Lab {
   }
 
   usage(s) {
+    // Nothing was sent: no tokens, cost or latency to report ("unknown / unknown $0" said nothing).
+    if (!s.calls) return add(h("td", "srnb-num"), h("span", "srnb-meta", "no call"));
     return add(h("td", "srnb-num"), h("div", "", s.tokens), h("div", "", s.cost + " · " + s.latency));
   }
 
@@ -302,12 +309,14 @@ class Lab {
     if (r.cached) kids.push(h("div", "srnb-meta srnb-lab-cached", r.cached));
     const tot = r.totals;
     if (tot) {
-      let line = "agreement " + tot.old.agreement + " → " + tot.new.agreement + " (" + tot.new.labelled + " labelled of " + tot.questions + ") · " + tot.changed + " changed";
+      let line = " · " + tot.changed + " changed";
       if (tot.errors) line += " · " + tot.errors + " error(s)";
       if (tot.new.precision || tot.old.precision) line += " · precision " + (tot.old.precision || "—") + " → " + (tot.new.precision || "—");
       if (tot.new.recall || tot.old.recall) line += " · recall " + (tot.old.recall || "—") + " → " + (tot.new.recall || "—");
       line += " · tokens " + tot.old.tokens + " → " + tot.new.tokens + " · cost " + tot.old.cost + " → " + tot.new.cost + " · latency " + tot.old.latency + " → " + tot.new.latency;
-      kids.push(h("div", "srnb-lab-totals", line));
+      const totals = h("div", "srnb-lab-totals", "agreement " + tot.old.agreement + " → " + tot.new.agreement + " over the rows the prompt reached · ");
+      add(totals, h("span", "srnb-lab-reach", tot.reach || ""), t(line));
+      kids.push(totals);
     }
     const table = h("table", "srnb-lab-table");
     add(
@@ -322,7 +331,9 @@ class Lab {
       const qt = add(h("div"), t(row.question));
       qt.dir = "auto";
       add(q, qt);
-      const tr = h("tr", row.changed ? "srnb-lab-row srnb-lab-changed" : "srnb-lab-row");
+      let cls = row.changed ? "srnb-lab-row srnb-lab-changed" : "srnb-lab-row";
+      if (row.old.unused && row.new.unused) cls += " srnb-lab-unused-row";
+      const tr = h("tr", cls);
       add(tr, q, add(h("td"), t(row.label)), ...this.sideCells(row.old), ...this.sideCells(row.new), this.usage(row.old), this.usage(row.new));
       add(table, tr);
     }
