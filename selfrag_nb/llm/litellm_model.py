@@ -7,7 +7,7 @@
                   calls in flight per (model, api_base), process-wide; waiting for
                   one is bounded by the deadline, a slot is not held while backing off
         attempt   litellm.acompletion(..., num_retries=0, response_format: the role's
-                  strict JSON schema, "strict": true (llm/strict_schema.py))  bounded by
+                  JSON schema in the server's form (llm/response_format.py))  bounded by
                   min(per-call timeout, time left before request.deadline)
         ok        -> Completion(raw, tokens, cost, latency, retries)
         401/403/404, missing key                         -> ModelError (configuration)
@@ -53,7 +53,7 @@ from selfrag_nb.llm.litellm_loop import NoSlotError, on_litellm_loop, provider_s
 from selfrag_nb.llm.litellm_loop import background_loop as _background_loop  # bench_llm.py uses it
 from selfrag_nb.llm.pricing import cost_of, sync_litellm
 from selfrag_nb.llm.redact import redact, scrub_url
-from selfrag_nb.llm.strict_schema import strict_schema
+from selfrag_nb.llm.response_format import ResponseFormat, check_response_format, response_format_for
 
 __all__ = [
     "LiteLLMModel",
@@ -185,7 +185,9 @@ class LiteLLMModel:
 
     ``response_format``: None = decide from LiteLLM's model info (JSON schema
     where supported, else JSON mode where supported, else none: the prompt
-    asks for JSON), True = always send the JSON schema, False = never.
+    asks for JSON), True or "json_schema" = always send the JSON schema,
+    "json_object_schema" = the schema in llama.cpp's form, "json_object" =
+    JSON mode, False = never (llm/response_format.py).
     ``extra`` is passed to ``litellm.acompletion`` (temperature, seed, ...).
     ``provider_concurrency``: calls in flight to this model + api_base, shared
     process-wide, when the request does not carry the pipeline's setting.
@@ -203,7 +205,7 @@ class LiteLLMModel:
         max_retries: int = 2,
         backoff: float = 0.5,
         max_backoff: float = 8.0,
-        response_format: bool | None = None,
+        response_format: ResponseFormat = None,
         extra: dict[str, Any] | None = None,
         provider_concurrency: int = DEFAULT_PROVIDER_CONCURRENCY,
     ) -> None:
@@ -228,7 +230,7 @@ class LiteLLMModel:
         self.max_retries = max_retries
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
-        self.response_format = response_format
+        self.response_format = check_response_format(response_format)
         self.extra = dict(extra or {})
         self.provider_concurrency = provider_concurrency
         self._checked = False
@@ -442,30 +444,7 @@ class LiteLLMModel:
         return kwargs
 
     def _response_format(self, litellm: Any, request: ModelRequest) -> dict[str, Any] | None:
-        # The answer of "generate" is prose with citations: never force JSON.
-        if request.role == "generate" or self.response_format is False:
-            return None
-        schema = {
-            "type": "json_schema",
-            "json_schema": {
-                "name": request.output_schema.__name__,
-                "schema": strict_schema(request.output_schema),
-                "strict": True,
-            },
-        }
-        if self.response_format is True:
-            return schema
-        try:
-            if litellm.supports_response_schema(self.name):
-                return schema
-        except Exception:  # noqa: BLE001, S110 - unknown model: ask the next question
-            pass
-        try:
-            model, provider, _key, _base = litellm.get_llm_provider(self.name, api_base=self.api_base)
-            params = litellm.get_supported_openai_params(model, custom_llm_provider=provider) or []
-        except Exception:  # noqa: BLE001 - unknown: send nothing, the prompt asks for JSON
-            params = []
-        return {"type": "json_object"} if "response_format" in params else None
+        return response_format_for(litellm, self.name, self.api_base, self.response_format, request)
 
     def _cost(
         self, litellm: Any, response: Any, tokens_in: int | None, tokens_out: int | None
