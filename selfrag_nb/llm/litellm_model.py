@@ -3,9 +3,10 @@
     LiteLLMModel.acomplete(request)
       preflight   provider known? key present?          -> ModelError (configuration)
       loop:
-        slot      a provider slot: at most request.provider_concurrency (default 16)
-                  calls in flight per (model, api_base), process-wide; waiting for
-                  one is bounded by the deadline, a slot is not held while backing off
+        slot      a provider slot: at most request.provider_concurrency (else the
+                  model's: 1 for a server on this machine, 16 otherwise) calls in
+                  flight per (model, api_base), process-wide; waiting for one is
+                  bounded by the deadline, a slot is not held while backing off
         attempt   litellm.acompletion(..., num_retries=0, response_format: the role's
                   JSON schema in the server's form (llm/response_format.py))  bounded by
                   min(per-call timeout, time left before request.deadline)
@@ -49,13 +50,20 @@ from typing import Any, TypeVar
 from selfrag_nb._sync import run_sync
 from selfrag_nb.errors import InputError, InputTypeError, ProviderError
 from selfrag_nb.llm.base import Completion, ModelError, ModelRequest
-from selfrag_nb.llm.litellm_loop import NoSlotError, on_litellm_loop, provider_slots
+from selfrag_nb.llm.litellm_loop import (
+    DEFAULT_PROVIDER_CONCURRENCY,
+    NoSlotError,
+    default_concurrency,
+    on_litellm_loop,
+    provider_slots,
+)
 from selfrag_nb.llm.litellm_loop import background_loop as _background_loop  # bench_llm.py uses it
 from selfrag_nb.llm.pricing import cost_of, sync_litellm
 from selfrag_nb.llm.redact import redact, scrub_url
 from selfrag_nb.llm.response_format import ResponseFormat, check_response_format, response_format_for
 
 __all__ = [
+    "DEFAULT_PROVIDER_CONCURRENCY",
     "LiteLLMModel",
     "LiteLLMReranker",
     "ProviderError",
@@ -67,10 +75,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-#: Calls in flight per provider endpoint when the request does not say
-#: (Settings.provider_concurrency's default).
-DEFAULT_PROVIDER_CONCURRENCY = 16
 
 #: HTTP statuses worth another attempt (the provider may recover).
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -190,7 +194,10 @@ class LiteLLMModel:
     JSON mode, False = never (llm/response_format.py).
     ``extra`` is passed to ``litellm.acompletion`` (temperature, seed, ...).
     ``provider_concurrency``: calls in flight to this model + api_base, shared
-    process-wide, when the request does not carry the pipeline's setting.
+    process-wide, when the request does not carry the pipeline's setting;
+    None: 1 for a server on this machine (api_base on 127.0.0.1, localhost,
+    ::1; a local llama.cpp or Ollama server answers one request at a time
+    unless started with more slots), 16 for any other.
     """
 
     offline = False
@@ -207,7 +214,7 @@ class LiteLLMModel:
         max_backoff: float = 8.0,
         response_format: ResponseFormat = None,
         extra: dict[str, Any] | None = None,
-        provider_concurrency: int = DEFAULT_PROVIDER_CONCURRENCY,
+        provider_concurrency: int | None = None,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise InputError("model must be a LiteLLM model string such as 'openai/gpt-4o-mini'")
@@ -215,6 +222,8 @@ class LiteLLMModel:
             raise InputError(f"timeout must be > 0 seconds, got {timeout}")
         if max_retries < 0:
             raise InputError(f"max_retries must be >= 0, got {max_retries}")
+        if provider_concurrency is None:
+            provider_concurrency = default_concurrency(model, api_base)
         if (
             isinstance(provider_concurrency, bool)
             or not isinstance(provider_concurrency, int)
