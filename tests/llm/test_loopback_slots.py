@@ -5,6 +5,7 @@ ones waiting included), so a test sees what a client sent at once."""
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -22,24 +23,36 @@ def _post(server: LoopbackServer) -> tuple[int, float]:
 
 
 def test_one_slot_answers_one_at_a_time_and_counts_the_waiting() -> None:
-    with LoopbackServer(slots=1, latency=0.2) as server:
+    n, latency = 4, 0.5
+    with LoopbackServer(slots=1, latency=latency) as server:
+        # Clients made first and released together, so all four requests are
+        # sent well within one answer's latency, even on a loaded machine.
+        clients = [httpx.Client(timeout=30) for _ in range(n)]
+        gate = threading.Barrier(n)
+
+        def send(client: httpx.Client) -> int:
+            gate.wait()
+            return client.post(f"{server.url}/chat/completions", json=BODY).status_code
+
         t0 = time.monotonic()
-        with ThreadPoolExecutor(4) as pool:
-            results = list(pool.map(lambda _: _post(server), range(4)))
+        with ThreadPoolExecutor(n) as pool:
+            statuses = list(pool.map(send, clients))
         took = time.monotonic() - t0
         peak = server.max_in_flight
-    assert [s for s, _ in results] == [200] * 4
-    assert took >= 4 * 0.2 - 0.05  # one after another
-    assert peak == 4  # all four were sent at once: the server saw them waiting
+        for c in clients:
+            c.close()
+    assert statuses == [200] * n
+    assert took >= n * latency - 0.05  # one after another
+    assert peak == n  # all were sent at once: the server counted the waiting ones
 
 
 def test_without_slots_every_request_is_answered_at_once() -> None:
-    with LoopbackServer(latency=0.3) as server:
+    with LoopbackServer(latency=0.6) as server:
         t0 = time.monotonic()
         with ThreadPoolExecutor(4) as pool:
             list(pool.map(lambda _: _post(server), range(4)))
         took = time.monotonic() - t0
-    assert took < 4 * 0.3
+    assert took < 4 * 0.6
 
 
 def test_an_injected_failure_waits_for_its_slot_too() -> None:
