@@ -62,7 +62,7 @@ NUMERIC_SETTINGS: tuple[str, ...] = (
     "timeout",
     "deadline",
 )
-OPTIONAL_NUMBERS: frozenset[str] = frozenset({"grade_concurrency"})
+OPTIONAL_NUMBERS: frozenset[str] = frozenset({"grade_concurrency", "provider_concurrency"})
 
 
 class Settings(BaseModel):
@@ -99,9 +99,13 @@ class Settings(BaseModel):
 
     # -- providers: at most this many calls in flight to one model endpoint
     # (LiteLLM model string + api_base), shared by every question and pipeline
-    # in the process (a batch evaluation stays under a rate limit). The
-    # offline and in-process models are not limited.
-    provider_concurrency: int = Field(default=16, ge=1, le=1024)
+    # in the process (a batch evaluation stays under a rate limit). None
+    # (default): the model's own limit; LiteLLMModel's is 1 for a server on
+    # this machine (api_base on 127.0.0.1 / localhost / ::1: llama.cpp and
+    # Ollama answer one request at a time unless started otherwise), 16 for
+    # any other. A number here wins for every model. The offline and
+    # in-process models are not limited.
+    provider_concurrency: int | None = Field(default=None, ge=1, le=1024)
 
     # -- rerank (validated protocol: keep >= 1, at most 50 candidates)
     rerank: bool = True

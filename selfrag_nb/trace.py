@@ -82,6 +82,11 @@ OutcomeName = Literal["answered", "disclaimed", "regenerated", "direct", "clarif
 #:   deadline              the question's time budget ran out
 #:   not_answered          documents were found and an answer written, but the usefulness
 #:                         check judged that it does not answer the question asked
+#:   model_error           model calls the outcome depended on failed at the provider (HTTP
+#:                         error, timeout, no connection), or the grade / assess calls that
+#:                         judge the evidence gave no output that parsed; the reason names
+#:                         the role, the error and how many calls failed. Says nothing about
+#:                         the documents: the check was never made
 #:   ""                    an accepted answer, a clarifying question, or a trace written before
 #:                         this field existed
 #: The reasons a question is refused (also what a refusal message says: stages/generate.py).
@@ -94,6 +99,7 @@ RefusalKind = Literal[
     "no_answer",
     "deadline",
     "not_answered",
+    "model_error",
 ]
 ReasonKind = Literal["", "retrieval_not_needed", "retrieval_off", RefusalKind]
 

@@ -279,6 +279,8 @@ def _grades(g: Grades, ctx: Ctx) -> str:
     )
 
 
+#: The outcome card's banner for reason_kind "model_error" (static/trace.js says the same).
+MODEL_ERROR_BANNER = "model error: model calls failed, so the check was not made (not missing evidence)"
 _ACTION_TONE = {"answer": "ok", "clarify": "warn", "refuse": "bad", "answer_without_evidence": "warn"}
 
 
@@ -461,6 +463,8 @@ def _outcome(o: Outcome, ctx: Ctx) -> str:
     body = ""
     if o.deadline_exceeded:
         body += '<div class="srnb-banner srnb-banner-bad">deadline exceeded</div>'
+    if o.reason_kind == "model_error":
+        body += f'<div class="srnb-banner srnb-banner-bad">{MODEL_ERROR_BANNER}</div>'
     if o.disclaimer:
         body += f'<div class="srnb-banner"><strong>disclaimer:</strong> {esc(o.disclaimer)}</div>'
     label = (

@@ -140,6 +140,9 @@ def _usefulness(u: Usefulness) -> str:
 
 def _outcome(o: Outcome) -> str:
     extra = " · deadline exceeded" if o.deadline_exceeded else ""
+    if o.reason_kind == "model_error":
+        # Failed model calls, never to be read as missing evidence.
+        extra += f" · model error: {one_line(o.reason, 90)}"
     return f'Outcome: {o.outcome} · "{one_line(o.answer, 70)}"{extra}'
 
 

@@ -12,6 +12,12 @@ wrong refusals and correct refusals separately, because answer coverage
 alone misleads: a pipeline that answers everything has full coverage and the
 most unsupported answers. Those four are counted, never folded into one score.
 
+A row refused because model calls failed (``Outcome.reason_kind ==
+"model_error"``: the provider answered HTTP 500, timed out, ...) is counted
+apart, in ``model_errors``: it is neither a correct nor a wrong refusal (the
+pipeline never judged the evidence), its outcome is never counted correct,
+and it fails the "model_error" check with the trace's reason.
+
 Conventions: a measure is ``None`` when its label is missing (no relevant
 sources labelled, no expected outcome...), and aggregates skip ``None``; an
 aggregate over no labelled rows is ``None`` too (shown as "n/a"), never 0.
@@ -48,6 +54,7 @@ __all__ = [
     "latency_p50",
     "latency_p95",
     "model_calls",
+    "model_errors",
     "mrr",
     "must_include_hit_rate",
     "must_not_include_violations",
@@ -108,6 +115,9 @@ class EvalRow(BaseModel):
     citation_errors: int = 0
     correct_refusal: bool = False
     wrong_refusal: bool = False
+    #: Refused because model calls failed (reason_kind "model_error"): not a
+    #: refusal on the evidence, so neither correct nor wrong.
+    model_error: bool = False
     unsupported_answer: bool = False
     #: The usefulness check of the delivered answer: verdict and 0-100 score
     #: (None when no answer was judged: refusals, direct replies, check off).
@@ -265,7 +275,10 @@ def score(
     outcome = trace.outcome
     answer = trace.answer
     expected = list(question.expected)
-    outcome_ok = (outcome in expected) if expected else None
+    fin = trace.finish
+    model_error = fin is not None and fin.reason_kind == "model_error"
+    # A failed model call decided nothing: never a correct outcome by luck.
+    outcome_ok = (outcome in expected and not model_error) if expected else None
 
     dec = trace.decision
     retrieve = dec.retrieve if dec is not None else None
@@ -288,7 +301,6 @@ def score(
     g_prec, g_rec = grading_precision_recall(graded, relevant) if gr is not None else (None, None)
 
     sup = trace.support
-    fin = trace.finish
     dropped = set(fin.dropped_claims) if fin is not None else set()
     claims = sup.claims if sup is not None else []
     delivered_verified = outcome in _VERIFIED_OUTCOMES
@@ -305,7 +317,7 @@ def score(
         gen = trace.generation
         cite_errors = sum(1 for c in (gen.citations if gen else []) if not c.valid)
 
-    refused = outcome == "refused"
+    refused = outcome == "refused" and not model_error
     correct_refusal = refused and "refused" in expected
     wrong_refusal = refused and bool(expected) and "refused" not in expected
     answered = outcome in ANSWER_OUTCOMES
@@ -329,6 +341,8 @@ def score(
     checks: list[tuple[str, str]] = []
     if outcome is None:
         checks.append(("outcome", "no outcome: the pipeline stopped before finishing"))
+    elif model_error and fin is not None:
+        checks.append(("model_error", f"model error: {fin.reason}"))
     elif outcome_ok is False:
         checks.append(("outcome", f"wrong outcome: {outcome} not in {_fmt_list(expected)}"))
     if decision_ok is False:
@@ -385,6 +399,7 @@ def score(
         citation_errors=cite_errors,
         correct_refusal=correct_refusal,
         wrong_refusal=wrong_refusal,
+        model_error=model_error,
         unsupported_answer=unsupported_answer,
         usefulness=useful.verdict if useful else None,
         usefulness_score=useful.score if useful else None,
@@ -519,6 +534,12 @@ def wrong_refusals(rows: Sequence[EvalRow]) -> int:
     return sum(r.wrong_refusal for r in rows)
 
 
+def model_errors(rows: Sequence[EvalRow]) -> int:
+    """Rows refused because model calls failed (provider errors, timeouts):
+    counted apart from correct and wrong refusals."""
+    return sum(r.model_error for r in rows)
+
+
 def unsupported_answers(rows: Sequence[EvalRow]) -> int:
     """Rows that delivered an answer without support: either the labels
     expected no answer (refuse / clarify: the material does not cover it) or
@@ -620,6 +641,7 @@ METRICS: dict[str, Callable[[Sequence[EvalRow]], Any]] = {
     "outcome_accuracy": outcome_accuracy,
     "correct_refusals": correct_refusals,
     "wrong_refusals": wrong_refusals,
+    "model_errors": model_errors,
     "unsupported_answers": unsupported_answers,
     "answer_relevance": answer_relevance,
     "wrong_accepted": wrong_accepted,

@@ -264,6 +264,7 @@ class EvalReport(Displayable):
                 f"  {rec['variant']}: outcome {format_metric('r', rec['outcome_accuracy'])}, "
                 f"decision {format_metric('r', rec['decision_accuracy'])}, recall@{self.k} {format_metric('r', rec['recall_at_k'])}, "
                 f"correct refusals {rec['correct_refusals']}, wrong refusals {rec['wrong_refusals']}, "
+                f"model errors {rec['model_errors']}, "
                 f"unsupported {rec['unsupported_answers']}, citation errors {rec['citation_errors']}, "
                 f"p50 {format_metric('_ms', rec['latency_p50_ms'])} ms, p95 {format_metric('_ms', rec['latency_p95_ms'])} ms, "
                 f"cost {format_metric('cost', rec['cost'])}"

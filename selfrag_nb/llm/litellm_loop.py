@@ -15,19 +15,84 @@ and waiting for a slot blocks no thread (a threading.Semaphore would block the
 callers' event loops, or need a thread per waiting call). The limit comes with
 each acquire, so pipelines with different ``provider_concurrency`` share one
 count and each waits until fewer than its own limit are in flight.
+
+    default_concurrency(model, api_base)  the limit when nobody says: 1 for a
+                                          server on this machine (127.0.0.1,
+                                          localhost, ::1, 0.0.0.0; "ollama/..."
+                                          without api_base), 16 for any other
+
+Why 1 for a local server: llama.cpp's server and Ollama answer one request at
+a time unless started with more slots (``--parallel N``,
+``OLLAMA_NUM_PARALLEL``); requests beyond that wait in the server's queue
+while their client-side timeout runs, so ten grade calls sent at once time
+out, are retried into the same queue, and use up the question's deadline.
+Waiting here instead starts each call's timeout when its turn comes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import threading
 from collections import deque
 from collections.abc import Coroutine
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
-__all__ = ["NoSlotError", "ProviderSlots", "background_loop", "on_litellm_loop", "provider_slots"]
+__all__ = [
+    "DEFAULT_PROVIDER_CONCURRENCY",
+    "LOCAL_PROVIDER_CONCURRENCY",
+    "NoSlotError",
+    "ProviderSlots",
+    "background_loop",
+    "default_concurrency",
+    "is_local_endpoint",
+    "on_litellm_loop",
+    "provider_slots",
+]
 
 T = TypeVar("T")
+
+#: Calls in flight per remote provider endpoint when nobody says otherwise.
+DEFAULT_PROVIDER_CONCURRENCY = 16
+#: ... and per endpoint on this machine (a local model server's one slot).
+LOCAL_PROVIDER_CONCURRENCY = 1
+
+
+def is_local_endpoint(api_base: str | None) -> bool:
+    """True when ``api_base`` names this machine: localhost, a loopback
+    address (127.0.0.0/8, ::1) or the unspecified address (0.0.0.0, ::)."""
+    if not api_base:
+        return False
+    text = api_base if "//" in api_base else f"//{api_base}"
+    try:
+        host = urlsplit(text).hostname
+    except ValueError:
+        return False
+    if not host:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified
+
+
+#: LiteLLM providers whose default api_base is on this machine (Ollama's
+#: http://localhost:11434).
+_LOCAL_PROVIDERS = frozenset({"ollama", "ollama_chat"})
+
+
+def default_concurrency(model: str, api_base: str | None) -> int:
+    """The provider limit of an endpoint nobody configured (see the module
+    docstring): a local server's one slot, else the remote default."""
+    local = is_local_endpoint(api_base) or (
+        api_base is None and model.split("/", 1)[0].lower() in _LOCAL_PROVIDERS
+    )
+    return LOCAL_PROVIDER_CONCURRENCY if local else DEFAULT_PROVIDER_CONCURRENCY
+
 
 # The background loop and the limiters of the endpoints called on it.
 _STATE: dict[str, Any] = {}

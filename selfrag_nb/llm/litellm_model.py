@@ -3,11 +3,12 @@
     LiteLLMModel.acomplete(request)
       preflight   provider known? key present?          -> ModelError (configuration)
       loop:
-        slot      a provider slot: at most request.provider_concurrency (default 16)
-                  calls in flight per (model, api_base), process-wide; waiting for
-                  one is bounded by the deadline, a slot is not held while backing off
+        slot      a provider slot: at most request.provider_concurrency (else the
+                  model's: 1 for a server on this machine, 16 otherwise) calls in
+                  flight per (model, api_base), process-wide; waiting for one is
+                  bounded by the deadline, a slot is not held while backing off
         attempt   litellm.acompletion(..., num_retries=0, response_format: the role's
-                  strict JSON schema, "strict": true (llm/strict_schema.py))  bounded by
+                  JSON schema in the server's form (llm/response_format.py))  bounded by
                   min(per-call timeout, time left before request.deadline)
         ok        -> Completion(raw, tokens, cost, latency, retries)
         401/403/404, missing key                         -> ModelError (configuration)
@@ -49,13 +50,20 @@ from typing import Any, TypeVar
 from selfrag_nb._sync import run_sync
 from selfrag_nb.errors import InputError, InputTypeError, ProviderError
 from selfrag_nb.llm.base import Completion, ModelError, ModelRequest
-from selfrag_nb.llm.litellm_loop import NoSlotError, on_litellm_loop, provider_slots
+from selfrag_nb.llm.litellm_loop import (
+    DEFAULT_PROVIDER_CONCURRENCY,
+    NoSlotError,
+    default_concurrency,
+    on_litellm_loop,
+    provider_slots,
+)
 from selfrag_nb.llm.litellm_loop import background_loop as _background_loop  # bench_llm.py uses it
 from selfrag_nb.llm.pricing import cost_of, sync_litellm
 from selfrag_nb.llm.redact import redact, scrub_url
-from selfrag_nb.llm.strict_schema import strict_schema
+from selfrag_nb.llm.response_format import ResponseFormat, check_response_format, response_format_for
 
 __all__ = [
+    "DEFAULT_PROVIDER_CONCURRENCY",
     "LiteLLMModel",
     "LiteLLMReranker",
     "ProviderError",
@@ -67,10 +75,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-#: Calls in flight per provider endpoint when the request does not say
-#: (Settings.provider_concurrency's default).
-DEFAULT_PROVIDER_CONCURRENCY = 16
 
 #: HTTP statuses worth another attempt (the provider may recover).
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -185,10 +189,15 @@ class LiteLLMModel:
 
     ``response_format``: None = decide from LiteLLM's model info (JSON schema
     where supported, else JSON mode where supported, else none: the prompt
-    asks for JSON), True = always send the JSON schema, False = never.
+    asks for JSON), True or "json_schema" = always send the JSON schema,
+    "json_object_schema" = the schema in llama.cpp's form, "json_object" =
+    JSON mode, False = never (llm/response_format.py).
     ``extra`` is passed to ``litellm.acompletion`` (temperature, seed, ...).
     ``provider_concurrency``: calls in flight to this model + api_base, shared
-    process-wide, when the request does not carry the pipeline's setting.
+    process-wide, when the request does not carry the pipeline's setting;
+    None: 1 for a server on this machine (api_base on 127.0.0.1, localhost,
+    ::1; a local llama.cpp or Ollama server answers one request at a time
+    unless started with more slots), 16 for any other.
     """
 
     offline = False
@@ -203,9 +212,9 @@ class LiteLLMModel:
         max_retries: int = 2,
         backoff: float = 0.5,
         max_backoff: float = 8.0,
-        response_format: bool | None = None,
+        response_format: ResponseFormat = None,
         extra: dict[str, Any] | None = None,
-        provider_concurrency: int = DEFAULT_PROVIDER_CONCURRENCY,
+        provider_concurrency: int | None = None,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise InputError("model must be a LiteLLM model string such as 'openai/gpt-4o-mini'")
@@ -213,6 +222,8 @@ class LiteLLMModel:
             raise InputError(f"timeout must be > 0 seconds, got {timeout}")
         if max_retries < 0:
             raise InputError(f"max_retries must be >= 0, got {max_retries}")
+        if provider_concurrency is None:
+            provider_concurrency = default_concurrency(model, api_base)
         if (
             isinstance(provider_concurrency, bool)
             or not isinstance(provider_concurrency, int)
@@ -228,7 +239,7 @@ class LiteLLMModel:
         self.max_retries = max_retries
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
-        self.response_format = response_format
+        self.response_format = check_response_format(response_format)
         self.extra = dict(extra or {})
         self.provider_concurrency = provider_concurrency
         self._checked = False
@@ -437,30 +448,7 @@ class LiteLLMModel:
         return kwargs
 
     def _response_format(self, litellm: Any, request: ModelRequest) -> dict[str, Any] | None:
-        # The answer of "generate" is prose with citations: never force JSON.
-        if request.role == "generate" or self.response_format is False:
-            return None
-        schema = {
-            "type": "json_schema",
-            "json_schema": {
-                "name": request.output_schema.__name__,
-                "schema": strict_schema(request.output_schema),
-                "strict": True,
-            },
-        }
-        if self.response_format is True:
-            return schema
-        try:
-            if litellm.supports_response_schema(self.name):
-                return schema
-        except Exception:  # noqa: BLE001, S110 - unknown model: ask the next question
-            pass
-        try:
-            model, provider, _key, _base = litellm.get_llm_provider(self.name, api_base=self.api_base)
-            params = litellm.get_supported_openai_params(model, custom_llm_provider=provider) or []
-        except Exception:  # noqa: BLE001 - unknown: send nothing, the prompt asks for JSON
-            params = []
-        return {"type": "json_object"} if "response_format" in params else None
+        return response_format_for(litellm, self.name, self.api_base, self.response_format, request)
 
     def _cost(
         self, litellm: Any, response: Any, tokens_in: int | None, tokens_out: int | None

@@ -1,6 +1,9 @@
 """Stage 6, assess: can the evidence answer the question?
 
     evidence = reranked top (or top graded), authorised only
+      empty because grade calls failed                      -> action "refuse", the reason
+               names the role, the error and the count (never "no relevant passage":
+               the chunks were not judged; whatever settings.no_evidence says)
       empty -> settings.no_evidence "refuse"                 -> action "refuse"
                settings.no_evidence "answer_with_disclaimer" -> "answer_without_evidence"
                (no model call: an empty result is the "not enough material" signal)
@@ -21,6 +24,7 @@ import time
 
 from selfrag_nb.llm.schemas import AssessInputs, AssessOut
 from selfrag_nb.stages.base import Stage, StageContext, evidence_hits, to_evidence
+from selfrag_nb.stages.generate import model_failure
 from selfrag_nb.trace import Assessment, Fallback, Trace
 
 __all__ = ["AssessStage"]
@@ -47,6 +51,18 @@ class AssessStage(Stage):
                 reason=str(override.get("reason") or f"overridden in the stepper: {action}"),
                 options=list(override.get("options", [])),
                 evidence=evidence_ids,
+            )
+        grades = trace.grades
+        unjudged = not hits and grades is not None and not grades.kept
+        failed = (
+            model_failure("grade", grades.calls, unparsed=True) if unjudged and grades is not None else ""
+        )
+        if failed:
+            # Fail closed: unjudged chunks are neither evidence nor its absence.
+            return Assessment(
+                latency_ms=(time.perf_counter() - t0) * 1000,
+                action="refuse",
+                reason=f"the retrieved chunks could not be judged: {failed}",
             )
         if not hits:
             if s.no_evidence == "answer_with_disclaimer":

@@ -7,7 +7,8 @@
                                                    disclaimer for answer_without_evidence)
     clarify           -                            "clarify"
     refuse            -                            "refused", reason_kind from generate.refusal_kind
-                                                   (conflict / no_access / no_evidence)
+                                                   (conflict / no_access / model_error /
+                                                   no_evidence)
     grounded          ACCEPT                       "answered"
     grounded          ADD_DISCLAIMER               "disclaimed" ("Based on the available information:")
     grounded          REGENERATE -> strict generate + verify, at most max_regenerations times
@@ -17,7 +18,9 @@
                                                       (when a supported claim remains)
                                                       else "refused", reason_kind "unsupported"
                                                       ("no_answer" / "unverified" when the
-                                                      model gave no answer / the check failed)
+                                                      model gave no answer / the check failed;
+                                                      "model_error" when those calls failed
+                                                      at the provider)
     grounded          (verify switched off)        "answered", reason: not checked (plain RAG)
 
     then the usefulness check of the answer verify settled on (Usefulness):
@@ -28,6 +31,11 @@
                                                    (+ verify + usefulness); still no ->
                                                    "clarify" when the assessment found options,
                                                    else "refused", reason_kind "not_answered"
+                                                   ("model_error" when the usefulness calls failed:
+                                                   a failed judge is not a "no")
+
+    "model_error" reasons name the role, the most frequent error and how many of
+    its calls failed (generate.model_failure); they never speak of the documents.
 
 The regeneration loop is bounded by ``max_regenerations`` and the deadline,
 so no loop runs forever. It appends its Generation/Support records itself
@@ -46,8 +54,10 @@ from selfrag_nb.stages.generate import (
     GenerateStage,
     RefusalKind,
     clarify_message,
+    model_failure,
     refusal_kind,
     refusal_message,
+    upstream_model_failure,
 )
 from selfrag_nb.stages.usefulness import UsefulnessStage
 from selfrag_nb.stages.verify import VerifyStage
@@ -156,6 +166,10 @@ class FinishStage(Stage):
             )
 
         def not_answered(useful: Usefulness, fallbacks: list[Fallback]) -> Outcome:
+            failed = model_failure("usefulness", useful.calls)
+            if failed:
+                why = f"whether the answer answers the question could not be judged: {failed}"
+                return refuse("model_error", why, fallbacks=fallbacks)
             why = f"the answer does not answer the question: {useful.reason}"
             if useful.missing:
                 why += f" (missing: {useful.missing})"
@@ -170,6 +184,13 @@ class FinishStage(Stage):
                 )
             return refuse("not_answered", why, fallbacks=fallbacks)
 
+        def no_answer(why: str, **kw: object) -> Outcome:
+            assert gen is not None
+            failed = model_failure("generate", gen.calls)
+            if failed:
+                return refuse("model_error", f"{why}: {failed}", **kw)
+            return refuse("no_answer", why, **kw)
+
         if gen is None:
             return refuse("no_answer", "no answer was generated")
         if gen.mode == "clarify":
@@ -179,10 +200,12 @@ class FinishStage(Stage):
             why = assessment.reason if assessment else ""
             if kind == "no_access":
                 why = "no chunk the user may read matched the question"
+            elif kind == "model_error":
+                why = f"the evidence could not be judged: {upstream_model_failure(trace)}"
             return out("refused", gen.answer, reason=why, reason_kind=kind)
         if gen.mode == "direct":
             if not gen.answer:
-                return refuse("no_answer", "no answer could be generated")
+                return no_answer("no answer could be generated")
             if assessment is not None and assessment.action == "answer_without_evidence":
                 d = disclaimer_text(lang, "no_evidence")
                 return out(
@@ -313,20 +336,23 @@ class FinishStage(Stage):
                 )
         # Say what actually failed: no answer to check, a check that could not
         # be made, or an answer the check rejected.
-        failed = [c for c in support.calls if c.parse_status in {"error", "unparsed"}]
+        dropped_claims = [c.text for c in support.claims if c.verdict != "supported"]
+        if not gen.answer.strip():
+            return no_answer(
+                f"no answer was generated after {regenerations} regeneration(s)",
+                dropped_claims=dropped_claims,
+                fallbacks=fallbacks,
+            )
+        failed = model_failure("verify", support.calls)
+        unparsed = [c for c in support.calls if c.parse_status == "unparsed"]
         ending: RefusalKind = "unsupported"
         reason = f"the answer could not be supported by the documents after {regenerations} regeneration(s)"
-        if not gen.answer.strip():
-            ending, reason = "no_answer", f"no answer was generated after {regenerations} regeneration(s)"
-        elif failed:
+        if failed:
+            ending, reason = "model_error", f"the answer could not be checked: {failed}"
+        elif unparsed:
             ending = "unverified"
-            reason = f"the answer could not be checked: verify model output {failed[-1].parse_status}"
-        return refuse(
-            ending,
-            reason,
-            dropped_claims=[c.text for c in support.claims if c.verdict != "supported"],
-            fallbacks=fallbacks,
-        )
+            reason = f"the answer could not be checked: verify model output {unparsed[-1].parse_status}"
+        return refuse(ending, reason, dropped_claims=dropped_claims, fallbacks=fallbacks)
 
 
 def deadline_outcome(trace: Trace, ctx: StageContext, skipped: list[str], budget: float) -> Outcome:

@@ -17,22 +17,35 @@ A refusal states its real reason (``RefusalKind``, the same value finish records
 
     Assessment.conflict set          -> "conflict"     the documents disagree: says on what
     Retrieval.hits empty             -> "no_access"    nothing the user may read matched at all
+    assess / grade calls failed      -> "model_error"  the check was never made: says which role,
+      (or never parsed)                                which error, how many calls (model_failure)
     otherwise (nothing answers)      -> "no_evidence"  the documents do not cover the question
     (finish) verifier rejected it    -> "unsupported"  found, but the answer was not backed by them
     (finish) usefulness said no      -> "not_answered" found, but no answer to what was asked
     (finish) no check / no answer / time ran out -> "unverified" / "no_answer" / "deadline"
+    (finish) generate / verify / usefulness calls failed at the provider -> "model_error"
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
+from collections.abc import Sequence
 from typing import Literal
 
 from selfrag_nb.llm.schemas import GenerateInputs, GenerateOut
 from selfrag_nb.stages.base import Stage, StageContext, evidence_hits, parse_citations, to_evidence
-from selfrag_nb.trace import Fallback, Generation, RefusalKind, Trace
+from selfrag_nb.trace import Fallback, Generation, ModelCall, RefusalKind, Trace
 
-__all__ = ["GenerateStage", "RefusalKind", "clarify_message", "refusal_kind", "refusal_message"]
+__all__ = [
+    "GenerateStage",
+    "RefusalKind",
+    "clarify_message",
+    "model_failure",
+    "refusal_kind",
+    "refusal_message",
+    "upstream_model_failure",
+]
 
 
 def _short(question: str, limit: int = 80) -> str:
@@ -74,11 +87,24 @@ _REFUSALS: dict[str, dict[str, str]] = {
         "en": 'The time available for this question ("{q}") ran out before an answer could be checked.',
         "zh": "在核对答案之前，这个问题（“{q}”）的处理时间已用完。",
     },
+    "model_error": {
+        "en": 'The language model failed while this question ("{q}") was being checked, so no answer '
+        "could be given; this says nothing about whether the documents cover it.",
+        "zh": "处理这个问题（“{q}”）时语言模型调用失败，因此无法给出回答；这并不表示资料中没有相关内容。",
+    },
 }
 _AGAIN = {
     "no_answer": {"en": " Please try again.", "zh": "请稍后再试。"},
     "deadline": {"en": " Please try again.", "zh": "请稍后再试。"},
+    "model_error": {"en": " Please try again.", "zh": "请稍后再试。"},
 }
+#: A call that failed at the provider (HTTP error, timeout, no connection):
+#: it returned no answer at all.
+_FAILED = frozenset({"error"})
+#: ... or, for the roles that judge the evidence, returned none that parsed:
+#: no other reason kind says "the chunks were never judged".
+_UNJUDGED = frozenset({"error", "unparsed"})
+_ERROR_CHARS = 300
 _MORE = {
     "en": " If you can add more specific details, I can look again.",
     "zh": "如果能补充更具体的信息，我可以再查一次。",
@@ -115,16 +141,60 @@ def refusal_message(
     return msg + _AGAIN.get(kind, _MORE)[lang]
 
 
+def model_failure(
+    role: str, calls: Sequence[ModelCall], *, detail: bool = True, unparsed: bool = False
+) -> str:
+    """Which of ``role``'s calls failed, in words, e.g. "grade: 10 of 10 model
+    calls failed (<the most frequent error> x10)"; "" when none did. Failed:
+    at the provider (``unparsed=True``: or with output that never parsed).
+    ``detail=False`` leaves the error out (the words the user reads)."""
+    statuses = _UNJUDGED if unparsed else _FAILED
+    failed = [c for c in calls if c.parse_status in statuses]
+    if not failed:
+        return ""
+    what = f"{role}: {len(failed)} of {len(calls)} model call{'s' if len(calls) != 1 else ''} failed"
+    if not detail:
+        return what
+    errors = Counter(
+        " ".join((c.error or f"unparsed output: {c.parse_error or 'not valid for the role'}").split())
+        for c in failed
+    )
+    common, times = errors.most_common(1)[0]
+    if len(common) > _ERROR_CHARS:
+        common = common[: _ERROR_CHARS - 1] + "…"
+    more = f"; {len(errors) - 1} other error(s)" if len(errors) > 1 else ""
+    return f"{what} ({common}{f' x{times}' if times > 1 else ''}{more})"
+
+
+def upstream_model_failure(trace: Trace, *, detail: bool = True) -> str:
+    """Why the evidence could not be judged, when failed model calls are the
+    cause (else ""): the assess call failed, or no chunk was kept and grade
+    calls failed (an unchecked chunk is not an irrelevant one). Output that
+    never parsed counts as failed here: these roles judge the evidence."""
+    assessment = trace.assessment
+    if assessment is not None:
+        failed = model_failure("assess", assessment.calls, detail=detail, unparsed=True)
+        if failed:
+            return failed
+    grades = trace.grades
+    if grades is not None and not grades.kept:
+        return model_failure("grade", grades.calls, detail=detail, unparsed=True)
+    return ""
+
+
 def refusal_kind(trace: Trace) -> RefusalKind:
     """Why the evidence cannot answer, from the records so far: documents that
     disagree, nothing the user may read matched at all (the search returned no
-    chunk: hidden documents are never counted), or no passage answers."""
+    chunk: hidden documents are never counted), the model calls that judge the
+    evidence failed, or no passage answers."""
     assessment = trace.assessment
     if assessment is not None and assessment.conflict:
         return "conflict"
     retrieval = trace.retrieval
     if retrieval is not None and not retrieval.hits:
         return "no_access"
+    if upstream_model_failure(trace):
+        return "model_error"
     return "no_evidence"
 
 
@@ -168,11 +238,11 @@ class GenerateStage(Stage):
             )
 
         if retrieve and assessment is not None and assessment.action == "refuse":
+            kind = refusal_kind(trace)
+            # A failed check has no reason of its own: say which calls failed.
+            why = upstream_model_failure(trace, detail=False) if kind == "model_error" else assessment.reason
             return composed(
-                refusal_message(
-                    ctx.question, ctx.language, assessment.reason, assessment.conflict, refusal_kind(trace)
-                ),
-                "refuse",
+                refusal_message(ctx.question, ctx.language, why, assessment.conflict, kind), "refuse"
             )
         if retrieve and assessment is not None and assessment.action == "clarify":
             return composed(clarify_message(ctx.language, assessment.options), "clarify")
@@ -180,12 +250,13 @@ class GenerateStage(Stage):
         hits = evidence_hits(trace, ctx) if retrieve else []
         direct = not retrieve or (assessment is not None and assessment.action == "answer_without_evidence")
         if not direct and not hits:
-            return composed(
-                refusal_message(
-                    ctx.question, ctx.language, "no relevant passage was found", kind=refusal_kind(trace)
-                ),
-                "refuse",
+            kind = refusal_kind(trace)
+            why = (
+                upstream_model_failure(trace, detail=False)
+                if kind == "model_error"
+                else "no relevant passage was found"
             )
+            return composed(refusal_message(ctx.question, ctx.language, why, kind=kind), "refuse")
         mode: Literal["grounded", "strict", "direct"] = (
             "direct" if direct else "strict" if self.strict else "grounded"
         )

@@ -9,8 +9,10 @@
        POST any route below       -> next queued failure (fail(); role= : chat of that role only), acted out:
                                      500/502/503/504 | 429 + Retry-After | 401 | 403 |
                                      timeout (stall, then answer) | truncated | empty | malformed | wrong_shape
-       POST /v1/chat/completions  -> latency -> responder(body) -> OpenAI JSON (+ usage);
-                                     .in_flight / .max_in_flight count chat requests being answered
+       POST /v1/chat/completions  -> [slots: wait for one of `slots` slots] -> latency ->
+                                     responder(body) -> OpenAI JSON (+ usage);
+                                     .in_flight / .max_in_flight count chat requests received
+                                     and not yet answered (queued for a slot included)
        POST /v1/embeddings        -> deterministic vectors (sha256 of the text)
        POST /v1/rerank, /rerank   -> word-overlap relevance scores
        GET  /v1/models            -> one model
@@ -99,7 +101,11 @@ class LoopbackServer:
 
     ``latency`` (seconds) is slept before every chat answer. ``timeout_sleep``
     is how long the "timeout" failure stalls (in small steps, so ``stop()``
-    never waits for it).
+    never waits for it). ``slots``: answer at most this many chat requests at
+    once, the others wait for a free slot, as a local model server
+    does (llama.cpp's ``--parallel``, Ollama's ``OLLAMA_NUM_PARALLEL``); None:
+    every request at once. A request the client gave up on still holds its
+    slot until answered, as on those servers.
     """
 
     def __init__(
@@ -109,9 +115,15 @@ class LoopbackServer:
         responder: Callable[[dict[str, Any]], str] | None = None,
         model: str = "loopback",
         timeout_sleep: float = 30.0,
+        slots: int | None = None,
     ) -> None:
         if latency < 0:
             raise InputError(f"latency must be >= 0 seconds, got {latency}")
+        if slots is not None and (isinstance(slots, bool) or not isinstance(slots, int) or slots < 1):
+            raise InputError(f"slots must be None or an int >= 1, got {slots!r}")
+        self.slots = slots
+        # Waiters poll it in small steps, so a stopping server frees them.
+        self._slot_gate = threading.Semaphore(slots) if slots is not None else None
         self.latency = latency
         self.model = model
         self.timeout_sleep = timeout_sleep
@@ -123,7 +135,8 @@ class LoopbackServer:
         self._httpd: http.server.ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._connections: set[socket.socket] = set()
-        #: Chat requests being answered now, and the most at once since start/clear.
+        #: Chat requests received and not yet answered (waiting for a slot
+        #: included), and the most at once since start/clear.
         self.in_flight = 0
         self.max_in_flight = 0
 
@@ -375,31 +388,51 @@ def _make_handler(server: LoopbackServer) -> type[http.server.BaseHTTPRequestHan
             if not path.endswith(routes):
                 self._error(404, f"no route POST {self.path}", "not_found")
                 return
-            chat = path.endswith("/chat/completions")
-            failure = server._next_failure(infer_role(body) if chat else None)
-            if failure is not None and self._failed(failure):
-                return
             if path.endswith("/chat/completions"):
                 self._chat(body)
-            elif path.endswith("/embeddings"):
+                return
+            failure = server._next_failure(None)
+            if failure is not None and self._failed(failure):
+                return
+            if path.endswith("/embeddings"):
                 self._embeddings(body)
             else:
                 self._rerank(body)
 
         def _chat(self, body: dict[str, Any]) -> None:
-            # Counted out before the answer is written: the client may send its
-            # next request as soon as it reads this one.
+            # In flight from receipt (a request queued for a slot is one the
+            # client has sent), counted out before the answer is written: the
+            # client may send its next request as soon as it reads this one.
             server._enter_chat(True)
+            gate = server._slot_gate
+            if gate is not None:
+                while not gate.acquire(timeout=0.05):
+                    if server._stopping.is_set():
+                        server._enter_chat(False)
+                        return
             try:
-                if server.latency:
-                    server._sleep(server.latency)
-                answer = server._chat_answer(body)
-            except Exception as exc:  # noqa: BLE001 - a responder bug becomes a visible 500, not a dead thread
+                failure = server._next_failure(infer_role(body))
+                if failure is not None and failure.mode != "timeout":
+                    server._enter_chat(False)  # answered now, with the failure
+                    self._failed(failure)
+                    return
+                if failure is not None:
+                    self._failed(failure)  # "timeout": stall, then answer as usual
+                try:
+                    if server.latency:
+                        server._sleep(server.latency)
+                    answer = server._chat_answer(body)
+                except Exception as exc:  # noqa: BLE001 - a responder bug becomes a visible 500, not a dead thread
+                    server._enter_chat(False)
+                    self._error(
+                        500, f"loopback responder failed: {type(exc).__name__}: {exc}", "server_error"
+                    )
+                    return
                 server._enter_chat(False)
-                self._error(500, f"loopback responder failed: {type(exc).__name__}: {exc}", "server_error")
-                return
-            server._enter_chat(False)
-            self._json(200, answer)
+                self._json(200, answer)
+            finally:
+                if gate is not None:
+                    gate.release()
 
         def _failed(self, failure: _Failure) -> bool:
             """Act out one failure; False when the mode still answers normally

@@ -274,7 +274,9 @@ def test_key_never_leaks_into_completions_logs_or_repr(
 
 def test_async_calls_run_concurrently(loopback: LoopbackServer) -> None:
     loopback.latency = 0.3
-    model = model_for(loopback)
+    # As a hosted provider (a server on this machine gets one call at a time
+    # unless told otherwise: tests/pipeline/test_local_server_slots.py).
+    model = model_for(loopback, provider_concurrency=16)
 
     async def many() -> list[Completion]:
         return await asyncio.gather(*(model.acomplete(decide_request(f"question {i}")) for i in range(6)))

@@ -135,7 +135,7 @@ def test_old_trace_json_without_reason_kind_still_loads(make_rag: Any, scripted:
 
 
 def test_each_refusal_kind_has_its_own_words() -> None:
-    kinds = ("no_evidence", "no_access", "unsupported", "unverified", "no_answer", "deadline")
+    kinds = ("no_evidence", "no_access", "unsupported", "unverified", "no_answer", "deadline", "model_error")
     en = {k: refusal_message("Is X supported?", "en", kind=k) for k in kinds}  # type: ignore[arg-type]
     zh = {k: refusal_message("支持 X 吗？", "zh", kind=k) for k in kinds}  # type: ignore[arg-type]
     assert len(set(en.values())) == len(kinds)
@@ -144,18 +144,33 @@ def test_each_refusal_kind_has_its_own_words() -> None:
     assert "do not cover" not in en["unsupported"]
 
 
-def test_a_failed_check_is_unverified_not_unsupported(make_rag: Any, scripted: Any) -> None:
+def test_a_failed_check_is_a_model_error_not_unsupported(make_rag: Any, scripted: Any) -> None:
+    # A verifier whose provider is down made no check: the refusal says which
+    # calls failed and how, never that the answer was unsupported.
     script_refund(scripted)
     scripted.default("verify", RuntimeError("verifier provider down"))
     trace = make_rag().ask(Q)
     assert trace.outcome == "refused"
-    assert trace.finish.reason_kind == "unverified"
-    assert "could not be checked" in trace.answer
+    assert trace.finish.reason_kind == "model_error"
+    assert "verify:" in trace.finish.reason
+    assert "verifier provider down" in trace.finish.reason
+    assert "unsupported" not in trace.answer
 
 
-def test_no_answer_from_the_model_is_no_answer(make_rag: Any, scripted: Any) -> None:
+def test_a_failed_generator_is_a_model_error(make_rag: Any, scripted: Any) -> None:
     script_refund(scripted)
     scripted.default("generate", RuntimeError("generator provider down"))
+    trace = make_rag().ask(Q)
+    assert trace.outcome == "refused"
+    assert trace.finish.reason_kind == "model_error"
+    assert "generate:" in trace.finish.reason
+    assert "generator provider down" in trace.finish.reason
+    assert "language model failed" in trace.answer
+
+
+def test_an_empty_answer_is_no_answer(make_rag: Any, scripted: Any) -> None:
+    script_refund(scripted)
+    scripted.default("generate", {"answer": ""})
     trace = make_rag().ask(Q)
     assert trace.outcome == "refused"
     assert trace.finish.reason_kind == "no_answer"
@@ -176,3 +191,16 @@ def test_forced_no_retrieval_is_not_drawn_as_a_green_direct_answer(make_rag: Any
     assert 'srnb-warn"><bdi>direct' in forced_html
     assert 'srnb-ok"><bdi>direct' not in forced_html
     assert 'srnb-ok"><bdi>direct' in greeting_html
+
+
+def test_a_failed_usefulness_judge_is_a_model_error_not_not_answered(make_rag: Any, scripted: Any) -> None:
+    # A judge whose provider is down said nothing about the answer: the
+    # refusal names the failed calls, never "does not answer the question".
+    script_refund(scripted)
+    scripted.default("usefulness", RuntimeError("judge provider down"))
+    trace = make_rag().ask(Q)
+    assert trace.outcome == "refused"
+    assert trace.finish.reason_kind == "model_error"
+    assert "usefulness:" in trace.finish.reason
+    assert "judge provider down" in trace.finish.reason
+    assert "does not answer" not in trace.finish.reason

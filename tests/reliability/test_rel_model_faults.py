@@ -116,8 +116,17 @@ def server(kb: Any) -> Iterator[LoopbackServer]:
 
 def _model(server: LoopbackServer) -> LiteLLMModel:
     # The real LiteLLM client and retry policy (3 attempts), with a short
-    # backoff so 80 faulty questions stay within seconds.
-    return LiteLLMModel("openai/loopback", api_base=server.url, api_key=KEY, backoff=0.01, max_backoff=0.05)
+    # backoff so 80 faulty questions stay within seconds. The loopback server
+    # plays a hosted provider answering all calls at once: said explicitly,
+    # since a server on this machine is otherwise given one call at a time.
+    return LiteLLMModel(
+        "openai/loopback",
+        api_base=server.url,
+        api_key=KEY,
+        backoff=0.01,
+        max_backoff=0.05,
+        provider_concurrency=16,
+    )
 
 
 def _calls(trace: Trace, role: str) -> list[ModelCall]:
@@ -291,7 +300,8 @@ def _rag(kb: Any, api_base: str, *, timeout: float, deadline: float, rules: bool
         api_key=KEY,
         timeout=timeout,
         deadline=deadline,
-        settings=sr.Settings(decision_rules=rules),
+        # A hosted provider's parallelism (see _model).
+        settings=sr.Settings(decision_rules=rules, provider_concurrency=16),
     )
 
 

@@ -30,6 +30,8 @@ const SCORE_NAMES = {
   fts: "keyword score (BM25)", hybrid: "fused score (reciprocal rank fusion of the two ranks)",
 };
 const bandOf = (v) => (v >= 80 ? "high" : v >= 50 ? "partial" : "irrelevant");
+// Same words as display/html.py's MODEL_ERROR_BANNER.
+const MODEL_ERROR_BANNER = "model error: model calls failed, so the check was not made (not missing evidence)";
 const ACTION_TONE = { answer: "ok", clarify: "warn", refuse: "bad", answer_without_evidence: "warn" };
 
 // ---------------------------------------------------------------- helpers
@@ -471,6 +473,7 @@ class View extends ChunkViews {
   finish(o) {
     const body = [];
     if (o.deadline_exceeded) body.push(h("div", "srnb-banner srnb-banner-bad", "deadline exceeded"));
+    if (o.reason_kind === "model_error") body.push(h("div", "srnb-banner srnb-banner-bad", MODEL_ERROR_BANNER));
     if (o.disclaimer) body.push(add(h("div", "srnb-banner"), h("strong", "", "disclaimer: "), t(o.disclaimer)));
     const label = o.outcome === "refused" ? "refusal" : o.outcome === "clarify" ? "clarifying question" : "answer";
     body.push(h("div", "srnb-col-h", label), block(o.answer, "srnb-block srnb-answer"));
