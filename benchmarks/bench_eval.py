@@ -104,6 +104,8 @@ def run(n: int, concurrency: int, seed: int) -> dict[str, Any]:
         faulty = FaultyResponder(server, seed)
         server.reply(faulty)
         rag = SelfRAG(kb, model=MODEL, api_base=server.url, api_key="sk-bench", timeout=2, deadline=30)
+        # a stand-in for a hosted provider, not a one-slot local server
+        rag = rag.with_settings(provider_concurrency=16)
         # Warm-up: one question so connection pools and lazy imports are ready.
         evaluate(rag, qs[:1], progress=False, out=tempfile.mkdtemp(prefix="bench-eval-warm-"))
         gc.collect()

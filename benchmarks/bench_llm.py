@@ -106,7 +106,9 @@ def main() -> None:
             )
             return resp.choices[0].message.content
 
-        model = LiteLLMModel("openai/loopback", api_base=server.url, api_key=KEY, timeout=10)
+        model = LiteLLMModel(
+            "openai/loopback", api_base=server.url, api_key=KEY, timeout=10, provider_concurrency=16
+        )
 
         def wrapped() -> object:
             out = model.complete(request)

@@ -101,8 +101,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, LoopbackServer(latency=latency) as server:
         kb = build_kb(Path(tmp))
         rag = sr.SelfRAG(kb, model="openai/loopback", api_base=server.url, api_key="sk-loopback")
+        # provider_concurrency=16: the loopback server stands in for a hosted
+        # provider here (a server on this machine gets one call at a time by default)
         rag = rag.with_settings(
-            per_query_k=10, total_cap=10, rewrite=False, grade_concurrency=args.grade_concurrency
+            per_query_k=10,
+            total_cap=10,
+            rewrite=False,
+            grade_concurrency=args.grade_concurrency,
+            provider_concurrency=16,
         )
         rag.ask("warm up: import litellm and open the tables " + FACTUAL)
 
