@@ -19,6 +19,9 @@ from selfrag_nb.eval.runner import config_version
 from selfrag_nb.store.kb import KnowledgeBase
 from selfrag_nb.testing import ScriptedModel
 
+# slow: a local Ray cluster per module (10-20 s per test) (./run test fast leaves it out)
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def ray() -> Iterator[Any]:

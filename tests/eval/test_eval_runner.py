@@ -180,6 +180,7 @@ def test_timeouts_become_failure_rows(kb: Any, tmp_path: Path) -> None:
     assert all(40 <= r.latency_ms < 2000 for r in report.rows)
 
 
+@pytest.mark.slow
 def test_rows_stream_to_disk_and_traces_are_not_kept(kb: Any, tmp_path: Path) -> None:
     """At most `concurrency` traces are alive during the run, and earlier rows
     are already on disk while later questions are still being answered."""

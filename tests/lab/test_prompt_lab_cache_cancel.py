@@ -58,6 +58,7 @@ print(json.dumps({{"cached": run.cached, "sides": [[r.old.cached, r.new.cached] 
 """
 
 
+@pytest.mark.slow
 def test_a_rerun_after_a_kernel_restart_comes_from_the_disk_cache(kb: Any, cache_root: Path) -> None:
     script = _RESTART.format(support=str(ROOT / "tests" / "support"), kb=str(kb.path), ids=IDS)
 

@@ -187,6 +187,7 @@ def _traces(kb: sr.KnowledgeBase) -> list[sr.Trace]:
     return traces
 
 
+@pytest.mark.slow
 def test_pipeline_traces_render_only_our_markup(kb: sr.KnowledgeBase) -> None:
     traces = _traces(kb)
     hostile_hits = 0
@@ -210,6 +211,7 @@ def test_pipeline_traces_render_only_our_markup(kb: sr.KnowledgeBase) -> None:
     record("hostile views: tags and attributes checked", checked)
 
 
+@pytest.mark.slow
 def test_pipeline_widget_state_keeps_text_as_data(kb: sr.KnowledgeBase) -> None:
     n = 0
     for trace in _traces(kb):
@@ -225,6 +227,7 @@ def test_pipeline_widget_state_keeps_text_as_data(kb: sr.KnowledgeBase) -> None:
     record("hostile views: widget states checked", n)
 
 
+@pytest.mark.slow
 def test_eval_report_html_with_hostile_question_set(kb: sr.KnowledgeBase, tmp_path: Path) -> None:
     rows: list[dict[str, Any]] = [
         {

@@ -206,6 +206,7 @@ def test_key_never_reaches_litellm_debug_logs(
     record("secrets artefacts", leaks.checked)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", ["arg-sk", "arg-hex", "env"])
 def test_key_never_reaches_traces_views_logs_cassettes_caches_or_reports(
     kb: Any,
@@ -344,6 +345,7 @@ def test_key_never_reaches_cli_output_or_files(
     record("secrets artefacts", leaks.checked)
 
 
+@pytest.mark.slow
 def test_key_never_reaches_a_saved_notebook(
     kb: Any, server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

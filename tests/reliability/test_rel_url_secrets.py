@@ -150,6 +150,7 @@ def test_otel_endpoint_secrets_stay_out_of_errors_reprs_and_logs(caplog: pytest.
 # ------------------------------------------------------------------ S3 endpoint
 
 
+@pytest.mark.slow
 def test_s3_endpoint_password_stays_out_of_the_error() -> None:
     password, secret_key = _secret("S3PW"), _secret("sk")
     seen = Seen(password, secret_key)
@@ -211,6 +212,7 @@ def _forms_of(key: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", list(_disguises("x" * 40)))
 def test_a_provider_error_body_with_a_disguised_key_stays_out_of_traces_and_spans(
     form: str, loopback: LoopbackServer

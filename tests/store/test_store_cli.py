@@ -80,6 +80,7 @@ def test_parser_lists_subcommands() -> None:
         assert cmd in helptext
 
 
+@pytest.mark.slow
 def test_runs_as_a_program(docs_dir: Path, tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "200"}
     kb = str(tmp_path / "kb")

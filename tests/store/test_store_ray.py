@@ -15,6 +15,9 @@ from ray_support import ROOT, DyingEmbedder, ray_cluster
 from selfrag_nb.errors import KnowledgeBaseError, MissingDependencyError
 from selfrag_nb.store.kb import KnowledgeBase
 
+# slow: a local Ray cluster per module (10-20 s per test) (./run test fast leaves it out)
+pytestmark = pytest.mark.slow
+
 SAMPLE = ROOT / "sample_data" / "docs"
 #: What identifies a stored chunk and who may read it.
 COLUMNS = [
