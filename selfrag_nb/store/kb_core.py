@@ -534,7 +534,11 @@ class Core:
             _log.warning("knowledge base %s: %s", scrub(self._uri), "; ".join(done))
         return done
 
-    def _leg_vector(self, t: Any, vec: Any, k: int, flt: str, knobs: Any) -> pa.Table:
+    def _leg_vector(
+        self, t: Any, vec: Any, k: int, flt: str, knobs: Any, *, columns: list[str] = _RESULT_COLUMNS
+    ) -> pa.Table:
+        """Nearest chunks under ``flt``; ``columns`` (search adds the ACL
+        columns its second lock reads) plus ``_distance``."""
         from selfrag_nb.store import vindex
 
         return vindex.ann_vector(
@@ -542,12 +546,13 @@ class Core:
             vec,
             k,
             flt,
-            columns=[*_RESULT_COLUMNS, "_distance"],
+            columns=[*columns, "_distance"],
             knobs=knobs if knobs is not None and self._has_vector_index(t) else None,
         )
 
     @staticmethod
-    def _leg_fts(t: Any, query: str, k: int, flt: str) -> pa.Table:
+    def _leg_fts(t: Any, query: str, k: int, flt: str, *, columns: list[str] = _RESULT_COLUMNS) -> pa.Table:
+        """Best full-text matches under ``flt``: ``columns`` plus ``_score``."""
         from lancedb.query import FullTextOperator, MatchQuery
 
         # A MatchQuery is never parsed: quotes, AND/OR/NOT, field:value, ~, ^ and
@@ -566,10 +571,4 @@ class Core:
             document_granularity=None,
         )
         q = t.search(match, query_type="fts")
-        return (
-            q.where(flt, prefilter=True)
-            .select([*_RESULT_COLUMNS, "_score"])
-            .with_row_id(True)
-            .limit(k)
-            .to_arrow()
-        )
+        return q.where(flt, prefilter=True).select([*columns, "_score"]).with_row_id(True).limit(k).to_arrow()

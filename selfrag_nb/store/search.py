@@ -155,9 +155,11 @@ class Search(Core):
         refused: list[str] = []
         try:
             if vec is not None:
-                vec_rows = _second_lock(self._leg_vector_acl(t, vec, k, flt, knobs), user, refused)
+                vec_rows = _second_lock(
+                    self._leg_vector(t, vec, k, flt, knobs, columns=_ROW_COLUMNS), user, refused
+                )
             if mode != "vector":
-                fts_rows = _second_lock(_leg_fts_acl(t, query, k, flt), user, refused)
+                fts_rows = _second_lock(self._leg_fts(t, query, k, flt, columns=_ROW_COLUMNS), user, refused)
         except KnowledgeBaseError:
             raise
         except Exception as exc:
@@ -197,19 +199,6 @@ class Search(Core):
                 scores["hybrid"] = float(r["_relevance_score"])
             hits.append(_hit(r, score=scores.get(mode, 0.0), scores=scores, rank=rank, ranks=ranks))
         return hits
-
-    def _leg_vector_acl(self, t: Any, vec: Any, k: int, flt: str, knobs: Any) -> pa.Table:
-        """The vector leg with the ACL columns fetched for the second lock."""
-        from selfrag_nb.store import vindex
-
-        return vindex.ann_vector(
-            t,
-            vec,
-            k,
-            flt,
-            columns=[*_ROW_COLUMNS, "_distance"],
-            knobs=knobs if knobs is not None and self._has_vector_index(t) else None,
-        )
 
     def _report_refused(self, chunk_ids: list[str], mode: str, user: User | None) -> None:
         """The SQL prefilter should have kept these rows in the store: an
@@ -285,27 +274,6 @@ def _where_cause(exc: BaseException, where: str, flt: str) -> str:
         return f"unknown column {missing.group(1)}"
     text = re.sub(r"Error parsing statement: SELECT 1 FROM t WHERE .*? \(", "(", text)
     return text.replace(f"({where})", repr(where))
-
-
-def _leg_fts_acl(t: Any, query: str, k: int, flt: str) -> pa.Table:
-    """The full-text leg with the ACL columns fetched for the second lock (the
-    same MatchQuery as Core._leg_fts: the question is words, never syntax)."""
-    from lancedb.query import FullTextOperator, MatchQuery
-
-    match = MatchQuery(
-        query,
-        "search_text",
-        boost=1.0,
-        fuzziness=0,
-        max_expansions=50,
-        operator=FullTextOperator.OR,
-        prefix_length=0,
-        document_granularity=None,
-    )
-    q = t.search(match, query_type="fts")
-    return (
-        q.where(flt, prefilter=True).select([*_ROW_COLUMNS, "_score"]).with_row_id(True).limit(k).to_arrow()
-    )
 
 
 def _second_lock(rows: pa.Table, user: User | None, refused: list[str]) -> pa.Table:

@@ -7,17 +7,15 @@ from __future__ import annotations
 import json
 import logging
 import multiprocessing as mp
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from moto_support import moto_s3
 from store_docs import SECRET, lance_file_version, write_docs
 
 import selfrag_nb as sr
@@ -32,42 +30,11 @@ KEY_ID = "AKIDSELFRAGTEST0001"
 SECRET_KEY = "s3cr3t-VALUE-never-shown-0001"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def s3() -> Iterator[dict[str, str]]:
     """storage_options of a moto S3 server on a free loopback port, bucket created."""
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(base + "/", timeout=1).read()
-                break
-            except OSError:
-                time.sleep(0.05)
-        else:
-            pytest.fail("moto_server did not start")
-        urllib.request.urlopen(urllib.request.Request(f"{base}/{BUCKET}", method="PUT"), timeout=10).read()
-        yield {
-            "aws_endpoint": base,
-            "allow_http": "true",
-            "aws_region": "us-east-1",
-            "aws_access_key_id": KEY_ID,
-            "aws_secret_access_key": SECRET_KEY,
-        }
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with moto_s3(BUCKET, KEY_ID, SECRET_KEY) as options:
+        yield options
 
 
 def _hits(kb: KnowledgeBase, user: Any = None) -> dict[str, list[str]]:

@@ -13,17 +13,13 @@ table), changes from run to run."""
 from __future__ import annotations
 
 import multiprocessing as mp
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from moto_support import moto_s3
 from store_docs import write_docs
 
 from selfrag_nb.errors import KnowledgeBaseError
@@ -38,35 +34,8 @@ ROUNDS = 3
 @pytest.fixture(scope="module")
 def s3() -> Iterator[dict[str, str]]:
     """storage_options of a moto S3 server on a free loopback port, bucket created."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(base + "/", timeout=1).read()
-                break
-            except OSError:
-                time.sleep(0.05)
-        else:
-            pytest.fail("moto_server did not start")
-        urllib.request.urlopen(urllib.request.Request(f"{base}/{BUCKET}", method="PUT"), timeout=10).read()
-        yield {
-            "aws_endpoint": base,
-            "allow_http": "true",
-            "aws_region": "us-east-1",
-            "aws_access_key_id": "AKIDFIRSTWRITERS0001",
-            "aws_secret_access_key": "first-writers-secret-0001",
-        }
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with moto_s3(BUCKET, "AKIDFIRSTWRITERS0001", "first-writers-secret-0001") as options:
+        yield options
 
 
 def _first_ingest(uri: str, options: dict[str, str], folder: str, barrier: Any) -> str:
