@@ -104,7 +104,8 @@ class InputTypeError(InputError, TypeError):
 
 class NotFoundError(InputError, KeyError):
     """A name that is not there: a source, a question id, a variant, a template.
-    ``key`` is the name looked up (None when not given)."""
+    ``key`` is the name looked up (a tuple of them when several are missing;
+    None when not given)."""
 
     def __init__(self, *args: object, key: object = None) -> None:
         super().__init__(*args)

@@ -335,7 +335,7 @@ class PromptLab(Displayable):
             return found[0]
         known = ", ".join(versions)
         what = "ambiguous" if found else "unknown"
-        raise NotFoundError(f"{what} version {version!r} of {role!r}; known versions: {known}")
+        raise NotFoundError(f"{what} version {version!r} of {role!r}; known versions: {known}", key=version)
 
     def versions(self, role: str) -> LabVersions:
         """Every version of ``role`` (oldest first): hash, created (ISO time,
@@ -408,7 +408,9 @@ class PromptLab(Displayable):
         by_id = {q.id: q for q in self.questions}
         unknown = [i for i in chosen if i not in by_id]
         if unknown:
-            raise NotFoundError(f"unknown question id(s) {unknown} in {self.questions.name}")
+            # one missing id is the key, as KeyError's; several are a tuple (the message names them all)
+            key = unknown[0] if len(unknown) == 1 else tuple(unknown)
+            raise NotFoundError(f"unknown question id(s) {unknown} in {self.questions.name}", key=key)
         return [by_id[i] for i in chosen]
 
     # -- running --------------------------------------------------------------

@@ -173,6 +173,7 @@ class ModelReranker:
         from selfrag_nb.llm.schemas import RerankInputs, RerankOut
 
         if self._runner is None:
+            # no model: without a runner there is no model to name (the runner maps roles to models)
             raise ModelError("the model reranker needs the pipeline's ModelRunner")
         result = await self._runner.acall(
             "rerank", RerankInputs(query=query, candidates=texts), deadline=deadline

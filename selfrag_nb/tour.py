@@ -79,7 +79,7 @@ def copy_notebooks(folder: str | os.PathLike[str], source: Path | None = None) -
     target = Path(folder).expanduser()
     report = CopyReport(target)
     if not src.is_dir():
-        raise PathNotFoundError(f"the bundled notebooks are missing at {src}; reinstall selfrag-nb")
+        raise PathNotFoundError(f"the bundled notebooks are missing at {src}; reinstall selfrag-nb", path=src)
     files = sorted(p for p in src.iterdir() if p.is_file() and p.suffix in _SUFFIXES)
     if target.exists() and target.resolve() == src.resolve():
         report.unchanged = [p.name for p in files]

@@ -140,7 +140,9 @@ def metric_bars(summary: pd.DataFrame, metric: str = "outcome_accuracy") -> Any:
     variants' colours; a rate's axis is fitted to the data."""
     go = _go()
     if metric not in summary.columns:
-        raise NotFoundError(f"unknown metric {metric!r}; summary columns: {list(summary.columns)}")
+        raise NotFoundError(
+            f"unknown metric {metric!r}; summary columns: {list(summary.columns)}", key=metric
+        )
     fig = go.Figure()
     colours = variant_colours([str(v) for v in summary["variant"]])
     for variant, part in summary.groupby("variant", sort=False):

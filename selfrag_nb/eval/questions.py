@@ -210,7 +210,7 @@ class QuestionSet(Sequence[Question]):
         for q in self._items:
             if q.id == qid:
                 return q
-        raise NotFoundError(f"no question with id {qid!r} in {self.name}")
+        raise NotFoundError(f"no question with id {qid!r} in {self.name}", key=qid)
 
     @property
     def categories(self) -> list[str]:
@@ -246,7 +246,10 @@ class QuestionSet(Sequence[Question]):
         cats = {category} if isinstance(category, str) else set(category) if category is not None else None
         wanted = set(ids) if ids is not None else None
         if cats is not None and (unknown := cats - set(self.categories)):
-            raise NotFoundError(f"unknown categor(y/ies) {sorted(unknown)}; known: {self.categories}")
+            missing = sorted(unknown)
+            # one missing category is the key, as KeyError's; several are a tuple
+            key = missing[0] if len(missing) == 1 else tuple(missing)
+            raise NotFoundError(f"unknown categor(y/ies) {missing}; known: {self.categories}", key=key)
         kept = [
             q
             for q in self._items

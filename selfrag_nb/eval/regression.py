@@ -130,7 +130,7 @@ def read_failures(path: str | Path) -> pd.DataFrame:
     if p.is_dir():
         p = p / "failures.parquet"
     if not p.is_file():
-        raise PathNotFoundError(f"{p}: no regression samples here (expected a failures.parquet)")
+        raise PathNotFoundError(f"{p}: no regression samples here (expected a failures.parquet)", path=p)
     df = pq.read_table(p).to_pandas()
     for col in ("expected", "evidence", "failed_checks"):
         df[col] = df[col].map(lambda v: [str(x) for x in v] if v is not None else [])

@@ -209,7 +209,7 @@ class EvalReport(Displayable):
                 raise InputError(f"several variants ran ({names}); name one")
             variant = names[0]
         if variant not in names:
-            raise NotFoundError(f"unknown variant {variant!r}; variants: {names}")
+            raise NotFoundError(f"unknown variant {variant!r}; variants: {names}", key=variant)
         return summarize([r for r in self.rows if r.variant == variant])
 
     @property

@@ -99,6 +99,7 @@ class Cassette:
         if self.path.exists():
             self._load()
         elif mode == "replay":
+            # no model: a cassette is opened before any model is named (one file serves several)
             raise ModelError(
                 f"cassette {self.path} does not exist: record it first with Cassette(path, mode='record') "
                 f"or mode='auto'"
@@ -260,7 +261,8 @@ class CassetteModel:
         return ModelError(
             f"cassette {self.cassette.path} has no recorded call for role {request.role!r}, "
             f"model {self.name!r}, user message {snippet!r}; re-record with mode='record' or 'auto' "
-            f"(the prompt, the model or the output schema changed since recording)"
+            f"(the prompt, the model or the output schema changed since recording)",
+            model=self.name,
         )
 
     def _decide(self, request: ModelRequest) -> tuple[str, Completion | None]:

@@ -116,6 +116,7 @@ def load_litellm() -> Any:
             try:
                 import litellm
             except ImportError as exc:  # pragma: no cover - litellm is a core dependency
+                # no model: LiteLLM is loaded once for every model, before any is named
                 raise ModelError("LiteLLM is not installed: pip install selfrag-nb") from exc
             litellm.suppress_debug_info = True
             litellm.set_verbose = False  # type: ignore[attr-defined]  # re-exported by litellm without __all__
@@ -372,7 +373,8 @@ class LiteLLMModel:
                 f"model {self.name!r}: LiteLLM does not know this provider. Use 'provider/model', e.g. "
                 f"'openai/gpt-4o-mini', 'anthropic/claude-3-5-haiku-latest', 'ollama/llama3', or "
                 f"'openai/<name>' with api_base= for an OpenAI-compatible server "
-                f"({redact(type(exc).__name__, [self._api_key])})"
+                f"({redact(type(exc).__name__, [self._api_key])})",
+                model=self.name,
             ) from None
         if not self._api_key:
             try:
@@ -383,7 +385,8 @@ class LiteLLMModel:
             if missing:
                 raise ModelError(
                     f"model {self.name!r} ({provider}): no API key. Set the environment variable "
-                    f"{' or '.join(missing)} or pass api_key=..."
+                    f"{' or '.join(missing)} or pass api_key=...",
+                    model=self.name,
                 )
         self._checked = True
 
@@ -406,12 +409,16 @@ class LiteLLMModel:
             raise ModelError(
                 f"model {self.name!r}: the provider rejected the credentials "
                 f"({type(exc).__name__}, HTTP {status}). Check the environment variable "
-                f"{self._key_env(litellm)} or the api_key= you passed."
+                f"{self._key_env(litellm)} or the api_key= you passed.",
+                model=self.name,
+                status_code=status,
             ) from None
         if isinstance(exc, litellm.NotFoundError) or status == 404:
             raise ModelError(
                 f"model {self.name!r}: the provider does not know this model or endpoint "
-                f"(HTTP 404; api_base={scrub_url(self.api_base or '') or None!r}): {_describe(exc, [self._api_key])}"
+                f"(HTTP 404; api_base={scrub_url(self.api_base or '') or None!r}): {_describe(exc, [self._api_key])}",
+                model=self.name,
+                status_code=status or 404,
             ) from None
 
     def _retry_policy(self, exc: BaseException) -> tuple[bool, float | None]:
@@ -562,15 +569,15 @@ async def arerank(
     try:
         response = await on_litellm_loop(asyncio.wait_for(litellm.arerank(**kwargs), timeout=timeout + 0.05))
     except asyncio.TimeoutError:
-        raise ProviderError(f"rerank {model!r}: no answer within {timeout} s") from None
+        raise ProviderError(f"rerank {model!r}: no answer within {timeout} s", model=model) from None
     except Exception as exc:  # noqa: BLE001 - classified below; keys redacted
-        _raise_for(exc, f"rerank {model!r}", api_key)
+        _raise_for(exc, f"rerank {model!r}", api_key, model)
     results = getattr(response, "results", None) or []
     ranked: list[tuple[int, float]] = []
     for item in results:
         index, score = item.get("index"), item.get("relevance_score")
         if not isinstance(index, int) or not 0 <= index < len(docs) or not isinstance(score, int | float):
-            raise ProviderError(f"rerank {model!r}: malformed result {item!r}")
+            raise ProviderError(f"rerank {model!r}: malformed result {item!r}", model=model)
         ranked.append((index, float(score)))
     ranked.sort(key=lambda p: (-p[1], p[0]))
     return ranked
@@ -621,13 +628,15 @@ async def aembed(
             asyncio.wait_for(litellm.aembedding(**kwargs), timeout=timeout + 0.05)
         )
     except asyncio.TimeoutError:
-        raise ProviderError(f"embedding {model!r}: no answer within {timeout} s") from None
+        raise ProviderError(f"embedding {model!r}: no answer within {timeout} s", model=model) from None
     except Exception as exc:  # noqa: BLE001 - classified below; keys redacted
-        _raise_for(exc, f"embedding {model!r}", api_key)
+        _raise_for(exc, f"embedding {model!r}", api_key, model)
     data = sorted(getattr(response, "data", None) or [], key=lambda d: int(d["index"]))
     vectors = [[float(x) for x in d["embedding"]] for d in data]
     if len(vectors) != len(items):
-        raise ProviderError(f"embedding {model!r}: {len(vectors)} vectors for {len(items)} texts")
+        raise ProviderError(
+            f"embedding {model!r}: {len(vectors)} vectors for {len(items)} texts", model=model
+        )
     return vectors
 
 
@@ -643,12 +652,12 @@ def embed(
     return run_sync(aembed(texts, model, api_base, api_key, timeout=timeout), loop=_background_loop())
 
 
-def _raise_for(exc: BaseException, what: str, api_key: str | None) -> Any:
+def _raise_for(exc: BaseException, what: str, api_key: str | None, model: str) -> Any:
     status = _status(exc)
     text = _describe(exc, [api_key])
     if status in CONFIG_STATUS or _is_missing_credentials(str(exc)) or status == 400:
-        raise ModelError(f"{what}: configuration problem: {text}") from None
-    raise ProviderError(f"{what}: {text}") from None
+        raise ModelError(f"{what}: configuration problem: {text}", model=model, status_code=status) from None
+    raise ProviderError(f"{what}: {text}", model=model, status_code=status) from None
 
 
 class LiteLLMReranker:

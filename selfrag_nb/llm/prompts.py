@@ -156,7 +156,9 @@ def template_key(role: Role, inputs: BaseModel) -> str:
 
 def _check_template(key: str, text: object) -> str:
     if key not in _ALLOWED:
-        raise NotFoundError(f"unknown prompt template {key!r}; templates are: {', '.join(TEMPLATE_KEYS)}")
+        raise NotFoundError(
+            f"unknown prompt template {key!r}; templates are: {', '.join(TEMPLATE_KEYS)}", key=key
+        )
     if not isinstance(text, str):
         raise InputTypeError(f"prompt template {key!r} must be a str, got {type(text).__name__}")
     allowed = _ALLOWED[key]
@@ -223,7 +225,9 @@ class Prompts(MutableMapping[str, str]):
     # -- mapping ----------------------------------------------------------
     def __getitem__(self, key: str) -> str:
         if key not in self._templates:
-            raise NotFoundError(f"unknown prompt template {key!r}; templates are: {', '.join(TEMPLATE_KEYS)}")
+            raise NotFoundError(
+                f"unknown prompt template {key!r}; templates are: {', '.join(TEMPLATE_KEYS)}", key=key
+            )
         return self._templates[key]
 
     def __setitem__(self, key: str, text: str) -> None:
@@ -255,7 +259,9 @@ class Prompts(MutableMapping[str, str]):
     def reset(self, key: str) -> None:
         """Restore the packaged template for ``key``."""
         if key not in self._defaults:
-            raise NotFoundError(f"unknown prompt template {key!r}; templates are: {', '.join(TEMPLATE_KEYS)}")
+            raise NotFoundError(
+                f"unknown prompt template {key!r}; templates are: {', '.join(TEMPLATE_KEYS)}", key=key
+            )
         self._templates[key] = self._defaults[key]
 
     def default(self, key: str) -> str:
@@ -272,7 +278,9 @@ class Prompts(MutableMapping[str, str]):
     def placeholders(key: str) -> tuple[str, ...]:
         """The placeholder names template ``key`` may use."""
         if key not in _ALLOWED:
-            raise NotFoundError(f"unknown prompt template {key!r}; templates are: {', '.join(TEMPLATE_KEYS)}")
+            raise NotFoundError(
+                f"unknown prompt template {key!r}; templates are: {', '.join(TEMPLATE_KEYS)}", key=key
+            )
         return _ALLOWED[key]
 
     # -- versions ---------------------------------------------------------

@@ -360,7 +360,7 @@ class KnowledgeBase(Writes, Search):
         emb = get_embedder(embedder)
         folder = Path(docs) if docs is not None else bundled("sample_data") / "docs"
         if not folder.is_dir():
-            raise PathNotFoundError(f"sample documents not found at {folder}")
+            raise PathNotFoundError(f"sample documents not found at {folder}", path=folder)
         h = hashlib.sha256(f"{embedder}\x1f{FORMAT}".encode())
         for p in sorted(folder.rglob("*")):
             if p.is_file():

@@ -559,7 +559,7 @@ def load_tree(
     allowed = _allowed_keys(metadata_keys)
     root = Path(root)
     if not root.exists():
-        raise PathNotFoundError(f"nothing to ingest: {root} does not exist")
+        raise PathNotFoundError(f"nothing to ingest: {root} does not exist", path=root)
     if root.is_file():
         return load_file(root, root.name, metadata_keys=allowed)
     if not root.is_dir():

@@ -578,7 +578,7 @@ class Writes(Core):
                 targets = sorted(s for s in stored if s.startswith(source + "#"))
             if not targets:
                 known = ", ".join(sorted(stored)[:5]) or "none"
-                raise NotFoundError(f"no source {source!r} in {self._uri} (e.g. {known})")
+                raise NotFoundError(f"no source {source!r} in {self._uri} (e.g. {known})", key=source)
             with self._all_or_nothing(f"removing {source!r}") as step:
                 step("deleting the chunks")
                 version, _, removed = self._write([], targets)

@@ -124,7 +124,8 @@ class ScriptedModel:
                 return self._defaults[request.role]
         raise ModelError(
             f"ScriptedModel {self.name!r}: no scripted response left for role {request.role!r} "
-            f"(call .enqueue({request.role!r}, ...) or .default({request.role!r}, ...))"
+            f"(call .enqueue({request.role!r}, ...) or .default({request.role!r}, ...))",
+            model=self.name,
         )
 
     def _completion(self, response: ScriptedResponse, request: ModelRequest, started: float) -> Completion:
