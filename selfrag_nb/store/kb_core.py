@@ -406,7 +406,11 @@ class Core:
     def _schema(self) -> pa.Schema:
         import pyarrow as pa
 
+        from selfrag_nb.store.embedders import embedder_scheme
+
         meta = {"embedder": self._embedder.name, "dim": self._embedder.dim, "format": FORMAT}
+        # how questions differ from passages: KnowledgeBase.open refuses another scheme
+        meta["scheme"] = embedder_scheme(self._embedder)
         meta["max_chars"] = self._max_chars
         # Stored so every later handle that does not name one keeps it.
         meta["default_access"] = self._default_access

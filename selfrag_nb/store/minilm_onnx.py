@@ -130,11 +130,14 @@ def graph_cache_path(sha256: str, precision: str = "fp32") -> Path:
     return cache_dir() / "models" / f"minilm-{sha256[:32]}-g{GRAPH_VERSION}{suffix}.onnx"
 
 
-def build_graph(weights: dict[str, NDArray[np.float32]]) -> bytes:
+def build_graph(weights: dict[str, NDArray[np.float32]], *, layers: int = _LAYERS) -> bytes:
     """The serialized ONNX model for all-MiniLM-L6-v2.
 
     ``weights`` are the safetensors arrays with every encoder linear weight
-    already transposed to ``(in, out)`` (as ``MiniLMEmbedder`` keeps them)."""
+    already transposed to ``(in, out)`` (as ``MiniLMEmbedder`` keeps them).
+    ``layers``: the encoder depth; another BERT-style encoder of the same
+    width and heads (multilingual-e5-small, 12 layers: store/e5_onnx.py)
+    builds with the same code."""
     _require()
     from onnx import TensorProto, helper, numpy_helper
 
@@ -200,7 +203,7 @@ def build_graph(weights: dict[str, NDArray[np.float32]]) -> bytes:
 
     mask_i32 = node("Cast", ["attention_mask"], "mask_i32", to=TensorProto.INT32)
     one_f = init("one_f", np.array(1.0, dtype=np.float32))
-    for layer in range(_LAYERS):
+    for layer in range(layers):
         p = f"encoder.layer.{layer}."
         a = f"l{layer}_"
         qkv_w = np.concatenate(

@@ -11,6 +11,7 @@
                                                          its threads = the actor's CPUs;
                                                          batches.embed_into_arrow makes
                                                          the Arrow rows of the schema
+                                                         (embed(): the passage path)
            -> iter_batches on the driver                 streamed back, progress counted
       -> {source: pa.Table}                              the in-process engine's shape
       -> [lock] ONE merge_insert -> log -> FTS           store/writes.py, unchanged
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
     from selfrag_nb.store.embedders import Embedder
     from selfrag_nb.store.prepare import Prepared
 
-__all__ = ["RAY_PIP", "RETRIES", "embed_rows_ray", "ensure_ray", "import_ray"]
+__all__ = ["RAY_PIP", "RETRIES", "check_rebuilt", "embed_rows_ray", "ensure_ray", "import_ray"]
 
 RAY_PIP = "pip install 'selfrag-nb[ray]'"
 #: Restarts of a dead actor and retries of its batch before the ingest fails.
@@ -142,15 +143,40 @@ def actor_cpus() -> float:
     return float(assigned.get("CPU", 1) or 1)
 
 
+def check_rebuilt(embedder: Embedder, schema: pa.Schema) -> Embedder:
+    """``embedder`` as an actor has it, refused unless its name and its
+    question/passage scheme are the ones ``schema`` records: an embedder
+    rebuilt from its registry name (``portable_embedder``) has lost the
+    driver's options, and passages embedded another way would be stored
+    beside the others without anything else noticing."""
+    import json
+
+    from selfrag_nb.errors import EmbedderError
+    from selfrag_nb.store.embedders import embedder_scheme
+    from selfrag_nb.store.kb_core import META_KEY
+
+    meta = json.loads((schema.metadata or {}).get(META_KEY, b"{}"))
+    got = (embedder.name, embedder_scheme(embedder))
+    want = (meta.get("embedder", got[0]), meta.get("scheme", got[1]))
+    if got != want:
+        raise EmbedderError(
+            f"a Ray worker built embedder {got[0]!r} with scheme {got[1]!r}, but the knowledge base "
+            f"stores {want[0]!r} with scheme {want[1]!r}: make the embedder picklable so its options "
+            "reach the workers, or register a name that builds it with them"
+        )
+    return embedder
+
+
 class _EmbedActor:
     """One per worker: builds the embedder once, embeds batches into the
-    Arrow rows of the knowledge base's schema (batches.embed_into_arrow)."""
+    Arrow rows of the knowledge base's schema (batches.embed_into_arrow:
+    ``embed``, the passage path)."""
 
     def __init__(self, embedder: Any, schema: pa.Schema, now: str) -> None:
         from selfrag_nb.store.embedders import get_embedder
 
         built = get_embedder(embedder) if isinstance(embedder, str) else embedder
-        self.embedder = fit_threads(built, actor_cpus())
+        self.embedder = fit_threads(check_rebuilt(built, schema), actor_cpus())
         self.schema = schema
         self.now = now
 

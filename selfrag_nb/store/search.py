@@ -150,7 +150,11 @@ class Search(Core):
         LanceDB's RRFReranker, then puts each leg's own score back on every hit.
         Each leg's rows pass the second lock (``_second_lock``) before anything
         else reads them."""
-        vec = self._embedder.embed([query])[0] if mode != "fts" else None
+        from selfrag_nb.store.embedders import embed_queries
+
+        # the question path: an instruction-tuned embedder writes a question
+        # differently from the passages it was stored as (embedders.embed_queries)
+        vec = embed_queries(self._embedder, [query])[0] if mode != "fts" else None
         vec_rows = fts_rows = None
         refused: list[str] = []
         try:
