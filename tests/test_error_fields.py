@@ -28,11 +28,7 @@ FIELDS = {
 
 #: Calls in code another change owns, to be fixed there: (path under selfrag_nb,
 #: class, enclosing function) -> reason. Each must still exist (stale: drop it).
-PENDING = {
-    ("store/kb.py", "PathNotFoundError", "open"): (
-        "KnowledgeBase.open is being changed on another branch; `local` is in scope for path="
-    ),
-}
+PENDING: dict[tuple[str, str, str], str] = {}
 
 
 def calls_without_field(root: Path) -> list[tuple[str, str, str, int]]:

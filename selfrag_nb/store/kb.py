@@ -274,7 +274,9 @@ class KnowledgeBase(Writes, Search):
                 raise KnowledgeBaseError(f"{local} is a file, not a knowledge base folder")
             if not local.exists():
                 if not create:
-                    raise PathNotFoundError(f"no knowledge base at {local} (pass create=True to make one)")
+                    raise PathNotFoundError(
+                        f"no knowledge base at {local} (pass create=True to make one)", path=local
+                    )
                 local.mkdir(parents=True)
         try:
             db = _connect(uri, options)
@@ -325,7 +327,9 @@ class KnowledgeBase(Writes, Search):
                     "(point --kb / open() at an empty or new folder)"
                 )
         if local is not None and not names and not create:
-            raise PathNotFoundError(f"no knowledge base at {local} (pass create=True to make one)")
+            raise PathNotFoundError(
+                f"no knowledge base at {local} (pass create=True to make one)", path=local
+            )
 
         if stored is not None:
             want = stored["embedder"]
