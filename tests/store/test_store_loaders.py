@@ -3,32 +3,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pdf_docs import one_page_pdf
 
 from selfrag_nb.store.loaders import load_file, load_tree, parse_front_matter
 
 
 def _pdf(text: str | None) -> bytes:
     """A minimal one-page PDF, with a Helvetica text line when ``text`` is given."""
-    content = f"BT /F1 18 Tf 72 720 Td ({text}) Tj ET".encode() if text else b""
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
-        b" /Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, obj in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + obj + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for off in offsets:
-        out += b"%010d 00000 n \n" % off
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return one_page_pdf(f"BT /F1 18 Tf 72 720 Td ({text}) Tj ET".encode() if text else b"")
 
 
 def test_front_matter_values() -> None:

@@ -16,6 +16,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from pdf_docs import one_page_pdf
 
 import selfrag_nb as sr
 from selfrag_nb.store.loaders import LOADERS, Document, Loaded, load_tree
@@ -244,25 +245,7 @@ def _bomb_pdf(expanded: int) -> bytes:
     block = b" " * (1 << 20)
     parts += [comp.compress(block) for _ in range(expanded // len(block))]
     stream = b"".join(parts) + comp.flush()
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
-        b" /Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, obj in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + obj + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for off in offsets:
-        out += b"%010d 00000 n \n" % off
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return one_page_pdf(stream, flate=True)
 
 
 def test_a_decompression_bomb_pdf_is_skipped_and_the_folder_loads(tmp_path: Path) -> None:
