@@ -1,7 +1,8 @@
 """Calibrate a refusal threshold on a fixed question set.
 
     calibrate(rag, questions, param="relevance_cutoff", values=30..90)
-      values -> variants {"relevance_cutoff=30": {...}, ...}   (one evaluate run)
+      values + the default + rag's own setting (always measured)
+        -> variants {"relevance_cutoff=30": {...}, ...}   (one evaluate run)
       per value: correct refusals, wrong refusals, unsupported answers,
                  citation errors, outcome accuracy
       score = correct refusals - wrong refusals - unsupported answers
@@ -101,10 +102,18 @@ class Calibration(Displayable):
 
         return calibration_curve(self.table, self.param, self.suggested, self.default)
 
+    @property
+    def tied(self) -> list[int]:
+        """The other values that scored as well as the suggestion (the tie
+        went to the default, else to the value nearest it)."""
+        best = next(r["score"] for r in self.rows if r["value"] == self.suggested)
+        return [r["value"] for r in self.rows if r["score"] == best and r["value"] != self.suggested]
+
     def to_text(self) -> str:
         c = self.chosen_on
+        tied = f", tied with {', '.join(map(str, self.tied))}" if self.tied else ""
         return (
-            f"Calibration of {self.param}: suggested {self.suggested} (default {self.default}), "
+            f"Calibration of {self.param}: suggested {self.suggested} (default {self.default}{tied}), "
             f"chosen on {c['name']!r} ({c['count']} questions, hash {c['hash']})"
         )
 
@@ -153,6 +162,10 @@ async def acalibrate(
     for v in vals:
         if not 0 <= v <= 100:
             raise InputError(f"{param} values are 0..100, got {v}")
+    # A suggestion is a comparison with what runs today: the documented default
+    # and the pipeline's own setting are always measured, whatever the grid.
+    default = int(Settings.model_fields[param].default)
+    vals = sorted({*vals, default, int(getattr(rag.settings, param))})
     qs = as_question_set(questions)
     if not any(q.expected for q in qs):
         raise InputError(f"{qs.name}: calibration needs questions labelled with expected outcomes")
@@ -173,7 +186,6 @@ async def acalibrate(
                 "score": s["correct_refusals"] - s["wrong_refusals"] - s["unsupported_answers"],
             }
         )
-    default = int(Settings.model_fields[param].default)
     cal = Calibration(
         param,
         rows,

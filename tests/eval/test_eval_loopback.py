@@ -112,17 +112,20 @@ def test_calibrate_sweeps_a_threshold(kb: Any, loopback: LoopbackServer, priced:
     )
     cal = calibrate(_rag(kb, loopback), qs, "relevance_cutoff", [30, 90], out=tmp_path, progress=False)
     t = cal.table
-    assert list(t["value"]) == [30, 90]
-    assert list(t["n"]) == [4, 4]
+    # the default (50) is measured too: a suggestion is a comparison with what runs today
+    assert list(t["value"]) == [30, 50, 90]
+    assert list(t["n"]) == [4, 4, 4]
     # At 90 no chunk passes, so the pipeline refuses more than at 30.
     # At 30 every chunk is kept: all four answered, the two unanswerable ones unsupported.
     # At 90 none is: all four refused, two correctly and two wrongly.
     assert t[["correct_refusals", "wrong_refusals", "unsupported_answers"]].values.tolist() == [
         [0, 0, 2],
+        [0, 0, 2],
         [2, 2, 0],
     ]
-    assert list(t["score"]) == [-2, 0]
+    assert list(t["score"]) == [-2, -2, 0]
     assert cal.suggested == 90
+    assert cal.tied == []
     assert cal.chosen_on == qs.describe()
     # relevance_cutoff 90 > high_relevance 80: the partner setting moved with it.
     assert cal.report is not None

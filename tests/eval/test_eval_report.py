@@ -208,6 +208,9 @@ def test_calibration_suggestion_rule_and_view() -> None:
     )
     assert list(cal.table["value"]) == [30, 40, 50, 60, 70]
     assert "chosen on 'hand' (3 questions, hash abc123)" in cal.to_text()
+    # a tie is said, not hidden: the rule chose among equals
+    assert cal.tied == [40, 60]
+    assert "suggested 50 (default 50, tied with 40, 60)" in cal.to_text()
     html = cal._repr_mimebundle_()["text/html"]
     assert "<script" not in html
     assert "relevance_cutoff = 50" in html
