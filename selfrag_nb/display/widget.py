@@ -8,6 +8,10 @@
       page            <------------------>   pager over hits / grades / claims
       .update(obj) replaces data (a stepper re-running a stage refreshes the view;
                    baseline= the trace before its what-if, shown below)
+      _repr_mimebundle_  the widget view + text/html (the static view of the object
+                   shown last) + text/plain (its summary): nbconvert, GitHub and a
+                   notebook saved without widget state show the static view, not
+                   "<TraceWidget object at 0x...>"
 
 The .js/.css ship inside the package (no CDN, no build step), so the view
 works offline in JupyterLab 4, Notebook 7, VS Code and marimo
@@ -54,11 +58,25 @@ class TraceWidget(anywidget.AnyWidget):
     def __init__(self, obj: object, **kwargs: Any) -> None:
         state = widget_state(obj)
         super().__init__(data=state, kind=state["kind"], **kwargs)
+        self._shown = obj
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        from selfrag_nb.display import faces
+
+        bundle = super()._repr_mimebundle_(**kwargs)
+        # ipywidgets returns the data alone or (data, metadata), by version
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        if isinstance(data, dict):
+            # where no kernel renders the widget, the same record's static face shows
+            data["text/html"] = faces.html(self._shown)
+            data["text/plain"] = faces.text(self._shown)
+        return bundle
 
     def update(self, obj: object, baseline: Any = None, what_if: str = "") -> None:
         """Show ``obj`` instead (same kind or not); selection and page reset.
         ``baseline``: a Trace shown below ``obj`` as "before the what-if"."""
         state = widget_state(obj, baseline=baseline, what_if=what_if)
+        self._shown = obj
         with self.hold_sync():
             self.selected_claim = -1
             self.page = 0

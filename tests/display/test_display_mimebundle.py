@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from display_fixtures import build_full_trace
@@ -126,3 +127,24 @@ def test_in_marimo_records_display_as_mo_ui_anywidget(tmp_path: Path) -> None:
     # _display_ returned mo.ui.anywidget(TraceWidget): marimo embeds its element and the widget id
     assert "marimo-anywidget" in html
     assert "selfrag_nb.display.widget.TraceWidget" in html
+
+
+def test_an_explicit_view_carries_the_static_face_too(full_trace: Trace) -> None:
+    """``sr.view(trace)`` / ``step.view()`` return the widget itself: where no
+    kernel renders it (nbconvert, GitHub, a notebook saved without widget
+    state) its bundle's text/html is the record's static view, and the text
+    is the record's summary, never "<TraceWidget object at 0x...>"."""
+    from selfrag_nb.display.widget import TraceWidget
+
+    def data(widget: TraceWidget) -> dict[str, Any]:
+        bundle = widget._repr_mimebundle_()
+        return bundle[0] if isinstance(bundle, tuple) else bundle  # (data, metadata) or data
+
+    widget = TraceWidget(full_trace)
+    bundle = data(widget)
+    assert WIDGET_MIME in bundle
+    assert bundle["text/html"] == full_trace.to_html()
+    assert bundle["text/plain"] == full_trace.to_text()
+    record = full_trace.records[0]
+    widget.update(record)  # a stepper refreshing its view: the static face follows
+    assert data(widget)["text/html"] == record.to_html()
