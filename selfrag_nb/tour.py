@@ -4,6 +4,7 @@
       JupyterLab + ipykernel importable?  no -> "pip install 'selfrag-nb[jupyter]'", exit 1
       -> copy_notebooks(DIR)   (default ./selfrag-nb-tour)
       -> python -m jupyterlab 01_tour.ipynb in DIR [--no-browser] [--port=N] [--allow-root as root]
+         (default_url /lab/tree/01_tour.ipynb: the printed URL opens the tour notebook)
     selfrag-nb app [DIR] [--no-browser] [--port N]
       marimo importable?  no -> "pip install 'selfrag-nb[marimo]'", exit 1
       -> copy_notebooks(DIR) -> python -m marimo run selfrag_app.py in DIR [--headless] [--port N]
@@ -113,7 +114,15 @@ def _is_root() -> bool:
 
 def lab_command(*, no_browser: bool = False, port: int | None = None) -> list[str]:
     """argv that starts JupyterLab on the tour notebook (run it in the tour folder)."""
-    cmd = [sys.executable, "-m", "jupyterlab", TOUR_NOTEBOOK]
+    # default_url: the URLs JupyterLab prints (and opens) point at the tour
+    # notebook itself, not at an empty /lab a newcomer has to navigate from
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        TOUR_NOTEBOOK,
+        f"--LabApp.default_url=/lab/tree/{TOUR_NOTEBOOK}",
+    ]
     if no_browser:
         cmd.append("--no-browser")
     if port is not None:

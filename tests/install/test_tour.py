@@ -76,6 +76,41 @@ def test_tour_starts_lab_on_the_tour_notebook(
     assert ("--allow-root" in cmd) == (os.geteuid() == 0)
 
 
+@pytest.mark.slow
+def test_the_url_jupyterlab_prints_opens_the_tour_notebook(tmp_path: Path) -> None:
+    """A real JupyterLab started with the tour's command: the URL it prints
+    (the one a newcomer copies) is the tour notebook's, not a bare /lab."""
+    import socket
+    import subprocess
+    import time
+
+    if tour.missing_extra("jupyter"):
+        pytest.skip("needs the jupyter extra")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    tour.copy_notebooks(tmp_path / "t")
+    log = tmp_path / "lab.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            tour.lab_command(no_browser=True, port=port),
+            cwd=tmp_path / "t",
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            for _ in range(600):
+                if "?token=" in log.read_text(encoding="utf-8") or proc.poll() is not None:
+                    break
+                time.sleep(0.1)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    urls = [w for w in log.read_text(encoding="utf-8").split() if w.startswith("http://") and "?token=" in w]
+    assert urls, log.read_text(encoding="utf-8")[-2000:]
+    assert all(f":{port}/lab/tree/01_tour.ipynb?token=" in u for u in urls), urls
+
+
 def test_app_runs_marimo(tmp_path: Path, launched: list[tuple[list[str], Path]]) -> None:
     if tour.missing_extra("marimo"):
         pytest.skip("needs the marimo extra")
