@@ -93,10 +93,23 @@ _REFUSALS: dict[str, dict[str, str]] = {
         "zh": "处理这个问题（“{q}”）时语言模型调用失败，因此无法给出回答；这并不表示资料中没有相关内容。",
     },
 }
+# What the user can do next, per kind: more details help a search that found
+# nothing, not a check that failed or a document the user may not read.
 _AGAIN = {
     "no_answer": {"en": " Please try again.", "zh": "请稍后再试。"},
     "deadline": {"en": " Please try again.", "zh": "请稍后再试。"},
     "model_error": {"en": " Please try again.", "zh": "请稍后再试。"},
+    "unverified": {"en": " Please try again.", "zh": "请稍后再试。"},
+    # nothing about access: the message must not hint at documents the user cannot see
+    "no_access": {"en": "", "zh": ""},
+    "unsupported": {
+        "en": " Asking about one part of it at a time may get a checked answer.",
+        "zh": "可以尝试每次只问其中一个方面。",
+    },
+    "not_answered": {
+        "en": " Saying exactly what you need (a number, a date, a name) may help.",
+        "zh": "说明您具体需要的内容（数字、日期或名称）可能会有帮助。",
+    },
 }
 #: A call that failed at the provider (HTTP error, timeout, no connection):
 #: it returned no answer at all.
@@ -105,6 +118,7 @@ _FAILED = frozenset({"error"})
 #: no other reason kind says "the chunks were never judged".
 _UNJUDGED = frozenset({"error", "unparsed"})
 _ERROR_CHARS = 300
+#: The closing of a refusal for missing evidence (and any kind not in _AGAIN).
 _MORE = {
     "en": " If you can add more specific details, I can look again.",
     "zh": "如果能补充更具体的信息，我可以再查一次。",

@@ -204,3 +204,18 @@ def test_a_failed_usefulness_judge_is_a_model_error_not_not_answered(make_rag: A
     assert "usefulness:" in trace.finish.reason
     assert "judge provider down" in trace.finish.reason
     assert "does not answer" not in trace.finish.reason
+
+
+def test_each_refusal_kind_closes_with_what_helps_it() -> None:
+    """ "Add more specific details" helps a search that found nothing; it is
+    not advice for an unsupported answer, a failed check or an access refusal
+    (which must hint at nothing the user cannot see)."""
+    from selfrag_nb.stages.generate import refusal_message
+
+    more = "If you can add more specific details"
+    assert more in refusal_message("q", "en", kind="no_evidence")
+    for kind in ("no_access", "unsupported", "not_answered", "unverified", "model_error", "deadline"):
+        msg = refusal_message("q", "en", kind=kind)  # type: ignore[arg-type]
+        assert more not in msg, kind
+    assert refusal_message("q", "en", kind="no_access").endswith("so I cannot give a confirmed answer.")
+    assert "更具体的信息" not in refusal_message("q", "zh", kind="unsupported")
