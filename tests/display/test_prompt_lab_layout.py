@@ -89,3 +89,10 @@ def test_one_mark_vocabulary_with_the_percentage_beside_it(run: LabRun) -> None:
     assert partly
     assert all(s["mark"] == "◐" and s["score"].endswith("%") for s in partly)
     assert '<span class="srnb-lab-score"><bdi>50%</bdi></span>' in page
+
+
+def test_rows_the_prompt_did_not_reach_stay_greyed_in_the_tbody_layout() -> None:
+    # The row class sits on the question's <tbody>: its rule must reach the cells two levels down.
+    rule = re.search(r"\.srnb-lab-unused-row([^{]*)\{[^}]*color:\s*var\(--srnb-muted\)", lab_css())
+    assert rule is not None
+    assert rule.group(1).strip() == "td"
