@@ -5,9 +5,15 @@
               -> lab_text(lab)   "PromptLab: N questions (set); role=hash (versions, last run) ..."
     LabRun    -> run_html(run)   "cancelled after n/N" banner, "k of n sides cached" line,
                                  totals (agreement old -> new over the rows the prompt reached,
-                                 "prompt reached the model on k of n", tokens, cost) + a row per
-                                 question (verdict + the role's own measures: side_notes; a side
-                                 whose prompt did not reach a model says "prompt not used" and why)
+                                 "prompt reached the model on k of n", tokens, cost), the mark key,
+                                 then per question a <tbody>: the question + label on a full-width
+                                 row, old | new below at half the width each (table-layout: fixed,
+                                 words never broken inside), each side: mark ✓ ◐ ✗ — + its
+                                 percentage beside it (side_score), the verdict as a word diff
+                                 (side_parts -> worddiff: deleted words struck on the old side,
+                                 inserted words marked on the new), the role's own measures
+                                 (side_notes), tokens · cost · latency or "no call"; a side whose
+                                 prompt did not reach a model says "prompt not used" and why
               -> run_text(run)   "LabRun grade: agreement 50% -> 100% on 2 questions (prompt
                                   reached the model on 2 of 2), ..."
     LabVersions -> versions_html / versions_text   a table: version, created, note, agreement
@@ -30,11 +36,14 @@ from typing import Any
 
 from selfrag_nb.display import faces
 from selfrag_nb.display.html import css
-from selfrag_nb.display.markup import block, esc, fmt_cost, fmt_ms, fmt_tokens
+from selfrag_nb.display.markup import block, esc, escape, fmt_cost, fmt_ms, fmt_tokens
 from selfrag_nb.display.text import one_line
-from selfrag_nb.promptlab import ROLE_LABELS, LabRun, LabSide, LabVersions, PromptLab
+from selfrag_nb.display.worddiff import Part, clip, diff_html, word_diff
+from selfrag_nb.promptlab import ROLE_LABELS, LabRow, LabRun, LabSide, LabVersions, PromptLab
 
 __all__ = [
+    "MARKS",
+    "MARK_KEY",
     "QUESTION_CHARS",
     "ROOT_CLASS",
     "agreement_mark",
@@ -49,6 +58,8 @@ __all__ = [
     "run_text",
     "side_mark",
     "side_notes",
+    "side_parts",
+    "side_score",
     "side_use",
     "version_score",
     "versions_html",
@@ -63,6 +74,18 @@ ROOT_CLASS = "srnb-root srnb-lab tex2jax_ignore mathjax_ignore"
 QUESTION_CHARS = 240
 #: Rows in the static results table before the rest is folded away.
 _STATIC_ROWS = 200
+#: The one mark vocabulary of a side (the percentage sits beside the mark, never in its place).
+MARKS = (
+    ("✓", "agrees with the label"),
+    ("◐", "partly"),
+    ("✗", "disagrees"),
+    ("—", "not counted: prompt not used, or no label"),
+)
+MARK_KEY = (
+    '<div class="srnb-meta srnb-lab-key">'
+    + " · ".join(f'<span class="srnb-lab-keymark">{m}</span> {w}' for m, w in MARKS)
+    + "</div>"
+)
 
 
 @lru_cache(maxsize=1)
@@ -81,14 +104,14 @@ def pct(v: float | None) -> str:
 
 
 def agreement_mark(v: float | None) -> tuple[str, str]:
-    """(symbol, tone) of an agreement value."""
+    """(symbol, tone) of an agreement value: ✓ all, ◐ partly, ✗ none, — no label."""
     if v is None:
         return "—", ""
     if v >= 1.0:
         return "✓", "ok"
     if v <= 0.0:
         return "✗", "bad"
-    return f"{v * 100:.0f}%", "warn"
+    return "◐", "warn"  # partly: the percentage goes beside it (side_score), never in its place
 
 
 def side_use(s: LabSide) -> str:
@@ -176,13 +199,38 @@ def side_notes(s: LabSide) -> list[str]:
 # ------------------------------------------------------------------ static faces
 
 
-def _side_cells(s: LabSide) -> str:
+def side_parts(r: LabRow) -> tuple[list[Part], list[Part]]:
+    """The word diff of a row's verdicts: old (same / del) and new (same / ins).
+    A side with an error has no verdict to compare: both sides stay plain."""
+    old, new = clip(r.old.verdict)[0], clip(r.new.verdict)[0]
+    if r.old.error or r.new.error or old == new:
+        return [("same", old)], [("same", new)]
+    return word_diff(old, new)
+
+
+def side_score(s: LabSide) -> str:
+    """The percentage beside a mark ("80%"), "not counted" when the prompt did not reach a model."""
+    if not s.reached:
+        return "not counted"
+    return "" if s.agreement is None else pct(s.agreement)
+
+
+def _side_cell(s: LabSide, parts: list[Part], name: str) -> str:
     mark, tone = side_mark(s)
-    verdict = esc(s.verdict, 400)
+    score = side_score(s)
+    cls = f"srnb-lab-mark srnb-{tone}" if tone else "srnb-lab-mark"
+    head = (
+        f'<div class="srnb-lab-side-h"><span class="srnb-label">{name}</span> '
+        f'<span class="{cls}" title="{escape("agreement " + score if score else "no label")}">{esc(mark, 10)}</span>'
+        + (f' <span class="srnb-lab-score">{esc(score, 20)}</span>' if score else "")
+        + "</div>"
+    )
     if s.error:
         verdict = f'<span class="srnb-badge srnb-bad">error</span> {esc(s.error, 400)}'
-    elif side_use(s):
-        verdict = f'<span class="srnb-badge srnb-lab-unused">{esc(side_use(s), 60)}</span> {verdict}'
+    else:
+        verdict = diff_html(parts) + clip(s.verdict)[1]
+        if side_use(s):
+            verdict = f'<span class="srnb-badge srnb-lab-unused">{esc(side_use(s), 60)}</span> {verdict}'
     extra = [esc(s.prompt_note, 300)] if s.prompt_note and not s.error else []
     if s.decision_source and s.reached:  # else the prompt note already says who decided
         extra.append(f"by {esc(s.decision_source, 40)}")
@@ -194,16 +242,35 @@ def _side_cells(s: LabSide) -> str:
     if s.cached:
         extra.append("cached")
     meta = f'<div class="srnb-meta">{" · ".join(extra)}</div>' if extra else ""
-    cls = f"srnb-lab-mark srnb-{tone}" if tone else "srnb-lab-mark"
-    return f'<td>{verdict}{meta}</td><td class="{cls}">{esc(mark, 10)}</td>'
+    return (
+        f'<td class="srnb-lab-side srnb-lab-{name}">{head}<div class="srnb-lab-verdict" dir="auto">{verdict}</div>'
+        f'{meta}<div class="srnb-lab-usage">{_usage(s)}</div></td>'
+    )
 
 
 def _usage(s: LabSide) -> str:
     if not s.calls:  # nothing was sent: no tokens, cost or latency to report
         return '<span class="srnb-meta">no call</span>'
     return (
-        f'<span class="srnb-num">{fmt_tokens(s.tokens_in)} / {fmt_tokens(s.tokens_out)}</span><br>'
+        f'<span class="srnb-num">{fmt_tokens(s.tokens_in)} / {fmt_tokens(s.tokens_out)}</span> tokens · '
         f'<span class="srnb-num">{fmt_cost(s.cost)}</span> · <span class="srnb-num">{fmt_ms(s.latency_ms)}</span>'
+    )
+
+
+def _row(r: LabRow) -> str:
+    # One <tbody> per question: the question and its label on a full-width row,
+    # then old and new side by side, each half the table (the outputs get the width).
+    cls = "srnb-lab-row srnb-lab-changed" if r.changed else "srnb-lab-row"
+    if not (r.old.reached or r.new.reached):
+        cls += " srnb-lab-unused-row"
+    old, new = side_parts(r)
+    changed = ' <span class="srnb-badge srnb-warn">changed</span>' if r.changed else ""
+    label = f' <span class="srnb-lab-label">label: {esc(r.label, 400)}</span>' if r.label else ""
+    return (
+        f'<tbody class="{cls}"><tr><td class="srnb-lab-question" colspan="2"><span class="srnb-id">{esc(r.id, 100)}</span> '
+        f'<span class="srnb-meta">{esc(r.category, 100)}</span>{changed} '
+        f'<span dir="auto">{esc(one_line(r.question, QUESTION_CHARS))}</span>{label}</td></tr>'
+        f"<tr>{_side_cell(r.old, old, 'old')}{_side_cell(r.new, new, 'new')}</tr></tbody>"
     )
 
 
@@ -238,26 +305,18 @@ def _run_body(run: LabRun) -> str:
         + f" · tokens {fmt_tokens(o['tokens_in'])} → {fmt_tokens(n['tokens_in'])} in"
         f" · cost {fmt_cost(o['cost'])} → {fmt_cost(n['cost'])}</div>"
     )
-    rows = []
-    for r in run.rows[:_STATIC_ROWS]:
-        cls = "srnb-lab-row srnb-lab-changed" if r.changed else "srnb-lab-row"
-        if not (r.old.reached or r.new.reached):
-            cls += " srnb-lab-unused-row"
-        rows.append(
-            f'<tr class="{cls}"><td><span class="srnb-id">{esc(r.id, 100)}</span> '
-            f'<span class="srnb-meta">{esc(r.category, 100)}</span><div dir="auto">{esc(one_line(r.question, QUESTION_CHARS))}</div></td>'
-            f"<td>{esc(r.label, 400)}</td>{_side_cells(r.old)}{_side_cells(r.new)}"
-            f"<td>{_usage(r.old)}</td><td>{_usage(r.new)}</td></tr>"
-        )
+    rows = "".join(_row(r) for r in run.rows[:_STATIC_ROWS])
     more = ""
     if len(run.rows) > _STATIC_ROWS:
         more = f'<div class="srnb-trunc">{len(run.rows) - _STATIC_ROWS} more rows: see run.to_pandas()</div>'
     table = (
-        '<table class="srnb-lab-table"><thead><tr><th>question</th><th>label</th><th>old verdict</th><th></th>'
-        "<th>new verdict</th><th></th><th>old tokens · cost · latency</th><th>new tokens · cost · latency</th>"
-        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+        '<table class="srnb-lab-table srnb-lab-results"><colgroup><col class="srnb-lab-half">'
+        '<col class="srnb-lab-half"></colgroup><thead><tr>'
+        f'<th>old · <span class="srnb-id">{esc(run.baseline, 40)}</span></th>'
+        f'<th>new · <span class="srnb-id">{esc(run.candidate, 40)}</span> (words changed from old marked)</th>'
+        f"</tr></thead>{rows}</table>{more}"
     )
-    return f'<section class="srnb-card srnb-lab-run">{head}{note}{totals}{table}</section>'
+    return f'<section class="srnb-card srnb-lab-run">{head}{note}{totals}{MARK_KEY}{table}</section>'
 
 
 def run_html(run: LabRun) -> str:

@@ -10,7 +10,9 @@
         results status error running exported           results table (cached sides, "cancelled after n/N",
                                                         "prompt reached the model on k of n"; a side
                                                         whose prompt did not reach a model is marked
-                                                        "prompt not used" and left out of agreement),
+                                                        "prompt not used" and left out of agreement;
+                                                        each side's verdict as word-diff parts from
+                                                        side_parts, the same the static HTML shows),
         export_dir                                      status line, where exports go
     _esm = js.esm("prompt_lab.js")   generated CTL + static/prelude.js + static/prompt_lab.js
     static/prompt_lab.js ──model.send({action, ...})──> PromptLabWidget.handle(msg)
@@ -51,6 +53,7 @@ except ImportError as exc:  # pragma: no cover - anywidget is a core dependency
 from selfrag_nb.display.js import esm
 from selfrag_nb.display.markup import fmt_cost, fmt_ms, fmt_tokens
 from selfrag_nb.display.prompt_lab_html import (
+    MARKS,
     QUESTION_CHARS,
     lab_css,
     pct,
@@ -59,6 +62,8 @@ from selfrag_nb.display.prompt_lab_html import (
     run_summary,
     side_mark,
     side_notes,
+    side_parts,
+    side_score,
     side_use,
     version_score,
 )
@@ -71,12 +76,16 @@ __all__ = ["PromptLabWidget", "lab_state", "run_state"]
 # ------------------------------------------------------------------ formatting
 
 
-def _side_state(s: LabSide) -> dict[str, Any]:
+def _side_state(s: LabSide, parts: list[tuple[str, str]]) -> dict[str, Any]:
     mark, tone = side_mark(s)
     return {
         "verdict": s.verdict,
+        # The word diff against the other side ([op, text], op same / del / ins),
+        # computed here once; the JS builds it with textContent.
+        "parts": [list(p) for p in parts],
         "agreement": s.agreement,
-        "mark": mark,
+        "mark": mark,  # ✓ / ◐ / ✗ / —, one vocabulary
+        "score": side_score(s),  # "80%" beside the mark, "not counted", or ""
         "tone": tone,
         # "" when the prompt reached a model; else "prompt not used" / "offline: prompt not used"
         "unused": side_use(s),
@@ -98,14 +107,15 @@ def _side_state(s: LabSide) -> dict[str, Any]:
 
 
 def _row_state(r: LabRow) -> dict[str, Any]:
+    old, new = side_parts(r)
     return {
         "id": r.id,
         "category": r.category,
         "question": one_line(r.question, QUESTION_CHARS),
         "label": r.label,
         "changed": r.changed,
-        "old": _side_state(r.old),
-        "new": _side_state(r.new),
+        "old": _side_state(r.old, old),
+        "new": _side_state(r.new, new),
     }
 
 
@@ -148,6 +158,7 @@ def run_state(run: LabRun) -> dict[str, Any]:
         "finished": True,
         "cancelled": run.cancelled,
         "cached": run_cached(run),
+        "marks": [list(m) for m in MARKS],  # the key above the table: symbol, meaning
     }
 
 

@@ -88,8 +88,9 @@ def test_run_message_saves_the_edit_runs_on_a_thread_and_streams_rows(lab: Promp
     assert res["finished"]
     assert [r["id"] for r in res["rows"]] == ["refund-1", "ship-1"]
     row = res["rows"][0]
-    assert row["old"]["mark"] == "50%"
-    assert row["new"]["mark"] == "✓"
+    # One mark vocabulary: partly agreeing is "◐", its percentage stands beside it.
+    assert (row["old"]["mark"], row["old"]["score"]) == ("◐", "50%")
+    assert (row["new"]["mark"], row["new"]["score"]) == ("✓", "100%")
     assert row["new"]["verdict"] == "1/2 relevant: refunds.md"
     assert row["changed"]
     assert res["totals"]["old"]["agreement"] == "50%"
@@ -294,7 +295,7 @@ def test_js_renders_without_innerhtml_keeps_the_draft_and_sends_actions(
     assert out["draft_kept"] == "edited draft"
     assert "agreement" in out["text_results"]
     assert "1/2 relevant" in out["text_results"]
-    assert out["marks"] == ["50%", "✓"]
+    assert out["marks"] == ["◐", "✓"]  # one vocabulary: the 50% stands beside the mark
     run_msg, save_msg = out["sent"][:2]
     assert run_msg == {"action": "run", "template": "edited draft", "note": "", "ids": w.selected_ids}
     assert save_msg == {"action": "save", "template": "edited draft", "note": ""}

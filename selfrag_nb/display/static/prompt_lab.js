@@ -15,6 +15,11 @@
 //   A side whose prompt did not reach a model (rule, no call, offline model) is
 //   marked "prompt not used" (its note says why), its mark is "—", and the totals
 //   say "prompt reached the model on k of n": agreement is over those k only.
+//   The results table: per question a <tbody>, the question on a full-width row,
+//   old | new below it at half the width each. A side's verdict comes as word-diff
+//   parts [op, text] computed in Python (worddiff.py): "del" struck, "ins" marked.
+//   Marks are one vocabulary (✓ ◐ ✗ —, key in results.marks); the percentage
+//   stands beside the mark.
 //
 // Every piece of data is set with textContent, value or createTextNode: never
 // innerHTML. The DOM helpers (CTL h add t badge ...) come from prelude.js,
@@ -255,11 +260,33 @@ class Lab {
   }
 
   // ------------------------------------------------------------- results
-  sideCells(s) {
-    const verdict = h("td", "srnb-lab-verdict");
+  // The word diff of the verdicts arrives as [op, text] parts (worddiff.py):
+  // "del" words struck on the old side, "ins" words marked on the new side.
+  diffText(parent, parts) {
+    const box = h("bdi");
+    for (const [op, text] of parts) {
+      if (op === "del") add(box, add(h("del", "srnb-diff-del"), t(text)));
+      else if (op === "ins") add(box, add(h("ins", "srnb-diff-ins"), t(text)));
+      else add(box, t(text));
+    }
+    return add(parent, box);
+  }
+
+  sideCell(s, name) {
+    const cell = h("td", "srnb-lab-side srnb-lab-" + name);
+    const mark = h("span", "srnb-lab-mark" + (s.tone ? " srnb-" + s.tone : ""), s.mark);
+    mark.title = s.score ? "agreement " + s.score : "no label";
+    const head = add(h("div", "srnb-lab-side-h"), h("span", "srnb-label", name), mark);
+    if (s.score) add(head, h("span", "srnb-lab-score", s.score));
+    const verdict = h("div", "srnb-lab-verdict");
+    verdict.dir = "auto";
     if (s.error) add(verdict, badge("error", "bad"), document.createTextNode(" "), t(s.error));
-    else if (s.unused) add(verdict, h("span", "srnb-badge srnb-lab-unused", s.unused), document.createTextNode(" "), t(s.verdict));
-    else add(verdict, t(s.verdict));
+    else {
+      if (s.unused) add(verdict, h("span", "srnb-badge srnb-lab-unused", s.unused), document.createTextNode(" "));
+      this.diffText(verdict, s.parts || [["same", s.verdict]]);
+    }
+    if (s.reason) verdict.title = s.reason;
+    add(cell, head, verdict);
     const meta = [];
     if (s.unused && s.prompt_note && !s.error) meta.push(s.prompt_note);
     if (s.source && !s.unused) meta.push("by " + s.source); // else the prompt note says who decided
@@ -267,16 +294,15 @@ class Lab {
     for (const n of s.notes || []) meta.push(n);
     if (s.unparsed) meta.push(s.unparsed + " unparsed");
     if (s.cached) meta.push("cached");
-    if (meta.length) add(verdict, h("div", "srnb-meta", meta.join(" · ")));
-    if (s.reason) verdict.title = s.reason;
-    const mark = h("td", "srnb-lab-mark" + (s.tone ? " srnb-" + s.tone : ""), s.mark);
-    return [verdict, mark];
+    if (meta.length) add(cell, h("div", "srnb-meta", meta.join(" · ")));
+    return add(cell, this.usage(s));
   }
 
   usage(s) {
     // Nothing was sent: no tokens, cost or latency to report ("unknown / unknown $0" said nothing).
-    if (!s.calls) return add(h("td", "srnb-num"), h("span", "srnb-meta", "no call"));
-    return add(h("td", "srnb-num"), h("div", "", s.tokens), h("div", "", s.cost + " · " + s.latency));
+    const box = h("div", "srnb-lab-usage");
+    if (!s.calls) return add(box, h("span", "srnb-meta", "no call"));
+    return add(box, h("span", "srnb-num", s.tokens), t(" tokens · "), h("span", "srnb-num", s.cost), t(" · "), h("span", "srnb-num", s.latency));
   }
 
   renderResults() {
@@ -318,24 +344,30 @@ class Lab {
       add(totals, h("span", "srnb-lab-reach", tot.reach || ""), t(line));
       kids.push(totals);
     }
-    const table = h("table", "srnb-lab-table");
-    add(
-      table,
-      add(
-        h("tr"),
-        ...["question", "label", "old verdict", "", "new verdict", "", "old tokens · cost · latency", "new tokens · cost · latency"].map((c) => h("th", "", c)),
-      ),
-    );
+    // One mark vocabulary; the percentage sits beside the mark, never in its place.
+    const key = h("div", "srnb-meta srnb-lab-key");
+    for (const [i, [m, what]] of (r.marks || []).entries()) {
+      add(key, i ? t(" · ") : null, h("span", "srnb-lab-keymark", m), t(" " + what));
+    }
+    kids.push(key);
+    // One <tbody> per question: the question spans the table, old and new share its width.
+    const table = h("table", "srnb-lab-table srnb-lab-results");
+    add(table, add(h("colgroup"), h("col", "srnb-lab-half"), h("col", "srnb-lab-half")));
+    const oldH = add(h("th"), t("old · "), h("span", "srnb-id", r.baseline));
+    const newH = add(h("th"), t("new · "), h("span", "srnb-id", r.candidate), t(" (words changed from old marked)"));
+    add(table, add(h("thead"), add(h("tr"), oldH, newH)));
     for (const row of rows) {
-      const q = add(h("td"), h("span", "srnb-id", row.id), document.createTextNode(" "), h("span", "srnb-meta", row.category));
-      const qt = add(h("div"), t(row.question));
-      qt.dir = "auto";
-      add(q, qt);
       let cls = row.changed ? "srnb-lab-row srnb-lab-changed" : "srnb-lab-row";
       if (row.old.unused && row.new.unused) cls += " srnb-lab-unused-row";
-      const tr = h("tr", cls);
-      add(tr, q, add(h("td"), t(row.label)), ...this.sideCells(row.old), ...this.sideCells(row.new), this.usage(row.old), this.usage(row.new));
-      add(table, tr);
+      const q = h("td", "srnb-lab-question");
+      q.colSpan = 2;
+      add(q, h("span", "srnb-id", row.id), t(" "), h("span", "srnb-meta", row.category));
+      if (row.changed) add(q, t(" "), badge("changed", "warn"));
+      const qt = add(h("span"), t(" " + row.question));
+      qt.dir = "auto";
+      add(q, qt);
+      if (row.label) add(q, add(h("span", "srnb-lab-label"), t("label: " + row.label)));
+      add(table, add(h("tbody", cls), add(h("tr"), q), add(h("tr"), this.sideCell(row.old, "old"), this.sideCell(row.new, "new"))));
     }
     kids.push(table);
     this.resultsCard.replaceChildren(...kids);
