@@ -4,6 +4,8 @@
       -> start_up(rag)                                  -> Trace.startup (what -> ms)
            rag.runner.start_up()    each model backend's warm_up(): LiteLLM's
                                     import and first-call loading (no request sent)
+           the reranker             its warm_up(), or LiteLLM's for a provider
+                                    endpoint ("litellm:cohere/...")
            the knowledge base       once per handle: open the table, load the
                                     embedder (MiniLM weights, onnx session), one
                                     search nobody reads; a LiteLLM embedder is
@@ -54,6 +56,22 @@ def _warm_kb(kb: KnowledgeBase, mode: str) -> str:
     return f"opening the knowledge base ({kb.embedder_name} embedder, first search)"
 
 
+def _warm_reranker(reranker: Any) -> str:
+    """A reranker's own ``warm_up()``, or LiteLLM's start-up for a provider
+    endpoint. A cross-encoder still loads on first use: loading it may be a
+    download, which is the rerank stage's to report."""
+    warm_up = getattr(reranker, "warm_up", None)
+    if callable(warm_up):
+        return str(warm_up() or "")
+    from selfrag_nb.rerankers import ProviderReranker
+
+    if isinstance(reranker, ProviderReranker):
+        from selfrag_nb.llm.litellm_import import warm_up_litellm
+
+        return warm_up_litellm(reranker.model)
+    return ""
+
+
 def start_up(rag: SelfRAG) -> dict[str, float]:
     """The one-time work of this process and these objects, timed apart:
     what -> ms ({} when everything is warm). Never raises: what fails here
@@ -64,6 +82,14 @@ def start_up(rag: SelfRAG) -> dict[str, float]:
             done |= rag.runner.start_up()
         except Exception:  # noqa: BLE001 - the first call reports a backend that cannot start
             _log.debug("model start-up failed", exc_info=True)
+        t0 = time.perf_counter()
+        try:
+            what = _warm_reranker(rag.reranker)
+        except Exception:  # noqa: BLE001 - the rerank stage reports a reranker that cannot start
+            _log.debug("reranker start-up failed", exc_info=True)
+            what = ""
+        if what:
+            done[what] = done.get(what, 0.0) + (time.perf_counter() - t0) * 1000
         kb = rag.kb
         try:
             warm = kb in _WARM_KBS

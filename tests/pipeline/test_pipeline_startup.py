@@ -130,6 +130,37 @@ def test_a_first_litellm_call_records_its_latency_without_the_import(minilm_kb: 
     assert startup["importing LiteLLM"] > max(ms for _, ms, _ in calls), out
 
 
+FIRST_PROVIDER_RERANK = """
+import selfrag_nb as sr
+from selfrag_nb.testing import LoopbackServer
+with LoopbackServer() as server:
+    kb = sr.KnowledgeBase.open(KB, embedder="minilm")
+    # grade=False: every retrieved chunk is a rerank candidate, so the endpoint is called
+    rag = sr.SelfRAG(
+        kb, reranker="litellm:cohere/rerank-v3.5", api_base=server.url, api_key="sk-test",
+        settings=sr.Settings(grade=False),
+    )
+    trace = rag.ask("What is the refund window for customers?")
+    paths = [r.path for r in server.requests]
+rr = trace.rerank
+print(json.dumps({
+    "rerank_ms": rr.latency_ms if rr else None,
+    "fallback": rr.fallback if rr else None,
+    "startup": getattr(trace, "startup", {}),
+    "paths": paths,
+}))
+"""
+
+
+def test_a_provider_reranker_does_not_charge_the_import_to_rerank(minilm_kb: Path) -> None:
+    out = _cold(FIRST_PROVIDER_RERANK, minilm_kb)
+    assert out["rerank_ms"] is not None, out
+    assert not out["fallback"], out
+    assert any(p.endswith("/rerank") for p in out["paths"]), out
+    assert out["rerank_ms"] < 1500, out
+    assert "importing LiteLLM" in out["startup"], out
+
+
 def test_a_tight_deadline_is_not_eaten_by_start_up(minilm_kb: Path) -> None:
     out = _cold(FIRST_LITELLM_ASK.replace("DEADLINE", "3"), minilm_kb)
     assert not out["deadline_exceeded"], out
