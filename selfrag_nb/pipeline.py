@@ -3,6 +3,9 @@
     SelfRAG(kb, timeout, deadline, settings)   numbers only (bool/str: TypeError naming it)
     question, history, user        (validated before any work: ValueError/TypeError;
                                     a lone surrogate anywhere: ValueError naming where)
+      start-up   once per process / knowledge base     Trace.startup  (what -> ms)
+                 importing LiteLLM, loading the embedder, the first search;
+                 timed apart, before the deadline's clock starts
       -> decide      rules -> cache -> model            Decision
       -> rewrite     protected spans kept, bounded      Rewrite        (retrieve only)
       -> retrieve    hybrid search, ACL prefilter       Retrieval      (retrieve only)
@@ -15,6 +18,10 @@
       -> finish      accept / disclaim / regenerate     Outcome
     = Trace (ordered records + config snapshot + wall time)
       -> otel        SelfRAG(otel=True | TracerProvider): the finished Trace as spans (otel.py)
+
+Start-up is nobody's stage: done inside the first stage it would land in
+that stage's latency and eat the question's deadline (seconds for LiteLLM's
+import, for MiniLM's weights), so it runs first and is recorded on its own.
 
 One direction, no back-and-forth: a stage reads earlier records and its
 record is appended (finish also appends its bounded regeneration records).
@@ -59,6 +66,7 @@ from selfrag_nb.stages import (  # noqa: F401
 from selfrag_nb.stages.base import STAGE_CLASSES, Stage, StageContext
 from selfrag_nb.stages.decide import DecisionCache
 from selfrag_nb.stages.finish import deadline_outcome
+from selfrag_nb.startup import start_up
 from selfrag_nb.store.types import User
 from selfrag_nb.text import detect_language, validate_unicode
 from selfrag_nb.trace import (
@@ -369,6 +377,11 @@ class SelfRAG:
         return Stepper(self, trace, ctx)
 
     async def _run(self, trace: Trace, ctx: StageContext) -> Trace:
+        # Start-up first, off the event loop: the deadline and wall_ms start after it.
+        trace.startup = await asyncio.to_thread(start_up, self)
+        if trace.startup:
+            # The question starts now: exported spans (otel.py) place stages from here.
+            trace.started_at = time.time()
         t0 = time.perf_counter()
         ctx.deadline = time.monotonic() + self._settings.deadline
         for i, name in enumerate(STAGES):
@@ -421,7 +434,10 @@ class Stepper:
     Calling a stage runs any earlier stage that has not run yet. Calling a
     stage that already ran re-runs it and drops the records after it. Each
     call gets the full ``settings.deadline`` budget (thinking time between
-    cells does not count). A stage that does not apply returns None.
+    cells does not count); start-up is done once, before the first. The
+    Trace's ``wall_ms`` runs from the first stage to the latest one, pauses
+    between cells included; each record's ``latency_ms`` is its compute time.
+    A stage that does not apply returns None.
     """
 
     def __init__(self, rag: SelfRAG, trace: Trace, ctx: StageContext) -> None:
@@ -435,6 +451,8 @@ class Stepper:
         # The trace as it stood before the first what-if (override or dropped
         # chunk), so the live view can show both; None without a what-if.
         self._baseline: Trace | None = None
+        # perf_counter() when the first stage started (None: nothing ran yet).
+        self._first: float | None = None
 
     def __repr__(self) -> str:
         return f"Stepper(done={self._done}, next={self._next_name()!r})"
@@ -463,7 +481,12 @@ class Stepper:
             raise InputError(f"unknown stage {name!r}: one of {list(STAGES)}")
         if name in self._done:
             self._truncate_from(name)
+        if self._first is None:
+            # Start-up once, before the first stage's clock (see start_up).
+            self.trace.startup = await asyncio.to_thread(start_up, self.rag)
         t0 = time.perf_counter()
+        if self._first is None:
+            self._first = t0
         self._ctx.deadline = time.monotonic() + self.rag.settings.deadline
         result: Record | None = None
         for stage in STAGES[: STAGES.index(name) + 1]:
@@ -483,7 +506,9 @@ class Stepper:
                 break
             if stage == name and len(self.trace.records) > before:
                 result = self.trace.records[-1]
-        self.trace.wall_ms += (time.perf_counter() - t0) * 1000
+        # Wall time from the first stage's start: pauses between cells count
+        # here (views label it so), while each stage's latency is compute only.
+        self.trace.wall_ms = (time.perf_counter() - self._first) * 1000
         return result
 
     def _step(self, name: str) -> Record | None:

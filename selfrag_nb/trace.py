@@ -430,6 +430,10 @@ class Trace(_Displayable):
     config: ConfigSnapshot = Field(default_factory=ConfigSnapshot)
     started_at: float = Field(default_factory=time.time)
     wall_ms: float = 0.0
+    #: One-time start-up done before this question's clock started (importing
+    #: LiteLLM, loading the embedder, ...): what -> ms; empty when all was warm.
+    #: Never part of a record's ``latency_ms``, ``wall_ms`` or the deadline.
+    startup: dict[str, float] = Field(default_factory=dict)
 
     # -- access by stage -------------------------------------------------
     def _latest(self, cls: type[R]) -> R | None:

@@ -65,6 +65,7 @@ from selfrag_nb.display.markup import (
 )
 from selfrag_nb.display.names import chunk_name, search_ranks
 from selfrag_nb.display.rerank_view import rerank_card
+from selfrag_nb.display.text import trace_times
 from selfrag_nb.errors import InputTypeError
 from selfrag_nb.store.types import Hit, Hits
 from selfrag_nb.trace import (
@@ -487,12 +488,15 @@ def _outcome(o: Outcome, ctx: Ctx) -> str:
 
 def _timeline(t: Trace) -> str:
     rows = t.stage_table()
-    total = sum(r["latency_ms"] for r in rows) or 1.0
+    startup = sum(t.startup.values())
+    # Start-up is its own first row, before the stages' clock: never a stage's bar.
+    lead = [{"title": "Start-up", "latency_ms": startup}] if t.startup else []
+    total = startup + sum(r["latency_ms"] for r in rows) or 1.0
     tl, start = [], 0.0
-    for r in rows:
+    for r in [*lead, *({"title": STAGE_TITLES[r["stage"]]} | r for r in rows)]:
         lat = float(r["latency_ms"])
         tl.append(
-            f"<div>{escape(STAGE_TITLES[r['stage']])}</div>"
+            f"<div>{escape(r['title'])}</div>"
             f'<div class="srnb-tl-track"><div class="srnb-tl-bar" style="left:{pct(100 * start / total)};'
             f'width:{pct(100 * lat / total)}"></div></div><div class="srnb-r srnb-num">{fmt_ms(lat)}</div>'
         )
@@ -515,7 +519,14 @@ def _timeline(t: Trace) -> str:
         '<section class="srnb-card srnb-card-totals"><div class="srnb-card-h"><span class="srnb-stage">'
         "Timeline &amp; cost</span></div>"
         f'<div class="srnb-tl">{"".join(tl)}</div>'
-        '<table class="srnb-table"><thead><tr><th>stage</th><th class="srnb-r">latency</th>'
+        + (
+            '<div class="srnb-meta">start-up, once, before the question\'s clock: '
+            + escape("; ".join(f"{what} {fmt_ms(ms)}" for what, ms in t.startup.items()))
+            + "</div>"
+            if t.startup
+            else ""
+        )
+        + '<table class="srnb-table"><thead><tr><th>stage</th><th class="srnb-r">latency</th>'
         '<th class="srnb-r">calls</th><th class="srnb-r">tokens in</th><th class="srnb-r">tokens out</th>'
         f'<th class="srnb-r">cost</th><th>fallbacks</th></tr></thead><tbody>{table_rows}</tbody></table></section>'
     )
@@ -534,7 +545,7 @@ def _trace(t: Trace, ctx: Ctx) -> str:
             + (f" ({esc(', '.join(t.user.roles), 500)})" if t.user.roles else ""),
             f"{len(t.records)} stages",
             f"{tot.model_calls} model calls",
-            f'<span class="srnb-num">{fmt_ms(t.wall_ms or sum(r.latency_ms for r in t.records))}</span>',
+            *(f'<span class="srnb-num">{escape(x)}</span>' for x in trace_times(t)),
             f"tokens {tot.tokens_in:,} in / {tot.tokens_out:,} out",
             f"cost {fmt_cost(tot.cost)}",
         )

@@ -23,7 +23,7 @@ from typing import Any
 from selfrag_nb.display.cards import OFFLINE_NOTE, PAGE, band_of, outcome_tone
 from selfrag_nb.display.markup import find_all, locate_span
 from selfrag_nb.display.names import chunk_name, search_ranks
-from selfrag_nb.display.text import text_summary
+from selfrag_nb.display.text import text_summary, trace_times
 from selfrag_nb.store.types import ChunkRef, Hit, Hits
 from selfrag_nb.trace import Claim, Outcome, Retrieval, Support, Trace, _NamesChunks
 
@@ -159,6 +159,9 @@ def _build(obj: object, limits: tuple[int, int, int]) -> dict[str, Any]:
             "outcome_tone": outcome_tone(obj.finish, obj.support),
             "offline": obj.offline,
             "totals": tot.model_dump(mode="json") | {"stages": len(obj.records)},
+            # compute · start-up · wall, worded once (display/text.py trace_times)
+            "times": trace_times(obj),
+            "startup": [[_cut(what, other_n), ms] for what, ms in obj.startup.items()],
             "stages": _trim(obj.stage_table(), other_n),
             "history": _trim(obj.history, other_n),
         }

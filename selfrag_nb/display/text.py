@@ -5,6 +5,9 @@
     Decision: RETRIEVE by rule (product keyword) · 0.1 ms
     Grades: 4/10 relevant (cutoff 50) · best 92 · 120 ms
     Trace: "What is the refund window?" → answered · 9 stages · 14 calls · 1.2 s · cost unknown
+    (a trace's time is its stages' compute, as in the timeline; then
+     "start-up 4.7 s" when one-time start-up ran first, and "wall 6.7 s,
+     pauses included" when the wall clock says more: a stepper's cells)
 
 Untrusted text is flattened to one line, shortened, and its invisible or
 bidi control characters shown as ⟨U+XXXX⟩ so it cannot reorder the line.
@@ -33,7 +36,7 @@ from selfrag_nb.trace import (
     Usefulness,
 )
 
-__all__ = ["one_line", "text_summary"]
+__all__ = ["one_line", "text_summary", "trace_times"]
 
 
 def one_line(text: str, n: int = 60) -> str:
@@ -146,14 +149,27 @@ def _outcome(o: Outcome) -> str:
     return f'Outcome: {o.outcome} · "{one_line(o.answer, 70)}"{extra}'
 
 
+def trace_times(t: Trace) -> list[str]:
+    """The time figures every face shows for a trace: the stages' compute
+    (the timeline's total), start-up when it ran, and wall time only when it
+    says more than compute (pauses between a stepper's cells)."""
+    compute = sum(r.latency_ms for r in t.records) or t.wall_ms
+    out = [fmt_ms(compute)]
+    if t.startup:
+        out.append(f"start-up {fmt_ms(sum(t.startup.values()))}")
+    if t.wall_ms - compute > max(100.0, 0.1 * compute):
+        out.append(f"wall {fmt_ms(t.wall_ms)}, pauses included")
+    return out
+
+
 def _trace(t: Trace) -> str:
     tot = t.totals
-    wall = t.wall_ms or sum(r.latency_ms for r in t.records)
     outcome = t.outcome or "in progress"
     offline = " · offline model" if t.offline else ""
     return (
         f'Trace: "{one_line(t.question, 60)}" → {outcome} · {len(t.records)} stages · '
-        f"{tot.model_calls} call{'s' if tot.model_calls != 1 else ''} · {fmt_ms(wall)} · cost {fmt_cost(tot.cost)}{offline}"
+        f"{tot.model_calls} call{'s' if tot.model_calls != 1 else ''} · {' · '.join(trace_times(t))} · "
+        f"cost {fmt_cost(tot.cost)}{offline}"
     )
 
 

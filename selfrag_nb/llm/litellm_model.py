@@ -39,10 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import logging
-import os
 import random
-import threading
 import time
 from collections.abc import Sequence
 from typing import Any, TypeVar
@@ -50,6 +47,7 @@ from typing import Any, TypeVar
 from selfrag_nb._sync import run_sync
 from selfrag_nb.errors import InputError, InputTypeError, ProviderError
 from selfrag_nb.llm.base import Completion, ModelError, ModelRequest
+from selfrag_nb.llm.litellm_import import load_litellm, warm_up_litellm
 from selfrag_nb.llm.litellm_loop import (
     DEFAULT_PROVIDER_CONCURRENCY,
     NoSlotError,
@@ -58,7 +56,7 @@ from selfrag_nb.llm.litellm_loop import (
     provider_slots,
 )
 from selfrag_nb.llm.litellm_loop import background_loop as _background_loop  # bench_llm.py uses it
-from selfrag_nb.llm.pricing import cost_of, sync_litellm
+from selfrag_nb.llm.pricing import cost_of
 from selfrag_nb.llm.redact import redact, scrub_url
 from selfrag_nb.llm.response_format import ResponseFormat, check_response_format, response_format_for
 
@@ -99,35 +97,6 @@ _KEY_ENV = {
     "fireworks_ai": "FIREWORKS_AI_API_KEY",
     "xai": "XAI_API_KEY",
 }
-
-_LOAD_LOCK = threading.Lock()
-# Process-wide singleton, filled on first use: the litellm module.
-_STATE: dict[str, Any] = {}
-
-
-def load_litellm() -> Any:
-    """Import LiteLLM once, quietly and without network access."""
-    if "litellm" in _STATE:
-        return _STATE["litellm"]
-    with _LOAD_LOCK:
-        if "litellm" not in _STATE:
-            # The bundled price map, not a download at import time.
-            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            try:
-                import litellm
-            except ImportError as exc:  # pragma: no cover - litellm is a core dependency
-                # no model: LiteLLM is loaded once for every model, before any is named
-                raise ModelError("LiteLLM is not installed: pip install selfrag-nb") from exc
-            litellm.suppress_debug_info = True
-            litellm.set_verbose = False  # type: ignore[attr-defined]  # re-exported by litellm without __all__
-            # ERROR, not WARNING: LiteLLM warns on every event-loop change
-            # (one per asyncio.run in a notebook cell), which is noise to users.
-            for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
-                logging.getLogger(name).setLevel(logging.ERROR)
-            _STATE["litellm"] = litellm
-            sync_litellm()
-    return _STATE["litellm"]
-
 
 # ------------------------------------------------------------------ helpers
 
@@ -260,6 +229,11 @@ class LiteLLMModel:
         )
 
     # ------------------------------------------------------------ public
+
+    def warm_up(self) -> str:
+        """One-time start-up before the first call (importing LiteLLM and its
+        call path, no request sent): what was done, "" when already warm."""
+        return warm_up_litellm(self.name)
 
     def complete(self, request: ModelRequest) -> Completion:
         """Synchronous ``acomplete`` (runs on a shared background loop)."""

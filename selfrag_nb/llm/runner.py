@@ -19,6 +19,9 @@
       -> CallResult(output, ModelCall)   tokens, cost and latency summed over both attempts;
                                          secrets scrubbed from messages, raw and errors
 
+    start_up()   before a question's clock: each backend's warm_up() (LiteLLM's import
+                 and first-call loading), timed apart so no call's latency holds it
+
 ``call`` is the synchronous twin: the same flow, driven without an event
 loop through each backend's sync ``complete``, so a notebook cell can call it
 while Jupyter's loop is running.
@@ -139,6 +142,11 @@ class ModelRunner:
             )
         self._secrets = [s for s in dict.fromkeys(secrets) if s]
         self._models = self._wrap(raw, cache, cassette, record, self._secrets)
+        # The backends themselves, for start_up: a replayed cassette never
+        # reaches them, so there is nothing to start.
+        self._raw = (
+            [] if cassette is not None and not record else list({id(m): m for m in raw.values()}.values())
+        )
 
     def __repr__(self) -> str:
         models = sorted(set(self._names.values()))
@@ -207,6 +215,22 @@ class ModelRunner:
         if role not in self._models:
             raise InputError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
         return self._models[role]
+
+    def start_up(self) -> dict[str, float]:
+        """One-time start-up of the backends (LiteLLM: importing it and its
+        call path), done before a question's clock starts so no call's
+        latency and no deadline pays for it: what -> ms, {} when all is warm.
+        A backend opts in with ``warm_up() -> str`` (what it did, "" if nothing)."""
+        done: dict[str, float] = {}
+        for m in self._raw:
+            warm_up = getattr(m, "warm_up", None)
+            if not callable(warm_up):
+                continue
+            t0 = time.perf_counter()
+            what = warm_up()
+            if isinstance(what, str) and what:
+                done[what] = done.get(what, 0.0) + (time.perf_counter() - t0) * 1000
+        return done
 
     def models_by_role(self) -> dict[str, str]:
         """role -> model name, for the trace's config snapshot."""

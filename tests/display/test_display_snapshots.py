@@ -96,7 +96,8 @@ def test_text_summaries_read_like_the_spec(request: pytest.FixtureRequest, full_
     assert text_summary(full_trace.decision) == "Decision: RETRIEVE by rule (product keyword) · 0.1 ms"
     assert text_summary(full_trace.grades).startswith("Grades: 5/10 relevant (cutoff 50) · best 92")
     assert text_summary(full_trace) == (
-        'Trace: "What is the refund window?" → disclaimed · 9 stages · 15 calls · 1.2 s · cost unknown · offline model'
+        'Trace: "What is the refund window?" → disclaimed · 9 stages · 15 calls · 559 ms · wall 1.2 s, pauses included · '
+        "cost unknown · offline model"
     )
     refused = request.getfixturevalue("refused_trace")
     assert "→ refused" in text_summary(refused)

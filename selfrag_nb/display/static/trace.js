@@ -500,7 +500,7 @@ class View extends ChunkViews {
     const roles = (d.user && d.user.roles.length) ? ` (${d.user.roles.join(", ")})` : "";
     const wall = tot.wall_ms || (d.stages || []).reduce((a, r) => a + r.latency_ms, 0);
     const line = add(h("div", "srnb-totals"), d.outcome ? badge(d.outcome, d.outcome_tone || OUTCOME_TONE[d.outcome] || "") : badge("in progress", "info"),
-      meta(add(h("span"), document.createTextNode("user "), t((d.user ? d.user.id : "") + roles)), `${tot.stages} stages`, `${tot.model_calls} model calls`, fmtMs(wall), `tokens ${fmtTok(tot.tokens_in)} in / ${fmtTok(tot.tokens_out)} out`, "cost " + fmtCost(tot.cost)));
+      meta(add(h("span"), document.createTextNode("user "), t((d.user ? d.user.id : "") + roles)), `${tot.stages} stages`, `${tot.model_calls} model calls`, ...(d.times || [fmtMs(wall)]), `tokens ${fmtTok(tot.tokens_in)} in / ${fmtTok(tot.tokens_out)} out`, "cost " + fmtCost(tot.cost)));
     if (d.offline) add(line, badge(d.offline_note, "offline"));
     add(head, line);
     if ((d.history || []).length) {
@@ -513,21 +513,26 @@ class View extends ChunkViews {
 
   timeline() {
     const rows = this.data.stages || [];
+    const startup = this.data.startup || [];
+    // Start-up is its own first row, before the stages' clock: never a stage's bar.
+    const lead = startup.length ? [{ stage: "Start-up", latency_ms: startup.reduce((a, p) => a + p[1], 0) }] : [];
     const total = rows.reduce((a, r) => a + r.latency_ms, 0) || 1;
+    const scale = lead.length ? total + lead[0].latency_ms : total;
     const sec = h("section", "srnb-card srnb-card-totals");
     add(sec, add(h("div", "srnb-card-h"), h("span", "srnb-stage", "Timeline & cost")));
     const tl = h("div", "srnb-tl");
     let start = 0;
-    for (const r of rows) {
+    for (const r of [...lead, ...rows]) {
       const track = h("div", "srnb-tl-track");
       const bar = h("div", "srnb-tl-bar");
-      bar.style.left = pct((100 * start) / total);
-      bar.style.width = pct((100 * r.latency_ms) / total);
+      bar.style.left = pct((100 * start) / scale);
+      bar.style.width = pct((100 * r.latency_ms) / scale);
       track.appendChild(bar);
       add(tl, h("div", "", TITLES[r.stage] || r.stage), track, h("div", "srnb-r srnb-num", fmtMs(r.latency_ms)));
       start += r.latency_ms;
     }
     sec.appendChild(tl);
+    if (startup.length) sec.appendChild(h("div", "srnb-meta", "start-up, once, before the question's clock: " + startup.map((p) => `${p[0]} ${fmtMs(p[1])}`).join("; ")));
     const table = h("table", "srnb-table");
     const hr = h("tr");
     for (const [c, cls] of [["stage", ""], ["latency", "srnb-r"], ["calls", "srnb-r"], ["tokens in", "srnb-r"], ["tokens out", "srnb-r"], ["cost", "srnb-r"], ["fallbacks", ""]]) hr.appendChild(h("th", cls, c));
