@@ -100,6 +100,7 @@ from selfrag_nb.store.kb_core import (
     TABLE,
     _cause,
     register_secrets,
+    scrub,
 )
 from selfrag_nb.store.prepare import FORMAT
 from selfrag_nb.store.search import Search
@@ -200,12 +201,12 @@ def _check_scheme(uri: str, stored: dict[str, Any], emb: Embedder) -> None:
         return
     if not isinstance(want, str):
         raise KnowledgeBaseError(
-            f"{uri}: the stored embedder scheme is unreadable ({want!r}, expected a str)"
+            f"{scrub(uri)}: the stored embedder scheme is unreadable ({want!r}, expected a str)"
         )
     have = embedder_scheme(emb)
     if have != want:
         raise KnowledgeBaseError(
-            f"{uri} was built with embedder {stored['embedder']!r} embedding questions and passages by scheme "
+            f"{scrub(uri)} was built with embedder {stored['embedder']!r} embedding questions and passages by scheme "
             f"{want!r}; this {emb.name!r} embedder uses scheme {have!r}, whose vectors would not match. "
             "Open it with the options it was built with, or rebuild it in a new folder."
         )
@@ -283,7 +284,9 @@ class KnowledgeBase(Writes, Search):
             names = set(db.list_tables().tables)
         except Exception as exc:  # noqa: BLE001 - re-raised below, without LanceDB's text unscrubbed in the chain
             # from None: LanceDB's own exception text may quote an option; _cause scrubs secrets
-            raise KnowledgeBaseError(f"{uri} cannot be read as a LanceDB database: {_cause(exc)}") from None
+            raise KnowledgeBaseError(
+                f"{scrub(uri)} cannot be read as a LanceDB database: {_cause(exc)}"
+            ) from None
         table = None
         stored: dict[str, Any] | None = None
         if TABLE in names:
@@ -291,11 +294,13 @@ class KnowledgeBase(Writes, Search):
                 table = db.open_table(TABLE)
                 schema = table.schema
             except Exception as exc:
-                raise KnowledgeBaseError(f"{uri}: the '{TABLE}' table is damaged: {_cause(exc)}") from exc
+                raise KnowledgeBaseError(
+                    f"{scrub(uri)}: the '{TABLE}' table is damaged: {_cause(exc)}"
+                ) from exc
             raw = (schema.metadata or {}).get(META_KEY)
             if raw is None:
                 raise KnowledgeBaseError(
-                    f"{uri} holds a LanceDB table '{TABLE}' that selfrag_nb did not create (no {META_KEY.decode()} metadata)"
+                    f"{scrub(uri)} holds a LanceDB table '{TABLE}' that selfrag_nb did not create (no {META_KEY.decode()} metadata)"
                 )
             try:
                 stored = json.loads(raw)
@@ -303,17 +308,17 @@ class KnowledgeBase(Writes, Search):
                 stored = None
             if not isinstance(stored, dict) or not isinstance(stored.get("embedder"), str):
                 raise KnowledgeBaseError(
-                    f"{uri}: the '{TABLE}' table's {META_KEY.decode()} metadata is unreadable "
+                    f"{scrub(uri)}: the '{TABLE}' table's {META_KEY.decode()} metadata is unreadable "
                     f"(expected a JSON object naming the embedder, got {raw[:60]!r})"
                 )
         elif local is not None and (local / f"{TABLE}.lance").exists():
             raise KnowledgeBaseError(
-                f"knowledge base {uri} is damaged: {local / f'{TABLE}.lance'} is not a LanceDB table "
+                f"knowledge base {scrub(uri)} is damaged: {local / f'{TABLE}.lance'} is not a LanceDB table "
                 "(restore the folder from a backup or rebuild it in a new folder)"
             )
         elif names - {LOG_TABLE}:
             raise KnowledgeBaseError(
-                f"{uri} is a LanceDB database of other tables ({', '.join(sorted(names))}), not a knowledge base"
+                f"{scrub(uri)} is a LanceDB database of other tables ({', '.join(sorted(names))}), not a knowledge base"
             )
         elif local is not None and not names:
             strays = [
@@ -338,7 +343,7 @@ class KnowledgeBase(Writes, Search):
             emb = get_embedder(embedder, **embedder_options)
             if emb.name != want:
                 raise KnowledgeBaseError(
-                    f"{uri} was built with embedder {want!r} (dim {stored.get('dim')}); "
+                    f"{scrub(uri)} was built with embedder {want!r} (dim {stored.get('dim')}); "
                     f"it cannot be searched with {emb.name!r}. Open it with embedder={want!r} or use a new folder."
                 )
             _check_scheme(uri, stored, emb)

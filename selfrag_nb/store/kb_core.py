@@ -312,7 +312,8 @@ class Core:
         return 0 if t is None else int(t.count_rows())
 
     def __repr__(self) -> str:
-        return f"KnowledgeBase({self._uri!r}, embedder={self.embedder_name!r}, chunks={len(self)}, version={self.version})"
+        # scrub: a URI may carry a password or a signed query (shown as ***)
+        return f"KnowledgeBase({scrub(self._uri)!r}, embedder={self.embedder_name!r}, chunks={len(self)}, version={self.version})"
 
     def describe(self) -> dict[str, Any]:
         """Plain facts: path, embedder, dimension, chunk/source counts, version,

@@ -169,6 +169,27 @@ def test_s3_endpoint_password_stays_out_of_the_error() -> None:
     record("url secrets artefacts", seen.checked)
 
 
+@pytest.mark.slow
+def test_a_password_in_the_knowledge_base_uri_stays_out_of_the_error() -> None:
+    """The URI itself is a URL the package prints: its userinfo password and
+    a secret query parameter are *** in the error."""
+    password, sig = _secret("URIPW"), _secret("SIG")
+    seen = Seen(password, sig)
+    options = {
+        "aws_endpoint": f"http://127.0.0.1:{_closed_port()}",
+        "aws_access_key_id": "AKIDEXAMPLE",
+        "aws_secret_access_key": "not-the-point",
+        "aws_region": "us-east-1",
+        "allow_http": "true",
+    }
+    uri = f"s3://AKIDEXAMPLE:{password}@bucket/kb?X-Amz-Signature={sig}"
+    with pytest.raises(sr.KnowledgeBaseError) as info:
+        sr.KnowledgeBase.open(uri, embedder="hashing", storage_options=options)
+    seen.clean("the KnowledgeBaseError", str(info.value))
+    seen.clean("its repr", repr(info.value))
+    record("url secrets artefacts", seen.checked)
+
+
 # ------------------------------------------------------------------ disguised keys
 
 
