@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from moto_support import moto_s3
+from moto_support import ingest_at_barrier, moto_s3
 from store_docs import SECRET, lance_file_version, write_docs
 
 import selfrag_nb as sr
@@ -158,16 +158,6 @@ def test_secrets_scrubbed_from_wrapped_errors(s3: dict[str, str]) -> None:
     assert KEY_ID not in str(err.value)
 
 
-def _race_ingest(uri: str, options: dict[str, str], folder: str, barrier: Any) -> str:
-    kb = KnowledgeBase.open(uri, embedder="hashing", storage_options=options)
-    barrier.wait()
-    try:
-        rep = kb.ingest(folder)
-    except KnowledgeBaseError as exc:
-        return f"error: {exc}"
-    return f"ok +{rep.chunks_added}"
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("seeded", [True, False], ids=["existing-table", "first-write"])
 def test_two_writers_race_fails_loudly(s3: dict[str, str], tmp_path: Path, seeded: bool) -> None:
@@ -190,7 +180,7 @@ def test_two_writers_race_fails_loudly(s3: dict[str, str], tmp_path: Path, seede
     with ctx.Manager() as manager:
         barrier = manager.Barrier(2)
         with ctx.Pool(2) as pool:
-            results = pool.starmap(_race_ingest, [(uri, s3, str(folder), barrier)] * 2)
+            results = pool.starmap(ingest_at_barrier, [(uri, s3, str(folder), barrier)] * 2)
     kb = KnowledgeBase.open(uri, embedder="hashing", storage_options=s3)
     counts = Counter(h.chunk_id for h in kb.chunks())  # readable: nothing was dropped or damaged
     dupes = sum(n - 1 for n in counts.values() if n > 1)

@@ -16,13 +16,11 @@ import multiprocessing as mp
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from moto_support import moto_s3
+from moto_support import ingest_at_barrier, moto_s3
 from store_docs import write_docs
 
-from selfrag_nb.errors import KnowledgeBaseError
 from selfrag_nb.store.kb import KnowledgeBase
 
 pytest.importorskip("moto.server", reason="moto[server] is not installed (pip install 'moto[server]')")
@@ -36,16 +34,6 @@ def s3() -> Iterator[dict[str, str]]:
     """storage_options of a moto S3 server on a free loopback port, bucket created."""
     with moto_s3(BUCKET, "AKIDFIRSTWRITERS0001", "first-writers-secret-0001") as options:
         yield options
-
-
-def _first_ingest(uri: str, options: dict[str, str], folder: str, barrier: Any) -> str:
-    kb = KnowledgeBase.open(uri, embedder="hashing", storage_options=options)
-    barrier.wait()
-    try:
-        rep = kb.ingest(folder)
-    except KnowledgeBaseError as exc:
-        return f"error: {exc}"
-    return f"ok {len(rep.added)} added"
 
 
 @pytest.mark.slow
@@ -64,7 +52,7 @@ def test_two_first_writers_both_land_once(s3: dict[str, str], tmp_path: Path, ov
             barrier = manager.Barrier(2)
             with ctx.Pool(2) as pool:
                 results = pool.starmap(
-                    _first_ingest, [(uri, s3, str(a), barrier), (uri, s3, str(b), barrier)]
+                    ingest_at_barrier, [(uri, s3, str(a), barrier), (uri, s3, str(b), barrier)]
                 )
         print(f"round {n} {overlap}: {results}")
         assert all(r.startswith("ok") for r in results), results

@@ -3,6 +3,7 @@ in a subprocess on a free port, one bucket created, torn down afterwards.
 
     with moto_s3(bucket, key_id, secret) as options:   # storage_options for KnowledgeBase.open
         KnowledgeBase.open(f"s3://{bucket}/kb", storage_options=options)
+    pool.starmap(ingest_at_barrier, ...)   one racing writer per process: "ok ..." or "error: ..."
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -54,3 +56,18 @@ def moto_s3(bucket: str, key_id: str, secret: str) -> Iterator[dict[str, str]]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def ingest_at_barrier(uri: str, options: dict[str, str], folder: str, barrier: Any) -> str:
+    """One of several writers racing on object storage (run in a spawned
+    process): open, wait for the others, ingest; "ok ..." or "error: <message>"."""
+    from selfrag_nb.errors import KnowledgeBaseError
+    from selfrag_nb.store.kb import KnowledgeBase
+
+    kb = KnowledgeBase.open(uri, embedder="hashing", storage_options=options)
+    barrier.wait()
+    try:
+        rep = kb.ingest(folder)
+    except KnowledgeBaseError as exc:
+        return f"error: {exc}"
+    return f"ok {len(rep.added)} added, +{rep.chunks_added} chunks"
