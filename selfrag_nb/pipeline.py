@@ -44,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from selfrag_nb._displayable import view as widget_view
-from selfrag_nb._sync import run_sync  # re-exported: selfrag_nb.pipeline.run_sync
+from selfrag_nb._sync import run_sync
 from selfrag_nb.config import Settings
 from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.flow import RETRIEVAL_STAGES, STAGES
@@ -96,7 +96,7 @@ if TYPE_CHECKING:
     from selfrag_nb.rerankers import Reranker
     from selfrag_nb.store.kb import KnowledgeBase
 
-__all__ = ["SelfRAG", "Stepper", "run_sync"]
+__all__ = ["SelfRAG", "Stepper"]
 
 _log = logging.getLogger(__name__)
 #: A stage record type (Decision, Rewrite, ...) a Stepper step returns.

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from selfrag_nb._sync import run_sync  # re-exported: selfrag_nb.eval.runner.run_sync
+from selfrag_nb._sync import run_sync
 from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.eval.metrics import EvalRow, error_row, score
 from selfrag_nb.eval.questions import Question, QuestionSet
@@ -56,7 +56,6 @@ __all__ = [
     "config_version",
     "evaluate",
     "resolve_variants",
-    "run_sync",
 ]
 
 #: Named variant sets. "ablation" is the four-way comparison
