@@ -102,13 +102,14 @@ class AttributionChunk(_Frozen):
 
     chunk_id: str
     index: int
+    #: What views call it: the document's title, else its file name, else the chunk id.
+    name: str = ""
     ref: ChunkRef
 
-    @property
-    def name(self) -> str:
-        """The document's title, else its file name, else the chunk id."""
-        r = self.ref
-        return r.title or r.source.rstrip("/").rsplit("/", 1)[-1] or r.chunk_id
+    @classmethod
+    def of(cls, chunk_id: str, index: int, ref: ChunkRef) -> AttributionChunk:
+        name = ref.title or ref.source.rstrip("/").rsplit("/", 1)[-1] or chunk_id
+        return cls(chunk_id=chunk_id, index=index, name=name, ref=ref)
 
     @property
     def superseded(self) -> bool:

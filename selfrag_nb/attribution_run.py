@@ -193,38 +193,53 @@ def _target(trace: Trace) -> _Target | str:
     return _Target(trace=trace, generation=gen, support=support, call=support.calls[0])
 
 
+def _trace_settings(trace: Trace) -> Settings:
+    try:
+        return Settings.model_validate(trace.config.settings)
+    except ValueError:  # a trace from another version: the defaults bound the calls
+        return Settings()
+
+
 def _verifier(target: _Target, rag: Any) -> _Verifier:
-    """The trace's own verify model, prompts and language, or an error naming what to pass."""
+    """The trace's own verify model, prompts and language, or an error naming what to pass.
+
+    ``rag``: None (the offline model, when the trace's verification was
+    offline), a SelfRAG (or Stepper: its pipeline), or a verify model (a
+    Model object or a LiteLLM model string) used with the trace's settings."""
+    from selfrag_nb.llm.base import Model
+    from selfrag_nb.llm.runner import ModelRunner
+
     call = target.call
     trace = target.trace
+    rag = getattr(rag, "rag", rag)  # a Stepper: its pipeline
+    language = getattr(rag, "language", None) or detect_language(trace.question)
     if rag is None:
         if not call.offline:
             raise InputError(
                 f"this trace was verified by {call.model!r}, not the offline model: pass the "
-                "SelfRAG that made it (trace.attribution(rag=rag) or rag.attribution(trace)); "
-                "attribution never judges with a different model"
+                "SelfRAG that made it (trace.attribution(rag) or rag.attribution(trace)) or its "
+                "verify model; attribution never judges with a different model"
             )
-        from selfrag_nb.llm.runner import ModelRunner
-
-        try:
-            settings = Settings.model_validate(trace.config.settings)
-        except ValueError:  # a trace from another version: the defaults bound the calls
-            settings = Settings()
+        settings = _trace_settings(trace)
         runner = ModelRunner(None, prompts=settings.prompts, timeout=settings.timeout)
-        language = detect_language(trace.question)
+    elif isinstance(rag, str | Model):
+        settings = _trace_settings(trace)
+        runner = ModelRunner(rag, prompts=settings.prompts, timeout=settings.timeout)
     else:
         given_runner = getattr(rag, "runner", None)
         given_settings = getattr(rag, "settings", None)
-        if given_runner is None or not isinstance(given_settings, Settings):
-            raise InputTypeError(f"rag must be a selfrag_nb.SelfRAG, got {type(rag).__name__}")
-        runner, settings = given_runner, given_settings
-        name = runner.models_by_role().get("verify", "")
-        if name != call.model:
-            raise InputError(
-                f"this trace was verified by {call.model!r} but the SelfRAG given verifies with "
-                f"{name!r}: pass the SelfRAG (or models) that made the trace"
+        if not isinstance(given_runner, ModelRunner) or not isinstance(given_settings, Settings):
+            raise InputTypeError(
+                "attribution needs a selfrag_nb.SelfRAG, a Stepper, a Model or a LiteLLM model "
+                f"string (or None for an offline trace), got {type(rag).__name__}"
             )
-        language = getattr(rag, "language", None) or detect_language(trace.question)
+        runner, settings = given_runner, given_settings
+    name = runner.models_by_role().get("verify", "")
+    if name != call.model:
+        raise InputError(
+            f"this trace was verified by {call.model!r} but what was given verifies with {name!r}: "
+            "pass the SelfRAG (or the verify model) that made the trace"
+        )
     model = runner.model_for("verify")
     return _Verifier(
         runner=runner,
@@ -497,9 +512,7 @@ def _attribution(
         offline=verifier.offline,
         attempt=target.support.attempt,
         chunks=[
-            AttributionChunk(
-                chunk_id=e.chunk_id, index=e.index, ref=refs.get(e.chunk_id, ChunkRef(chunk_id=e.chunk_id))
-            )
+            AttributionChunk.of(e.chunk_id, e.index, refs.get(e.chunk_id, ChunkRef(chunk_id=e.chunk_id)))
             for e in full.evidence
         ],
         claims=rows,

@@ -142,6 +142,19 @@ def test_the_full_verification_is_taken_from_the_trace_and_each_ablation_made_on
     assert sorted(len(r.inputs.evidence) for r in made) == [n_chunks - 1] * n_chunks + [n_chunks]
 
 
+def test_a_pipeline_with_a_response_cache_answers_a_repeated_attribution_from_it(
+    kb: Any, tmp_path: Path
+) -> None:
+    rag = sr.SelfRAG(kb, settings=sr.Settings(grade=False), cache=tmp_path / "cache")
+    trace = rag.ask(Q)
+    first = rag.attribution(trace)
+    again = rag.attribution(trace)
+    assert first.calls
+    assert not any(c.cached for c in first.calls)
+    assert all(c.cached for c in again.calls)
+    assert [r.cells for r in again.claims] == [r.cells for r in first.claims]
+
+
 # ------------------------------------------------------------ cost, model, concurrency
 
 
@@ -216,8 +229,15 @@ def test_the_trace_s_own_verifier_or_a_clear_error(make_rag: Any, scripted: Any,
         trace.attribution()
     with pytest.raises(sr.InputError, match=r"'scripted'.*'offline'"):
         trace.attribution(sr.SelfRAG(kb))
+    with pytest.raises(sr.InputError, match=r"'scripted'.*'offline'"):
+        trace.attribution("offline")
     with pytest.raises(sr.InputTypeError, match="SelfRAG"):
         trace.attribution(object())
+    # The verify model itself will do, with the trace's settings.
+    a = trace.attribution(scripted)
+    assert isinstance(a, Attribution)
+    assert a.model == "scripted"
+    assert len(a.calls) == len(a.chunks)
 
 
 def test_nothing_to_attribute_is_an_empty_record_with_its_reason(kb: Any) -> None:
