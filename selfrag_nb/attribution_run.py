@@ -186,6 +186,9 @@ def _target(trace: Trace) -> _Target | str:
     gen = next((g for g in reversed(trace.generations) if g.attempt == support.attempt), None)
     if gen is None:
         return f"the trace holds no generation for verification attempt {support.attempt}"
+    failed = next((c for c in support.calls if c.parse_status in ("error", "unparsed")), None)
+    if failed is not None and not support.claims:
+        return f"the verification call failed ({failed.parse_status}): there are no verdicts to compare"
     if not support.claims or not support.calls:
         return "the verifier found no claims in the answer"
     if not gen.evidence:

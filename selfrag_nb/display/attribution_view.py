@@ -57,7 +57,7 @@ _CSS = (
     ".srnb-attr-matrix th,.srnb-attr-matrix td{border:1px solid var(--a-border);padding:2px 6px;vertical-align:top}"
     ".srnb-attr-matrix thead th{font-weight:600;max-width:12em;overflow-wrap:anywhere}"
     ".srnb-attr-matrix tbody th{font-weight:400;text-align:left;max-width:34em}"
-    ".srnb-attr-matrix td{text-align:center;min-width:3.2em}"
+    ".srnb-attr-matrix td{text-align:center;vertical-align:middle;min-width:3.2em}"
     ".srnb-attr-decisive{background:var(--a-bad);font-weight:700}.srnb-attr-weakened{background:var(--a-warn)}"
     ".srnb-attr-strengthened{background:var(--a-info)}.srnb-attr-unaffected{color:var(--a-muted)}"
     ".srnb-attr-unknown{color:var(--a-muted);font-style:italic}"
@@ -151,7 +151,7 @@ def _row(a: Attribution, i: int, row: ClaimAttribution, uid: str) -> str:
 def _matrix(a: Attribution, uid: str) -> str:
     head = "".join(_column(a, c.chunk_id) for c in a.chunks)
     rows = "".join(_row(a, i, row, uid) for i, row in enumerate(a.claims))
-    legend = " · ".join(f"{sym} {effect}" for effect, (sym, _, _) in _CELL.items())
+    legend = ", ".join(f"{sym} {effect}" for effect, (sym, _, _) in _CELL.items())
     return (
         f'<table class="srnb-attr-matrix"><thead><tr><th scope="col">claim · verdict with every chunk</th>'
         f"{head}</tr></thead><tbody>{rows}</tbody></table>"

@@ -259,6 +259,17 @@ def test_nothing_to_attribute_is_an_empty_record_with_its_reason(kb: Any) -> Non
         assert words in plan.reason
 
 
+def test_a_failed_verification_has_nothing_to_compare_against(make_rag: Any, scripted: Any) -> None:
+    script_refund(scripted, verify=ConnectionError("provider down"))
+    step = make_rag().stepper(Q)
+    step.verify()
+    a = step.attribution()
+    assert isinstance(a, Attribution)
+    assert a.empty
+    assert not a.calls
+    assert "verification call failed (error)" in a.reason
+
+
 def test_the_stepper_attributes_its_trace_after_verify(kb: Any) -> None:
     rag = _plain(kb)
     step = rag.stepper(Q)
