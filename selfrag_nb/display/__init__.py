@@ -9,11 +9,13 @@ three faces for each object, registered per type in one seam (faces.py).
                                             lab: lab_text / run_text (prompt_lab_html.py)
                                             compare: compare_text (compare_html.py)
                                             ingest: ingest_text (ingest_html.py)
+                                            attribution: attribution_view.py
            text/html    faces.html(obj)     records: static_html    (html.py)
                                             eval: eval_html.py
                                             lab: prompt_lab_html.py
                                             compare: compare_html.py
                                             ingest: ingest_html.py (static only)
+                                            attribution: attribution_view.py (static only)
            widget view  faces.widget(obj)   TraceWidget (widget.py), EvalWidget
                                             (eval_widget.py), PromptLabWidget
                                             (prompt_lab_widget.py), CompareWidget
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from selfrag_nb.display import attribution_view as _attribution_view  # noqa: F401 - registers the attribution faces
 from selfrag_nb.display import compare_html as _compare_html  # noqa: F401 - registers the comparison faces
 from selfrag_nb.display import eval_html as _eval_html  # noqa: F401 - registers the evaluation faces
 from selfrag_nb.display import ingest_html as _ingest_html  # noqa: F401 - registers the ingest report's faces
