@@ -215,19 +215,19 @@ def _explain(exc: ValidationError) -> str:
 
 
 def _parse(obj: dict[str, Any], line: int = 0) -> Label:
-    """One JSON object as a label; ValueError names what is wrong."""
+    """One JSON object as a label; LabelsError names what is wrong (the caller adds where)."""
     kind = obj.get("kind")
     if kind not in _CLASSES:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        raise LabelsError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     missing = [k for k in ("id", *_REQUIRED[kind]) if k not in obj]
     if missing:
-        raise ValueError(f"{kind} label missing required field(s) {', '.join(missing)}")
+        raise LabelsError(f"{kind} label missing required field(s) {', '.join(missing)}")
     known = {k: v for k, v in obj.items() if k in _FIELDS[kind] and k != "kind"}
     extra = {k: v for k, v in obj.items() if k not in _FIELDS[kind]}
     try:
         return _CLASSES[kind](**known, extra=extra, line=line)
     except ValidationError as exc:
-        raise ValueError(_explain(exc)) from None
+        raise LabelsError(_explain(exc)) from None
 
 
 def sample_labels_path() -> Path:
@@ -285,7 +285,7 @@ class Labels:
                 raise LabelsError(f"{where}: expected a JSON object, got {type(obj).__name__}")
             try:
                 self._add(_parse(obj, lineno))
-            except ValueError as exc:
+            except LabelsError as exc:
                 raise LabelsError(f"{where}: {exc}") from None
 
     def _add(self, label: Label) -> None:
@@ -303,7 +303,7 @@ class Labels:
         obj.setdefault("at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         try:
             label = _parse(obj)
-        except ValueError as exc:
+        except LabelsError as exc:
             raise LabelsError(f"{self.path}: label not written: {exc}") from None
         text = json.dumps(label.to_record(), ensure_ascii=False)
         with self._lock:
