@@ -24,7 +24,8 @@
 are content-derived (store/prepare.py: a hash of the source path, the chunk
 text and its repeat count), so a label keeps pointing at its chunk when an
 unchanged document is ingested again, into the same or a new knowledge base.
-Claims are matched by text, case and spacing aside (``claim_key``): the
+Claims are matched by text, case, spacing, citation markers and the closing
+full stop aside (``claim_key``): the
 verifier's claims come from the generated answer, so a claim label is written
 for the sentences a run produced.
 
@@ -46,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from selfrag_nb.errors import InputError, LabelsError, NotFoundError
+from selfrag_nb.text import strip_markers
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -79,8 +81,11 @@ _REQUIRED = {"chunk": ("chunk_id", "relevant"), "claim": ("claim", "support"), "
 
 
 def claim_key(text: str) -> str:
-    """A claim as it is matched: Unicode-normalized, case-folded, spacing collapsed."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    """A claim as it is matched: without citation markers ("[1]") and closing
+    punctuation (verifiers quote claims either way), Unicode-normalized,
+    case-folded, spacing collapsed."""
+    core = " ".join(unicodedata.normalize("NFKC", strip_markers(text)).casefold().split())
+    return core.rstrip(".。!?！？;；").strip()
 
 
 class _Label(BaseModel):

@@ -63,8 +63,10 @@ from selfrag_nb.errors import InputError, InputTypeError, NotFoundError, Templat
 from selfrag_nb.eval.questions import Question, QuestionSet
 from selfrag_nb.eval.questions import questions as load_questions
 from selfrag_nb.flow import ROLES
+from selfrag_nb.labels import Labels
 from selfrag_nb.promptlab_cache import RunStore, default_run_dir, run_context, side_key
 from selfrag_nb.promptlab_exec import schedule
+from selfrag_nb.promptlab_labels import human_kind, relabel, version_scores
 from selfrag_nb.promptlab_runs import (
     LabRow,
     LabRun,
@@ -179,6 +181,9 @@ class PromptLab(Displayable):
         lab.export("grade", "grade.txt")  # the best version + grade.txt.json
     """
 
+    #: Human labels (sr.Labels): grade, verify and usefulness are scored against them where they exist.
+    labels: Labels | None = None
+
     def __init__(
         self,
         rag: SelfRAG,
@@ -190,6 +195,7 @@ class PromptLab(Displayable):
         per_category: int = 1,
         cache: bool | str | Path = True,
         export_dir: str | Path = EXPORT_DIR,
+        labels: Labels | str | Path | None = None,
     ) -> None:
         if rag is None or not hasattr(rag, "prompts") or not hasattr(rag, "runner"):
             raise InputTypeError(
@@ -212,6 +218,7 @@ class PromptLab(Displayable):
             raise InputTypeError(f"cache must be True, False or a folder path; got {type(cache).__name__}")
         self.rag = rag
         self.questions = _as_question_set(questions)
+        self.labels = labels if isinstance(labels, Labels) or labels is None else Labels(labels)
         self.roles: tuple[str, ...] = chosen
         #: The role a view of this lab opens on.
         self.role: str = role or chosen[0]
@@ -391,7 +398,10 @@ class PromptLab(Displayable):
         """A small stratified subset: ``per_category`` questions of each
         category among those labelled for ``role`` (seeded, file order)."""
         role = self._role(role)
-        pool = QuestionSet([q for q in self.questions if is_labelled(role, q)], name=self.questions.name)
+        kind, labels = human_kind(role, self.labels), self.labels
+        ok = {lab.id for lab in labels.of_kind(kind)} if kind and labels else None  # labelled by people
+        mine = [q for q in self.questions if (q.id in ok if ok is not None else is_labelled(role, q))]
+        pool = QuestionSet(mine, name=self.questions.name)
         return [q.id for q in pool.sample(self.per_category, seed=0, per_category=True)]
 
     def _pick(self, role: str, ids: Iterable[str] | None) -> list[Question]:
@@ -476,6 +486,7 @@ class PromptLab(Displayable):
                     sides[(v, q.id)] = hit.model_copy(update={"cached": True})
 
         rows: dict[str, LabRow] = {}
+        items: dict[str, list[Any]] = {}
 
         def emit(q: Question) -> None:
             if q.id in rows or any((v, q.id) not in sides for v in versions):
@@ -488,6 +499,7 @@ class PromptLab(Displayable):
                 old=sides[(base.hash, q.id)],
                 new=sides[(cand.hash, q.id)],
             )
+            row, items[q.id] = relabel(role, row, self.labels)  # people's labels, where they exist
             rows[q.id] = row
             if on_row is not None:
                 on_row(row, len(rows), len(qs))
@@ -529,6 +541,8 @@ class PromptLab(Displayable):
             wall_ms=(time.perf_counter() - t0) * 1000,
             planned=len(qs),
             cancelled=len(rows) < len(qs) and stopped(),
+            labels=str(self.labels.path) if human_kind(role, self.labels) and self.labels else "",
+            label_items=[i for q in qs for i in items.get(q.id, [])],
         )
         self._record(role, run, base, cand)
         return run
@@ -536,23 +550,8 @@ class PromptLab(Displayable):
     def _record(self, role: str, run: LabRun, base: _Version, cand: _Version) -> None:
         with self._lock:
             self._last[role] = run
-            totals = run.totals()
-            for name, scored in (("old", base), ("new", cand)):
-                t = totals[name]
-                scored.scores = {
-                    "agreement": rounded(t["agreement"]),
-                    "reached": t["reached"],  # rows the prompt reached: agreement is over these
-                    "labelled": t["labelled"],
-                    "questions": len(run.rows),
-                    "offline": t["offline"],
-                    "not_used": t["not_used"],
-                    "precision": rounded(t["precision"]),
-                    "recall": rounded(t["recall"]),
-                    "tokens_in": t["tokens_in"],
-                    "cost": rounded(t["cost"], 6),
-                    "run_at": iso_time(run.created),
-                    "cancelled": run.cancelled,
-                }
+            base.scores = version_scores(run, "old")
+            cand.scores = version_scores(run, "new")
         self._changed(role)
 
     def cancel(self, role: str | None = None) -> int:
