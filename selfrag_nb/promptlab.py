@@ -1,6 +1,8 @@
 """Prompt Lab engine: edit any role's prompt, re-run labelled questions, compare.
 
-    PromptLab(rag, questions, role="grade", cache=True)
+    PromptLab(rag, questions, role="grade", cache=True, labels=None)
+      labels           sr.Labels: grade / verify / usefulness scored against people where labels of
+                       their kind exist (promptlab_labels.py: kappa, P/R/F1, confusion); else proxies
       roles            every model role, in flow order (flow.ROLES): decide rewrite grade
                        rerank assess generate verify;  role = the one a view opens on
       versions[role]   hash -> template text, note, scores  (baseline = rag.prompts at creation)

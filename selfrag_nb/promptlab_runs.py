@@ -13,6 +13,8 @@
                   sources in the evidence cited with a valid marker       -> mean of the labelled parts
         verify    first recommendation -> outcome vs expected outcomes        -> 1.0 / 0.0
         + tokens, cost, latency of the role's own calls, unparsed calls, prompt hashes
+        + judged: what the judge ruled per item (grade, verify, usefulness), matched with human
+          labels at run time (promptlab_labels.py); with labels they replace the proxies above
         + prompt_use: did this version's template reach a model on this question?
             "used"      a call of the role carried this version's hash to a model that reads prompts
             "offline"   the offline model answered: it reads structured inputs, not the prompt text
