@@ -68,7 +68,7 @@ from selfrag_nb.flow import ROLES
 from selfrag_nb.labels import Labels
 from selfrag_nb.promptlab_cache import RunStore, default_run_dir, run_context, side_key
 from selfrag_nb.promptlab_exec import schedule
-from selfrag_nb.promptlab_labels import human_kind, relabel, version_scores
+from selfrag_nb.promptlab_labels import human_kind, relabel, rescore, version_scores
 from selfrag_nb.promptlab_runs import (
     LabRow,
     LabRun,
@@ -610,7 +610,9 @@ class PromptLab(Displayable):
             qs = self._pick(role, last.ids)
             ranked: list[tuple[float, int, int, _Version]] = []
             for order, v in enumerate(self._versions[role].values()):
-                sides = [_vouched(self._cache.get(self._key(role, v.hash, ctx, q)), v.hash) for q in qs]
+                # cached sides hold the proxy: with labels, scored against people as the run does
+                hits = [_vouched(self._cache.get(self._key(role, v.hash, ctx, q)), v.hash) for q in qs]
+                sides = [rescore(role, q.id, hit, self.labels) for q, hit in zip(qs, hits, strict=True)]
                 if v.hash in (last.baseline, last.candidate):
                     sides = [
                         r.old if v.hash == last.baseline else r.new for r in last.rows

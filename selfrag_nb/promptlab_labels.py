@@ -23,6 +23,8 @@
         by_category(side)   per question category + "overall"
         disagreements(side) the items where the judge and people differ (dicts, one call away)
         label_records()     every item, flat (exports)
+      rescore(role, qid, side, labels)  a cached side of another version, scored the same way
+                                 (PromptLab.best ranks every version against people)
       version_scores(run, side)  what PromptLab records on a version after a run (+ kappa ...)
 
 The cached sides hold only what the judge ruled; the labels are matched at
@@ -54,6 +56,7 @@ __all__ = [
     "LabelItem",
     "human_kind",
     "relabel",
+    "rescore",
     "version_scores",
 ]
 
@@ -167,6 +170,19 @@ def relabel(role: str, row: LabRow, labels: Labels | None) -> tuple[LabRow, list
         }
     )
     return new_row, items
+
+
+def rescore(role: str, qid: str, side: LabSide | None, labels: Labels | None) -> LabSide | None:
+    """A side read from the cache, its agreement against people as ``relabel``
+    gives it (unchanged when the role keeps its proxy): ``PromptLab.best``
+    ranks versions outside the last run on the same footing."""
+    kind = human_kind(role, labels)
+    if side is None or kind is None or labels is None:
+        return side
+    pairs = [(_label(labels, kind, qid, j.key)[0], j.verdict) for j in side.judged]
+    known = [(h, v) for h, v in pairs if h is not None]
+    share = sum(h == v for h, v in known) / len(known) if known else None
+    return side.model_copy(update={"agreement": share, "precision": None, "recall": None})
 
 
 class HumanFigures:

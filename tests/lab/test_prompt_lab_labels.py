@@ -221,3 +221,23 @@ def test_labels_argument_accepts_a_path(kb: Any, tmp_path: Path) -> None:
     assert lab.labels.get_answer("refund-1") is not None
     with pytest.raises(sr.LabelsError, match=r"path to a \.jsonl"):
         make_lab(kb, 42)  # type: ignore[arg-type]
+
+
+def test_best_ranks_cached_versions_against_people_too(
+    kb: Any, chunk_ids: dict[str, str], tmp_path: Path
+) -> None:
+    # People judge refund-1's refunds chunk not relevant (its file is listed as relevant: the proxy disagrees).
+    labels = sr.Labels(tmp_path / "labels.jsonl")
+    labels.chunk("refund-1", chunk_ids["refunds.md"], relevant=False)
+    labels.chunk("refund-1", chunk_ids["shipping.md"], relevant=False)
+    lab = make_lab(kb, labels)
+    base = lab.baseline("grade")
+    strict = lab.set_template("grade", with_marker(lab.template("grade"), STRICT))
+    lab.run("grade", ["refund-1"])  # STRICT: refunds relevant (people: no), shipping not (people: no) -> 1/2
+    lab.set_template("grade", "NOTE: read carefully.\n" + lab.version_text("grade", base))
+    last = lab.run("grade", ["refund-1"])  # baseline vs the note: both say relevant to both -> 0/2
+    assert (last.agreement_old, last.agreement_new) == (0.0, 0.0)
+    best = lab.best("grade")
+    # STRICT comes from the cache: it is ranked on people's labels (1/2), not on the proxy (2/2)
+    assert best["hash"] == strict
+    assert best["agreement"] == 0.5
