@@ -26,6 +26,7 @@ from selfrag_nb.errors import (
     InputError,
     InputTypeError,
     KnowledgeBaseError,
+    LabelsError,
     MissingDependencyError,
     ModelError,
     NotFoundError,
@@ -58,6 +59,7 @@ _LAZY: dict[str, str] = {
     "LiteLLMModel": "selfrag_nb.llm.litellm_model",
     "ScriptedModel": "selfrag_nb.testing",
     "PromptLab": "selfrag_nb.promptlab",
+    "Labels": "selfrag_nb.labels",
     "questions": "selfrag_nb.eval.questions",
     "calibrate": "selfrag_nb.eval.calibrate",
     "view": "selfrag_nb._displayable",
@@ -92,6 +94,8 @@ __all__ = [
     "InputTypeError",
     "KnowledgeBase",
     "KnowledgeBaseError",
+    "Labels",
+    "LabelsError",
     "LiteLLMModel",
     "MissingDependencyError",
     "Model",
@@ -135,6 +139,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs only; runtime goes through __get
     from selfrag_nb.eval.questions import questions as questions
     from selfrag_nb.eval.report import EvalReport as EvalReport
     from selfrag_nb.eval.runner import evaluate as evaluate
+    from selfrag_nb.labels import Labels as Labels
     from selfrag_nb.llm.base import Model as Model
     from selfrag_nb.llm.litellm_model import LiteLLMModel as LiteLLMModel
     from selfrag_nb.llm.offline import OfflineModel as OfflineModel

@@ -10,6 +10,7 @@
     │   ├── AccessWideningError       an ingest would let someone read a stored document
     │   │                             they could not before (.changes names each one)
     │   ├── QuestionSetError          a question set that cannot be read (names file and line)
+    │   ├── LabelsError               a human-labels file that cannot be read (names file and line)
     │   └── TemplateError             a prompt template the Prompt Lab cannot use
     ├── KnowledgeBaseError            + RuntimeError: the knowledge base cannot be used
     │   └── EmbedderError             an embedder cannot be built or returned unusable vectors
@@ -61,6 +62,7 @@ __all__ = [
     "InputError",
     "InputTypeError",
     "KnowledgeBaseError",
+    "LabelsError",
     "MissingDependencyError",
     "ModelError",
     "NotFoundError",
@@ -139,6 +141,11 @@ class AccessWideningError(InputError):
 
 class QuestionSetError(InputError):
     """A question set that cannot be read; the message names the file and line."""
+
+
+class LabelsError(InputError):
+    """A human-labels file (``sr.Labels``) that cannot be read, or a label
+    that cannot be written; the message names the file and line."""
 
 
 class TemplateError(InputError):

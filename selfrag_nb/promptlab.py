@@ -1,6 +1,8 @@
 """Prompt Lab engine: edit any role's prompt, re-run labelled questions, compare.
 
-    PromptLab(rag, questions, role="grade", cache=True)
+    PromptLab(rag, questions, role="grade", cache=True, labels=None)
+      labels           sr.Labels: grade / verify / usefulness scored against people where labels of
+                       their kind exist (promptlab_labels.py: kappa, P/R/F1, confusion); else proxies
       roles            every model role, in flow order (flow.ROLES): decide rewrite grade
                        rerank assess generate verify;  role = the one a view opens on
       versions[role]   hash -> template text, note, scores  (baseline = rag.prompts at creation)
@@ -63,8 +65,10 @@ from selfrag_nb.errors import InputError, InputTypeError, NotFoundError, Templat
 from selfrag_nb.eval.questions import Question, QuestionSet
 from selfrag_nb.eval.questions import questions as load_questions
 from selfrag_nb.flow import ROLES
+from selfrag_nb.labels import Labels
 from selfrag_nb.promptlab_cache import RunStore, default_run_dir, run_context, side_key
 from selfrag_nb.promptlab_exec import schedule
+from selfrag_nb.promptlab_labels import human_kind, relabel, rescore, version_scores
 from selfrag_nb.promptlab_runs import (
     LabRow,
     LabRun,
@@ -179,6 +183,9 @@ class PromptLab(Displayable):
         lab.export("grade", "grade.txt")  # the best version + grade.txt.json
     """
 
+    #: Human labels (sr.Labels): grade, verify and usefulness are scored against them where they exist.
+    labels: Labels | None = None
+
     def __init__(
         self,
         rag: SelfRAG,
@@ -190,6 +197,7 @@ class PromptLab(Displayable):
         per_category: int = 1,
         cache: bool | str | Path = True,
         export_dir: str | Path = EXPORT_DIR,
+        labels: Labels | str | Path | None = None,
     ) -> None:
         if rag is None or not hasattr(rag, "prompts") or not hasattr(rag, "runner"):
             raise InputTypeError(
@@ -212,6 +220,7 @@ class PromptLab(Displayable):
             raise InputTypeError(f"cache must be True, False or a folder path; got {type(cache).__name__}")
         self.rag = rag
         self.questions = _as_question_set(questions)
+        self.labels = labels if isinstance(labels, Labels) or labels is None else Labels(labels)
         self.roles: tuple[str, ...] = chosen
         #: The role a view of this lab opens on.
         self.role: str = role or chosen[0]
@@ -391,7 +400,10 @@ class PromptLab(Displayable):
         """A small stratified subset: ``per_category`` questions of each
         category among those labelled for ``role`` (seeded, file order)."""
         role = self._role(role)
-        pool = QuestionSet([q for q in self.questions if is_labelled(role, q)], name=self.questions.name)
+        kind, labels = human_kind(role, self.labels), self.labels
+        ok = {lab.id for lab in labels.of_kind(kind)} if kind and labels else None  # labelled by people
+        mine = [q for q in self.questions if (q.id in ok if ok is not None else is_labelled(role, q))]
+        pool = QuestionSet(mine, name=self.questions.name)
         return [q.id for q in pool.sample(self.per_category, seed=0, per_category=True)]
 
     def _pick(self, role: str, ids: Iterable[str] | None) -> list[Question]:
@@ -476,6 +488,7 @@ class PromptLab(Displayable):
                     sides[(v, q.id)] = hit.model_copy(update={"cached": True})
 
         rows: dict[str, LabRow] = {}
+        items: dict[str, list[Any]] = {}
 
         def emit(q: Question) -> None:
             if q.id in rows or any((v, q.id) not in sides for v in versions):
@@ -488,6 +501,7 @@ class PromptLab(Displayable):
                 old=sides[(base.hash, q.id)],
                 new=sides[(cand.hash, q.id)],
             )
+            row, items[q.id] = relabel(role, row, self.labels)  # people's labels, where they exist
             rows[q.id] = row
             if on_row is not None:
                 on_row(row, len(rows), len(qs))
@@ -529,6 +543,8 @@ class PromptLab(Displayable):
             wall_ms=(time.perf_counter() - t0) * 1000,
             planned=len(qs),
             cancelled=len(rows) < len(qs) and stopped(),
+            labels=str(self.labels.path) if human_kind(role, self.labels) and self.labels else "",
+            label_items=[i for q in qs for i in items.get(q.id, [])],
         )
         self._record(role, run, base, cand)
         return run
@@ -536,23 +552,8 @@ class PromptLab(Displayable):
     def _record(self, role: str, run: LabRun, base: _Version, cand: _Version) -> None:
         with self._lock:
             self._last[role] = run
-            totals = run.totals()
-            for name, scored in (("old", base), ("new", cand)):
-                t = totals[name]
-                scored.scores = {
-                    "agreement": rounded(t["agreement"]),
-                    "reached": t["reached"],  # rows the prompt reached: agreement is over these
-                    "labelled": t["labelled"],
-                    "questions": len(run.rows),
-                    "offline": t["offline"],
-                    "not_used": t["not_used"],
-                    "precision": rounded(t["precision"]),
-                    "recall": rounded(t["recall"]),
-                    "tokens_in": t["tokens_in"],
-                    "cost": rounded(t["cost"], 6),
-                    "run_at": iso_time(run.created),
-                    "cancelled": run.cancelled,
-                }
+            base.scores = version_scores(run, "old")
+            cand.scores = version_scores(run, "new")
         self._changed(role)
 
     def cancel(self, role: str | None = None) -> int:
@@ -609,7 +610,9 @@ class PromptLab(Displayable):
             qs = self._pick(role, last.ids)
             ranked: list[tuple[float, int, int, _Version]] = []
             for order, v in enumerate(self._versions[role].values()):
-                sides = [_vouched(self._cache.get(self._key(role, v.hash, ctx, q)), v.hash) for q in qs]
+                # cached sides hold the proxy: with labels, scored against people as the run does
+                hits = [_vouched(self._cache.get(self._key(role, v.hash, ctx, q)), v.hash) for q in qs]
+                sides = [rescore(role, q.id, hit, self.labels) for q, hit in zip(qs, hits, strict=True)]
                 if v.hash in (last.baseline, last.candidate):
                     sides = [
                         r.old if v.hash == last.baseline else r.new for r in last.rows

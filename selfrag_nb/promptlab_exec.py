@@ -81,6 +81,7 @@ def ask(rag: SelfRAG, role: str, version: str, q: Question) -> LabSide:
             wall_ms=wall,
             prompt_use="not used",  # no verdict to score: whatever was sent, nothing counts
             prompt_note="the question failed before a verdict",
+            judged=[],
         )
     return score_side(role, version, q, trace, (time.perf_counter() - t0) * 1000)
 

@@ -13,6 +13,8 @@
                   sources in the evidence cited with a valid marker       -> mean of the labelled parts
         verify    first recommendation -> outcome vs expected outcomes        -> 1.0 / 0.0
         + tokens, cost, latency of the role's own calls, unparsed calls, prompt hashes
+        + judged: what the judge ruled per item (grade, verify, usefulness), matched with human
+          labels at run time (promptlab_labels.py); with labels they replace the proxies above
         + prompt_use: did this version's template reach a model on this question?
             "used"      a call of the role carried this version's hash to a model that reads prompts
             "offline"   the offline model answered: it reads structured inputs, not the prompt text
@@ -55,6 +57,7 @@ from selfrag_nb.eval.metrics import (
     source_matches,
 )
 from selfrag_nb.eval.questions import Question
+from selfrag_nb.promptlab_labels import HumanFigures, Judged, LabelItem
 from selfrag_nb.trace import ModelCall, Trace, Usefulness
 
 if TYPE_CHECKING:
@@ -146,6 +149,10 @@ class LabSide(_Frozen):
     prompt_use: PromptUse
     #: Why the prompt was not used ("" when it was).
     prompt_note: str = ""
+    #: What the judge ruled, item by item (grade: chunks, verify: claims,
+    #: usefulness: the answer), matched with human labels at run time
+    #: (promptlab_labels.py). Required, like prompt_use: an older cache file is a miss.
+    judged: list[Judged]
 
     @property
     def reached(self) -> bool:
@@ -188,8 +195,11 @@ def _sum_tokens(values: Iterable[int | None]) -> int | None:
     return sum(vals) if vals else None
 
 
-class LabRun(_Frozen, Displayable):
-    """The result of ``PromptLab.run``: one row per question, old vs new."""
+class LabRun(_Frozen, Displayable, HumanFigures):
+    """The result of ``PromptLab.run``: one row per question, old vs new.
+    Scored against human labels (``labels`` names the file): ``kappa``,
+    ``precision``, ``recall``, ``f1``, ``confusion``, ``by_category()``,
+    ``disagreements()`` (promptlab_labels.HumanFigures)."""
 
     role: str
     baseline: str
@@ -206,6 +216,10 @@ class LabRun(_Frozen, Displayable):
     planned: int = 0
     #: True when ``PromptLab.cancel`` (or the ``cancel`` event) stopped it early.
     cancelled: bool = False
+    #: The human-labels file the run was scored against ("": the role's proxy labels).
+    labels: str = ""
+    #: Per judged item: people's label and each side's verdict (runs scored against labels).
+    label_items: list[LabelItem] = Field(default_factory=list)
 
     @property
     def ids(self) -> list[str]:
@@ -284,6 +298,7 @@ class LabRun(_Frozen, Displayable):
                 "cost": _sum_cost(s.cost for s in sides),
                 "latency_ms": sum(s.latency_ms for s in sides),
             }
+            out[name].update(self.human_totals(name))  # kappa, P/R/F1 vs people; replaces the proxies
         return out
 
     def to_records(self) -> list[dict[str, Any]]:
@@ -300,6 +315,13 @@ class LabRun(_Frozen, Displayable):
                 "label": r.label,
                 "changed": r.changed,
             }
+            if self.labels:  # what people labelled in this row, and how each side matched it
+                mine = [i for i in self.label_items if i.id == r.id and i.human is not None]
+                rec["label_items"] = len(mine)
+                for name in ("old", "new"):
+                    ruled = [i for i in mine if getattr(i, name) is not None]
+                    rec[f"{name}_label_agree"] = sum(1 for i in ruled if getattr(i, name) == i.human)
+                    rec[f"{name}_label_ruled"] = len(ruled)
             for name in ("old", "new"):
                 side: LabSide = getattr(r, name)
                 for k in (
@@ -493,6 +515,10 @@ def _score_grade(q: Question, trace: Trace) -> dict[str, Any]:
     return {
         "verdict": verdict,
         "agreement": sum(matches) / len(matches) if matches else None,
+        "judged": [
+            Judged(key=g.chunk_id, verdict="relevant" if g.relevant else "not relevant", what=s)
+            for g, (s, _) in zip(grades.items, graded, strict=True)
+        ],
         "relevant": kept,
         "graded": len(graded),
         "precision": precision,
@@ -573,6 +599,9 @@ def _score_verify(q: Question, trace: Trace) -> dict[str, Any]:
     return {
         "verdict": f"{rec or 'not verified'} → {outcome or 'no outcome'}",
         "agreement": None if not q.expected or outcome is None else float(outcome in q.expected),
+        "judged": [Judged(key=c.text, verdict=c.verdict, what=c.text) for c in supports[0].claims]
+        if supports
+        else [],
         "recommendation": rec,
         "outcome": outcome,
         "reason": fin.reason if fin else "",
@@ -592,6 +621,7 @@ def _score_usefulness(q: Question, trace: Trace) -> dict[str, Any]:
     return {
         "verdict": f"{u.verdict} ({u.score}/100)" + (f" · missing: {u.missing}" if u.missing else ""),
         "agreement": None if holds is None else float((u.verdict != "no") == holds),
+        "judged": [Judged(key="", verdict=u.verdict, what=gen.answer if gen else "")],
         "reason": u.reason,
     }
 
@@ -646,7 +676,7 @@ def prompt_use_of(
 def score_side(role: str, version: str, q: Question, trace: Trace, wall_ms: float) -> LabSide:
     """Score the trace of one question run with ``version`` of ``role``'s template."""
     calls = _role_calls(trace, role)
-    scored = _SCORERS[role](q, trace)
+    scored = {"judged": [], **_SCORERS[role](q, trace)}
     use, why = prompt_use_of(role, version, calls, trace, scored)
     common: dict[str, Any] = {
         "version": version,

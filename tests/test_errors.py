@@ -57,7 +57,7 @@ def test_the_warning_is_no_error() -> None:
 
 
 def test_one_root_and_the_old_bases() -> None:
-    assert len(CLASSES) == 16
+    assert len(CLASSES) == 17  # LabelsError joined (sr.Labels)
     for name in CLASSES:
         cls = getattr(errors, name)
         assert issubclass(cls, sr.SelfRAGError), name

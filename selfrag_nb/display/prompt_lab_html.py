@@ -14,6 +14,10 @@
                                  inserted words marked on the new), the role's own measures
                                  (side_notes), tokens · cost · latency or "no call"; a side whose
                                  prompt did not reach a model says "prompt not used" and why
+                                 scored against human labels (sr.Labels): human_line (kappa,
+                                 precision / recall / F1 with their denominators, "no label"),
+                                 the candidate's confusion matrix, per-category figures and the
+                                 disagreeing items (folded)
               -> run_text(run)   "LabRun grade: agreement 50% -> 100% on 2 questions (prompt
                                   reached the model on 2 of 2), ..."
     LabVersions -> versions_html / versions_text   a table: version, created, note, agreement
@@ -47,6 +51,7 @@ __all__ = [
     "QUESTION_CHARS",
     "ROOT_CLASS",
     "agreement_mark",
+    "human_line",
     "lab_css",
     "lab_html",
     "lab_text",
@@ -155,6 +160,38 @@ def run_cached(run: LabRun) -> str:
     return f"{run.cached} of {n} side{'s' if n != 1 else ''} cached (no model call)"
 
 
+def _kappa(v: float | None) -> str:
+    return "undefined" if v is None else f"{v:.2f}"
+
+
+def _ratio(num: int, den: int) -> str:
+    return "—" if not den else f"{num}/{den}"
+
+
+def human_line(run: LabRun) -> str:
+    """ "vs people (labels.jsonl, 12 chunks): kappa 0.00 → 1.00 · precision 2/4 → 2/2 · ..." ("" on a proxy run)."""
+    old, new = run.human("old"), run.human("new")
+    if old is None or new is None:
+        return ""
+    kind = run.label_kind or "item"
+    parts = [
+        f"kappa {_kappa(old.kappa)} → {_kappa(new.kappa)}",
+        f"agree {_ratio(old.agree, old.n)} → {_ratio(new.agree, new.n)}",
+        f"precision {_ratio(old.true_positive, old.judge_positive)} → {_ratio(new.true_positive, new.judge_positive)}"
+        f" (of judged {new.positive})",
+        f"recall {_ratio(old.true_positive, old.human_positive)} → {_ratio(new.true_positive, new.human_positive)}"
+        f" (of labelled {new.positive})",
+        f"F1 {pct(old.f1)} → {pct(new.f1)}",
+    ]
+    if old.no_label or new.no_label:
+        parts.append(
+            f"no label: {_of(old.no_label, new.no_label, old.no_label + old.n)} {kind}s, not counted"
+        )
+    note = next((a.kappa_note for a in (new, old) if a.kappa_note), "")
+    name = run.labels.replace("\\", "/").rsplit("/", 1)[-1]
+    return f"vs people ({name}, {kind}s): " + " · ".join(parts) + (f" · kappa: {note}" if note else "")
+
+
 def run_summary(run: LabRun) -> str:
     t = run.totals()
     s = f"cancelled after {run.progress} — " if run.cancelled else ""
@@ -169,6 +206,8 @@ def run_summary(run: LabRun) -> str:
     else:
         agreement = f"{run.role}: agreement {pct(o['agreement'])} (on {lo}) → {pct(n['agreement'])} (on {ln})"
     s += f"{agreement} ({reach_line(run)}), {t['changed']} verdict{'s' if t['changed'] != 1 else ''} changed"
+    if run.labels:
+        s += f"; {human_line(run)}"
     if t["errors"]:
         s += f", {t['errors']} error(s)"
     if run.cached:
@@ -305,6 +344,7 @@ def _run_body(run: LabRun) -> str:
         + f" · tokens {fmt_tokens(o['tokens_in'])} → {fmt_tokens(n['tokens_in'])} in"
         f" · cost {fmt_cost(o['cost'])} → {fmt_cost(n['cost'])}</div>"
     )
+    totals += _human_html(run)
     rows = "".join(_row(r) for r in run.rows[:_STATIC_ROWS])
     more = ""
     if len(run.rows) > _STATIC_ROWS:
@@ -317,6 +357,48 @@ def _run_body(run: LabRun) -> str:
         f"</tr></thead>{rows}</table>{more}"
     )
     return f'<section class="srnb-card srnb-lab-run">{head}{note}{totals}{MARK_KEY}{table}</section>'
+
+
+def _human_html(run: LabRun) -> str:
+    """The figures against people: line, confusion (candidate), per category, disagreements."""
+    new = run.human("new")
+    if new is None:
+        return ""
+    head = "".join(f"<th>judge: {esc(c, 40)}</th>" for c in new.classes)
+    body = "".join(
+        f"<tr><th>people: {esc(h, 40)}</th>"
+        + "".join(f'<td class="srnb-num">{new.confusion[h][c]}</td>' for c in new.classes)
+        + "</tr>"
+        for h in new.classes
+    )
+    confusion = (
+        f'<table class="srnb-lab-table srnb-lab-confusion"><thead><tr><th>candidate</th>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table>"
+    )
+    cats = "".join(
+        f"<tr><td>{esc(c, 100)}</td><td class='srnb-num'>{_kappa(a.kappa)}</td>"
+        f"<td class='srnb-num'>{_ratio(a.agree, a.n)}</td><td class='srnb-num'>{pct(a.precision)}</td>"
+        f"<td class='srnb-num'>{pct(a.recall)}</td><td class='srnb-num'>{pct(a.f1)}</td>"
+        f"<td class='srnb-num'>{a.no_label}</td></tr>"
+        for c, a in run.by_category("new").items()
+    )
+    per_cat = (
+        '<table class="srnb-lab-table srnb-lab-categories"><thead><tr><th>category (candidate)</th><th>kappa</th>'
+        f"<th>agree</th><th>precision</th><th>recall</th><th>F1</th><th>no label</th></tr></thead><tbody>{cats}</tbody></table>"
+    )
+    dis = run.disagreements("new")
+    items = "".join(
+        f"<li><span class='srnb-id'>{esc(d['id'], 100)}</span> {esc(one_line(d['what'] or d['key'], 160))}: "
+        f"people <strong>{esc(d['people'], 40)}</strong>, judge <strong>{esc(d['judge'], 40)}</strong>"
+        + (f" <span class='srnb-meta'>({esc(d['note'], 200)})</span>" if d["note"] else "")
+        + "</li>"
+        for d in dis[:_STATIC_ROWS]
+    )
+    folded = (
+        f'<details class="srnb-details srnb-lab-disagreements"><summary>{len(dis)} disagreement'
+        f"{'s' if len(dis) != 1 else ''} with people (candidate): run.disagreements()</summary><ul>{items}</ul></details>"
+    )
+    return f'<div class="srnb-lab-human">{esc(human_line(run), 1200)}</div>{confusion}{per_cat}{folded}'
 
 
 def run_html(run: LabRun) -> str:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import threading
 import weakref
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from selfrag_nb.errors import InputError, MissingDependencyError
 
@@ -55,6 +55,7 @@ from selfrag_nb.display.markup import fmt_cost, fmt_ms, fmt_tokens
 from selfrag_nb.display.prompt_lab_html import (
     MARKS,
     QUESTION_CHARS,
+    human_line,
     lab_css,
     pct,
     reach_line,
@@ -141,7 +142,21 @@ def _totals_state(run: LabRun) -> dict[str, Any]:
             "cost": fmt_cost(s["cost"]),
             "latency": fmt_ms(s["latency_ms"]),
         }
+    if run.labels:  # scored against people: the figures, their denominators, the disagreeing items
+        out["human"] = {
+            "line": human_line(run),
+            "labels": run.labels,
+            "old": _human_of(run, "old"),
+            "new": _human_of(run, "new"),
+            "by_category": {c: a.to_dict() for c, a in run.by_category("new").items()},
+            "disagreements": run.disagreements("new"),
+        }
     return out
+
+
+def _human_of(run: LabRun, side: Literal["old", "new"]) -> dict[str, Any] | None:
+    a = run.human(side)
+    return a.to_dict() if a is not None else None
 
 
 def run_state(run: LabRun) -> dict[str, Any]:

@@ -343,6 +343,8 @@ class Lab {
       const totals = h("div", "srnb-lab-totals", "agreement " + tot.old.agreement + " → " + tot.new.agreement + " over the rows the prompt reached · ");
       add(totals, h("span", "srnb-lab-reach", tot.reach || ""), t(line));
       kids.push(totals);
+      // Scored against human labels: kappa, precision / recall / F1 with their denominators, no label.
+      if (tot.human && tot.human.line) kids.push(h("div", "srnb-lab-human", tot.human.line));
     }
     // One mark vocabulary; the percentage sits beside the mark, never in its place.
     const key = h("div", "srnb-meta srnb-lab-key");
