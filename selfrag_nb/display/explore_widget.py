@@ -104,7 +104,8 @@ class ExploreWidget(anywidget.AnyWidget):
     selected = traitlets.List(traitlets.Int()).tag(sync=True)
     #: What is open under the table: {"kind": "trace" | "compare" | "note", "title", "tree"}.
     opened = traitlets.Dict().tag(sync=True)
-    page_size = traitlets.Int(50).tag(sync=True)
+    #: Rows per page of the table (only these are in the DOM).
+    page_size = traitlets.Int(25).tag(sync=True)
 
     def __init__(self, obj: object, **kwargs: Any) -> None:
         if not isinstance(obj, Explorer):

@@ -286,7 +286,7 @@ class ExploreView {
 
   drawBody() {
     const vis = this.visible();
-    const size = this.model.get("page_size") || 50;
+    const size = this.model.get("page_size") || 25;
     const pages = Math.max(1, Math.ceil(vis.length / size));
     this.page = Math.min(this.page, pages - 1);
     const sel = this.model.get("selected") || [];
@@ -300,7 +300,7 @@ class ExploreView {
   }
 
   pager(n, pages) {
-    const size = this.model.get("page_size") || 50;
+    const size = this.model.get("page_size") || 25;
     const p = h("div", "srnb-xp-pager");
     const prev = h("button", "srnb-xp-prev", "‹ prev");
     const next = h("button", "srnb-xp-next", "next ›");
