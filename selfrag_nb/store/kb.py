@@ -390,8 +390,9 @@ class KnowledgeBase(Writes, Search):
         :func:`selfrag_nb.resources.cache_dir`), never inside the package, in a
         folder keyed by a hash of the documents and the embedder name, so editing
         sample_data rebuilds it. ``docs`` points at another folder (tests).
-        The first build embeds every sample chunk (about a minute on a laptop):
-        a bar counts the files and chunk batches unless ``progress=False``."""
+        The first build embeds every sample chunk (a minute or two): a bar
+        with a note saying so counts the files and chunk batches unless
+        ``progress=False``."""
         from selfrag_nb.resources import bundled
         from selfrag_nb.store.embedders import get_embedder
 
@@ -418,7 +419,19 @@ class KnowledgeBase(Writes, Search):
                 tmp = root / f".{target.name}.{uuid.uuid4().hex[:8]}"
                 kb = cls.open(tmp, embedder=emb)
                 try:
-                    kb.ingest(folder, progress=progress or None)
+                    if progress:
+                        from selfrag_nb.progress import ProgressBar
+                        from selfrag_nb.store.loaders import count_files
+
+                        n = count_files(folder)
+                        note = (
+                            f"First run: embedding the {n} sample documents with {embedder} "
+                            f"(a minute or two; later runs load them from {root})"
+                        )
+                        with ProgressBar("sample knowledge base", note=note) as bar:
+                            kb.ingest(folder, progress=bar.callback())
+                    else:
+                        kb.ingest(folder, progress=False)
                 finally:
                     kb.close()
                 (tmp / "READY").write_text(datetime.now(timezone.utc).isoformat())

@@ -69,6 +69,7 @@ __all__ = [
     "Document",
     "Loaded",
     "SkipFile",
+    "count_files",
     "load_file",
     "load_tree",
     "parse_front_matter",
@@ -536,8 +537,20 @@ def _outside(path: Path, real_root: Path) -> str | None:
     return f"symbolic link leaves the ingested folder (-> {printable(str(target))})"
 
 
+def count_files(root: Path, paths: Iterable[Path] | None = None) -> int:
+    """How many files ``load_tree(root)`` will read: regular files outside
+    hidden folders (the count a progress bar promises)."""
+    listed = root.rglob("*") if paths is None else paths
+    return sum(
+        1 for p in listed if not any(x.startswith(".") for x in p.relative_to(root).parts) and p.is_file()
+    )
+
+
 def load_tree(
-    root: str | os.PathLike[str], *, metadata_keys: Iterable[str] | None = None
+    root: str | os.PathLike[str],
+    *,
+    metadata_keys: Iterable[str] | None = None,
+    on_file: Callable[[int, int, str], None] | None = None,
 ) -> tuple[list[Document], list[tuple[str, str]]]:
     """Load a file, or every file under a folder (sorted, recursive).
 
@@ -549,7 +562,9 @@ def load_tree(
     file inside it is read under the link's own name (the content is then
     stored under both names: harmless, and what the folder says).
 
-    ``metadata_keys``: strict mode, as in ``load_file``."""
+    ``metadata_keys``: strict mode, as in ``load_file``. ``on_file(i, n, source)``
+    is told before each file is read; ``n`` is known before the first (the
+    folder is listed first), so a progress bar has its total at once."""
     if not isinstance(root, str | os.PathLike):
         raise InputTypeError(f"path to ingest must be a str or os.PathLike, got {type(root).__name__}")
     if isinstance(root, str) and not root.strip():
@@ -567,7 +582,10 @@ def load_tree(
     docs: list[Document] = []
     skipped: list[tuple[str, str]] = []
     real_root = root.resolve()
-    for path in sorted(root.rglob("*")):
+    paths = sorted(root.rglob("*"))
+    n_files = count_files(root, paths)
+    n_read = 0
+    for path in paths:
         rel = path.relative_to(root)
         if any(part.startswith(".") for part in rel.parts):
             continue
@@ -588,6 +606,9 @@ def load_tree(
             elif not path.is_dir():
                 skipped.append((rel.as_posix(), "not a regular file (FIFO, socket or device)"))
             continue
+        if on_file is not None:
+            on_file(n_read, n_files, rel.as_posix())
+        n_read += 1
         d, s = load_file(path, rel.as_posix(), metadata_keys=allowed)
         docs.extend(d)
         skipped.extend(s)

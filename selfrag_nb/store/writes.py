@@ -240,8 +240,11 @@ class Writes(Core):
         ``prefix="colA/"`` is put before every source name. A source already
         stored from another folder (two folders both holding ``report.md``) is
         skipped with the fix in its reason, or replaced with ``on_conflict="replace"``.
-        ``progress`` is a callable ``(done, total, message)`` or True for a bar;
-        it counts files and is told as each file is read and after each chunk batch.
+        ``progress`` is a callable ``(done, total, message)``, True for a bar,
+        False for nothing; the default (None) shows a bar where a person
+        watches (a Jupyter kernel, or a terminal on stderr). It counts files
+        (the total is known before the first is read) and is told as each file
+        is read and chunked and after each embedding batch.
 
         ``engine="ray"`` chunks and embeds on Ray (the cluster ``ray.init``
         connected to, else a local one) with ``workers`` embedder actors
@@ -276,11 +279,15 @@ class Writes(Core):
             import_ray()  # a missing extra fails before any file is read
 
         with reporter(progress) as report:
-            docs, skipped = load_tree(path, metadata_keys=metadata_keys)
+            docs, skipped = load_tree(
+                path,
+                metadata_keys=metadata_keys,
+                on_file=lambda i, n, source: report(i, n, f"reading {prefix + source}"),
+            )
             origin = origin_of(path)
             prepared: list[Prepared] = []
             for i, d in enumerate(docs):
-                report(i, len(docs), f"reading {prefix + d.source}")
+                report(i, len(docs), f"chunking {prefix + d.source}")
                 try:
                     prepared.append(
                         prepare(
