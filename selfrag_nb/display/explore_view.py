@@ -8,15 +8,17 @@ widget shows when rows are opened.
                          and a note naming how many more there are; no script
                        </div>
     opened_state(traces, labels)  the widget's ``opened`` trait:
-                         one trace  -> {"kind": "trace", "tree": node}
-                         two traces -> {"kind": "compare", "tree": node} (sr.compare)
-                       a node is compact JSON {"t": tag, "c": class, "a": {attrs},
-                       "k": [children or strings]}, mounted by explore.js with
-                       textContent only
+                         one trace  -> {"kind": "trace", "tree": to_json(trace_node(t))}
+                         two traces -> {"kind": "compare", "tree": to_json(compare_node(
+                                        sr.compare(a, b)))}
+                       nodes from the view tree (display/tree.py ``h``: allow-listed
+                       tags and attributes, text only as text), mounted by
+                       explore.js with mount.js's build() + attach()
     registered: faces.register(Explorer, text, html, widget=ExploreWidget)
 
 Every text enters the static HTML through markup.py's ``esc``; in a node it is
-a plain string the browser sets as text.
+a plain string the browser sets as text (control characters split out as
+labelled spans by tree.py, as in every view).
 """
 
 from __future__ import annotations
@@ -24,15 +26,28 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from selfrag_nb.display import faces
 from selfrag_nb.display.html import css
 from selfrag_nb.display.markup import esc, fmt_ms
+from selfrag_nb.display.tree import Node, h, to_json
 from selfrag_nb.explorer import Explorer
 from selfrag_nb.formats import fmt_cost, fmt_tokens
 
-__all__ = ["STATIC_ROWS", "explore_css", "explore_html", "explore_text", "opened_state"]
+if TYPE_CHECKING:
+    from selfrag_nb.comparison import Comparison
+    from selfrag_nb.trace import Trace
+
+__all__ = [
+    "STATIC_ROWS",
+    "compare_node",
+    "explore_css",
+    "explore_html",
+    "explore_text",
+    "opened_state",
+    "trace_node",
+]
 
 #: Rows the static HTML lists (the widget pages through all of them).
 STATIC_ROWS = 200
@@ -101,133 +116,136 @@ def explore_html(ex: Explorer) -> str:
 
 
 # ---------------------------------------------------------------- opened rows
+# Built with the view tree (display/tree.py: allow-listed tags and attributes,
+# text only as text); the widget mounts ``to_json(node)`` with mount.js's build().
+# The trace's own view (html.py) is not ported to the tree yet, so an opened
+# trace is shown by trace_node below: question, outcome and reason, answer,
+# usefulness, claims, one line per stage.
 
 
-def node(tag: str, cls: str = "", *kids: Any, **attrs: str) -> dict[str, Any]:
-    """A compact view node: {"t", "c", "a", "k"} (strings in ``k`` are text)."""
-    out: dict[str, Any] = {"t": tag}
-    if cls:
-        out["c"] = cls
-    if attrs:
-        out["a"] = {k.replace("_", "-"): v for k, v in attrs.items()}
-    kept = [k for k in kids if k is not None and k != ""]
-    if kept:
-        out["k"] = kept
-    return out
+def _badge(text: str, tone: str = "") -> Node:
+    return h("span", f"srnb-badge srnb-{tone}" if tone else "srnb-badge", text)
 
 
-def _badge(text: str, tone: str = "") -> dict[str, Any]:
-    return node("span", f"srnb-badge srnb-{tone}" if tone else "srnb-badge", text)
+def _table(head: list[str], rows: list[Node]) -> Node:
+    return h(
+        "table",
+        "srnb-xp-stages",
+        h("thead", "", h("tr", "", [h("th", "", x) for x in head])),
+        h("tbody", "", rows),
+    )
 
 
-def trace_node(trace: Any, label: str = "") -> dict[str, Any]:
+def trace_node(trace: Trace, label: str = "") -> Node:
     """The opened trace: question, outcome and reason, answer, usefulness,
     claims with their verdicts, and one line per stage."""
     fin = trace.finish
     tot = trace.totals
-    head = node(
-        "div",
-        "srnb-card-h",
-        node("span", "srnb-stage", label or "Trace"),
-        _badge(trace.outcome or "unfinished", _tone(trace.outcome or "")),
-        node(
-            "span",
-            "srnb-meta",
-            f"user {trace.user.id} · {fmt_ms(trace.wall_ms)} · {fmt_tokens(tot.tokens_in + tot.tokens_out)} tokens"
-            f" · {fmt_cost(tot.cost)}",
-        ),
-    )
-    kids: list[Any] = [head, node("div", "srnb-q", trace.question)]
-    if fin is not None and fin.reason:
-        kids.append(node("div", "srnb-meta", f"{fin.reason_kind or 'reason'}: {fin.reason}"))
-    kids.append(node("div", "srnb-block srnb-xp-answer", trace.answer or "(no answer)", dir="auto"))
     use = trace.usefulness
-    if use is not None:
-        kids.append(
-            node(
-                "div",
-                "srnb-meta",
-                f"usefulness: {use.verdict} ({use.score})",
-                use.missing and f" · missing: {use.missing}",
-            )
-        )
     sup = trace.support
-    if sup is not None and sup.claims:
-        tone = {"supported": "ok", "partial": "warn", "unsupported": "bad"}
-        kids.append(
-            node(
-                "ul",
-                "srnb-xp-claims",
-                *(node("li", "", _badge(c.verdict, tone[c.verdict]), " ", c.text) for c in sup.claims),
-            )
-        )
-    stages = [
-        node(
-            "tr",
-            "",
-            node("td", "", r.stage),
-            node("td", "srnb-num", fmt_ms(r.latency_ms)),
-            node("td", "srnb-num", str(len(r.calls))),
-            node("td", "", "; ".join(f"{f.what}: {f.reason}" for f in r.fallbacks)),
-        )
-        for r in trace.records
-    ]
-    head_row = node("tr", "", *(node("th", "", h) for h in ("stage", "latency", "calls", "fallbacks")))
-    kids.append(node("table", "srnb-xp-stages", node("thead", "", head_row), node("tbody", "", *stages)))
-    return node("div", "srnb-card srnb-xp-trace", *kids, data_kind="trace")
-
-
-def compare_node(cmp: Any) -> dict[str, Any]:
-    """The comparison of two opened traces: the first divergence, then one row per stage."""
-    a, b = cmp.labels
-    first = cmp.first_divergence
-    banner = (
-        node("div", "srnb-cmp-banner srnb-banner", f"First divergence: {first.title} ({first.what})")
-        if first
-        else node("div", "srnb-cmp-banner srnb-banner", "No divergence: every stage is the same")
-    )
-    rows = []
-    for r in cmp.rows:
-        cls = "srnb-xp-cmp-row" + (" srnb-cmp-first" if first and r.stage == first.stage else "")
-        rows.append(
-            node(
-                "tr",
-                cls,
-                node("td", "srnb-stage", r.title),
-                node("td", "", r.left.summary if r.left.ran else "did not run"),
-                node("td", "", r.right.summary if r.right.ran else "did not run"),
-                node("td", "srnb-meta", "same" if r.same else r.what),
-                data_stage=r.stage,
-            )
-        )
-    head = node("tr", "", *(node("th", "", h) for h in ("stage", a, b, "what changed")))
-    qa, qb = cmp.questions
-    kids: list[Any] = [
-        node(
+    verdict_tone = {"supported": "ok", "partial": "warn", "unsupported": "bad"}
+    return h(
+        "div",
+        "srnb-card srnb-xp-trace",
+        h(
             "div",
             "srnb-card-h",
-            node("span", "srnb-stage", f"{a} vs {b}"),
+            h("span", "srnb-stage", label or "Trace"),
+            _badge(trace.outcome or "unfinished", _tone(trace.outcome or "")),
+            h(
+                "span",
+                "srnb-meta",
+                f"user {trace.user.id} · {fmt_ms(trace.wall_ms)} · "
+                f"{fmt_tokens(tot.tokens_in + tot.tokens_out)} tokens · {fmt_cost(tot.cost)}",
+            ),
+        ),
+        h("div", "srnb-q", trace.question, dir="auto"),
+        h("div", "srnb-meta", f"{fin.reason_kind or 'reason'}: {fin.reason}") if fin and fin.reason else None,
+        h("div", "srnb-block srnb-xp-answer", trace.answer or "(no answer)", dir="auto"),
+        h(
+            "div",
+            "srnb-meta",
+            f"usefulness: {use.verdict} ({use.score})",
+            use.missing and f" · missing: {use.missing}",
+        )
+        if use
+        else None,
+        h(
+            "ul",
+            "srnb-xp-claims",
+            [h("li", "", _badge(c.verdict, verdict_tone[c.verdict]), " ", c.text) for c in sup.claims],
+            data_page=10,
+        )
+        if sup and sup.claims
+        else None,
+        _table(
+            ["stage", "latency", "calls", "fallbacks"],
+            [
+                h(
+                    "tr",
+                    "",
+                    h("td", "", r.stage),
+                    h("td", "srnb-num", fmt_ms(r.latency_ms)),
+                    h("td", "srnb-num", str(len(r.calls))),
+                    h("td", "", "; ".join(f"{f.what}: {f.reason}" for f in r.fallbacks)),
+                    data_stage=r.stage,
+                )
+                for r in trace.records
+            ],
+        ),
+        data_kind="trace",
+    )
+
+
+def compare_node(cmp: Comparison) -> Node:
+    """Two opened traces (sr.compare): the first divergence, then one row per stage."""
+    a, b = cmp.labels
+    first = cmp.first_divergence
+    qa, qb = cmp.questions
+    said = (
+        f"First divergence: {first.title} ({first.what})"
+        if first
+        else "No divergence: every stage is the same"
+    )
+    rows = [
+        h(
+            "tr",
+            "srnb-xp-cmp-row" + (" srnb-cmp-first" if first and r.stage == first.stage else ""),
+            h("td", "srnb-stage", r.title),
+            h("td", "", r.left.summary if r.left.ran else "did not run"),
+            h("td", "", r.right.summary if r.right.ran else "did not run"),
+            h("td", "srnb-meta", "same" if r.same else r.what),
+            data_stage=r.stage,
+        )
+        for r in cmp.rows
+    ]
+    return h(
+        "div",
+        "srnb-card srnb-xp-compare",
+        h(
+            "div",
+            "srnb-card-h",
+            h("span", "srnb-stage", f"{a} vs {b}"),
             _badge(f"{a}: {cmp.outcomes[0] or 'unfinished'}", _tone(cmp.outcomes[0] or "")),
             _badge(f"{b}: {cmp.outcomes[1] or 'unfinished'}", _tone(cmp.outcomes[1] or "")),
         ),
-        node("div", "srnb-q", qa if qa == qb else f"{a}: {qa}"),
-        None if qa == qb else node("div", "srnb-q", f"{b}: {qb}"),
-        banner,
-        node("table", "srnb-xp-stages", node("thead", "", head), node("tbody", "", *rows)),
-    ]
-    return node("div", "srnb-card srnb-xp-compare", *kids, data_kind="compare")
+        h("div", "srnb-q", qa if qa == qb else f"{a}: {qa}", dir="auto"),
+        None if qa == qb else h("div", "srnb-q", f"{b}: {qb}", dir="auto"),
+        h("div", "srnb-cmp-banner srnb-banner", said),
+        _table(["stage", a, b, "what changed"], rows),
+        data_kind="compare",
+    )
 
 
-def opened_state(traces: list[Any], labels: list[str]) -> dict[str, Any]:
-    """The widget's ``opened``: one trace's view, or the comparison of two."""
+def opened_state(traces: list[Trace], labels: list[str]) -> dict[str, Any]:
+    """The widget's ``opened``: one trace's view, or the comparison of two, as tree JSON."""
     if len(traces) == 1:
-        return {"kind": "trace", "title": labels[0], "tree": trace_node(traces[0], labels[0])}
+        return {"kind": "trace", "title": labels[0], "tree": to_json(trace_node(traces[0], labels[0]))}
     from selfrag_nb.comparison import compare
 
-    cmp = compare(
-        traces[0], traces[1], labels=(labels[0], labels[1]) if labels[0] != labels[1] else ("A", "B")
-    )
-    return {"kind": "compare", "title": f"{labels[0]} vs {labels[1]}", "tree": compare_node(cmp)}
+    names = (labels[0], labels[1]) if labels[0] != labels[1] else ("A", "B")
+    cmp = compare(traces[0], traces[1], labels=names)
+    return {"kind": "compare", "title": f"{names[0]} vs {names[1]}", "tree": to_json(compare_node(cmp))}
 
 
 def _explore_widget(obj: object) -> Any:

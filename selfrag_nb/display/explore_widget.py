@@ -1,7 +1,8 @@
 """The interactive face of an Explorer: one AnyWidget, rows only until a row is opened.
 
     ExploreWidget(ex)                       python side, _esm = js.esm("explore.js")
-      columns, rows = explore_state(ex) -->  static/explore.js render(model, el)
+      _esm = explore_module():  mount.js + CTL + prelude.js + static/explore.js
+    columns, rows = explore_state(ex) -->  static/explore.js render(model, el)
         one short list per row (question cut to QUESTION_CHARS; no answer,
         no document text, no prompt)          sort by any column, filter by any
                                               column and free text, pages of rows,
@@ -12,9 +13,10 @@
                                               stay in Python; questions match in the browser)
       selected   <-------------------------   rows ticked, in order
       opened     ------------------------->   one: that trace's view; two: sr.compare(a, b);
-                                              three or more: a note. Built on demand
-                                              (display/explore_view.py) and mounted
-                                              with textContent only
+                                              three or more: a note. A view tree built
+                                              on demand (display/explore_view.py,
+                                              tree.py to_json), mounted by mount.js's
+                                              build() + attach(): textContent only
       ex.selection follows ``selected`` (``ex.selected`` gives the traces)
 
 Nothing of a trace but its row reaches the browser before it is opened:
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from selfrag_nb.errors import InputTypeError, MissingDependencyError, SelfRAGError
+from selfrag_nb.errors import InputError, InputTypeError, MissingDependencyError, SelfRAGError
 
 try:
     import anywidget
@@ -36,11 +38,11 @@ except ImportError as exc:  # pragma: no cover - anywidget is a core dependency
     ) from exc
 
 from selfrag_nb.display.explore_view import explore_css, opened_state
-from selfrag_nb.display.js import esm
+from selfrag_nb.display.js import STATIC, ctl_line, module
 from selfrag_nb.explore_rows import Row
 from selfrag_nb.explorer import Explorer
 
-__all__ = ["COLUMNS", "QUESTION_CHARS", "ExploreWidget", "explore_state"]
+__all__ = ["COLUMNS", "QUESTION_CHARS", "ExploreWidget", "explore_module", "explore_state"]
 
 #: Characters of a question shipped per row (the whole question is in the opened trace).
 QUESTION_CHARS = 240
@@ -55,7 +57,7 @@ COLUMNS: list[dict[str, str]] = [
     {"key": "variant", "label": "variant", "kind": "text"},
     {"key": "flags", "label": "flags", "kind": "flags"},
     {"key": "usefulness", "label": "useful", "kind": "text"},
-    {"key": "support", "label": "support", "kind": "text"},
+    {"key": "support", "label": "supported", "kind": "text"},
     {"key": "latency_ms", "label": "latency", "kind": "ms"},
     {"key": "tokens", "label": "tokens", "kind": "num"},
     {"key": "cost", "label": "cost", "kind": "cost"},
@@ -77,6 +79,8 @@ def _cell(r: Row, key: str) -> Any:
         return f"{r.usefulness} {r.usefulness_score}" if r.usefulness_score is not None else r.usefulness
     if key == "latency_ms":
         return round(r.latency_ms, 1)
+    if key == "support":  # "2/3": claims supported of those verified (the header says it)
+        return f"{r.supported}/{r.claims}" if r.claims else ""
     return r.value(key)
 
 
@@ -87,10 +91,24 @@ def explore_state(ex: Explorer) -> dict[str, Any]:
     return {"columns": cols, "rows": rows, "source": ex.source, "skipped": len(ex.skipped)}
 
 
+_SVG_NS = 'const SVG_NS = "http://www.w3.org/2000/svg";\n'
+
+
+def explore_module() -> str:
+    """The widget's module: mount.js (with its generated allow-lists), CTL,
+    prelude.js and explore.js. prelude.js and mount.js both declare the same
+    SVG_NS constant; mount.js's is kept (a module cannot declare it twice)."""
+    prelude = (STATIC / "prelude.js").read_text(encoding="utf-8")
+    if _SVG_NS not in prelude:
+        raise InputError("prelude.js no longer declares SVG_NS as explore_module expects")
+    own = (STATIC / "explore.js").read_text(encoding="utf-8")
+    return "\n".join([module("mount.js"), ctl_line(), prelude.replace(_SVG_NS, "", 1), own])
+
+
 class ExploreWidget(anywidget.AnyWidget):
     """Interactive view of ``sr.explore(...)``."""
 
-    _esm = esm("explore.js")
+    _esm = explore_module()
     _css = explore_css()
 
     columns: traitlets.List[dict[str, str]] = traitlets.List().tag(sync=True)

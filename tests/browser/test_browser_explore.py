@@ -19,6 +19,7 @@ import importlib.util
 import re
 import secrets
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,7 +90,10 @@ def _sibling(name: str) -> Any:
     spec = importlib.util.spec_from_file_location(f"_explore_{name}", Path(__file__).parent / f"{name}.py")
     assert spec is not None
     assert spec.loader is not None
+    if spec.name in sys.modules:
+        return sys.modules[spec.name]
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up while it runs
     spec.loader.exec_module(mod)
     return mod
 
@@ -199,6 +203,12 @@ def test_explorer_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any, pa
     jupyterlab.write_notebook(name, CELLS)
     page.set_viewport_size({"width": WIDTH, "height": 1000})
     _sibling("test_browser_compare")._run_all(page, jupyterlab, name)
+    # the notebook gets the page's width: 950 px, no file browser beside it
+    page.evaluate(
+        """() => { const s = window.jupyterapp.shell;
+                   if (!s.leftCollapsed) return window.jupyterapp.commands.execute("application:toggle-left-area"); }"""
+    )
+    page.wait_for_timeout(300)
     cells = page.locator(".jp-Notebook .jp-Cell")
     view = cells.nth(0).locator(f"{WIDGET_OUT} .srnb-xp")
     static = cells.nth(1).locator(f"{HTML_OUT} .srnb-xp")

@@ -9,35 +9,18 @@
 //     -> the free-text box: questions match here at once; model.text goes to
 //        Python, which answers model.text_hits (rows whose answer holds it)
 //     -> ticking rows sets model.selected; Python sets model.opened: one trace's
-//        view or the comparison of two, a compact node tree mounted by buildNode
+//        view or the comparison of two, a view tree (display/tree.py to_json)
+//        mounted with mount.js's build() + attach() (allow-lists, textContent only)
 //
 // Column filters: text columns match a substring (case-insensitive); number
 // columns take 12, >200, <=1.5, 100..500. Every piece of data is set with
 // textContent or createTextNode (prelude.js's t / pieces): never innerHTML.
 
-// (CTL h add pieces t badge meta fmtMs fmtCost fmtTok OUTCOME_TONE SVG_NS come
-// from prelude.js, joined before this file by display/js.py)
+// (CTL h add pieces t badge meta fmtMs fmtCost fmtTok OUTCOME_TONE come from
+// prelude.js; build attach newState SVG_NS from mount.js: explore_widget.py
+// joins them before this file)
 
 const NUM_KINDS = new Set(["num", "ms", "cost"]);
-const TAGS = new Set(["div", "span", "p", "ul", "ol", "li", "table", "thead", "tbody", "tr", "th", "td", "b", "i", "code", "pre", "details", "summary", "bdi", "small", "em", "strong"]);
-const ATTRS = /^(title|dir|colspan|rowspan|open|data-[a-z0-9-]+|aria-[a-z-]+|role)$/;
-
-// A view node {"t": tag, "c": class, "a": {attrs}, "k": [children or strings]} as
-// DOM: strings become text (control characters labelled), tags and attributes
-// come from allowlists, so a node can never carry script or markup.
-function buildNode(n) {
-  if (n === null || n === undefined) return document.createTextNode("");
-  if (typeof n !== "object") return t(String(n));
-  const tag = TAGS.has(n.t) ? n.t : "div";
-  const e = document.createElement(tag);
-  if (n.c) e.className = String(n.c);
-  for (const [k, v] of Object.entries(n.a || {})) {
-    if (ATTRS.test(k)) e.setAttribute(k, String(v));
-  }
-  for (const kid of n.k || []) e.appendChild(buildNode(kid));
-  return e;
-}
-
 // "12", ">200", "<=1.5", "100..500" -> a test of one number (null: not a number filter).
 function numTest(s) {
   s = s.trim();
@@ -77,6 +60,7 @@ class ExploreView {
     this.text = "";
     this.metric = "latency_ms";
     this.timer = null;
+    this.treeState = newState(); // open <details> and pages of the opened view
     this.index();
   }
 
@@ -327,7 +311,12 @@ class ExploreView {
     add(bar, h("span", "srnb-stage", o.kind === "compare" ? "Comparison" : o.kind === "trace" ? "Opened trace" : o.title || ""), close);
     box.appendChild(bar);
     if (o.note) box.appendChild(h("div", "srnb-banner", o.note));
-    if (o.tree) box.appendChild(buildNode(o.tree));
+    if (o.tree) {
+      const body = h("div", "srnb-xp-tree");
+      body.appendChild(build(o.tree));
+      attach(body, null, this.treeState);
+      box.appendChild(body);
+    }
     return box;
   }
 
