@@ -108,7 +108,9 @@ def browser(ex: Any, widget: Any, runs: int = 5) -> dict[str, float]:
     from selfrag_nb.display.explore_widget import explore_module
 
     traits = {k: v for k, v in widget.get_state().items() if not k.startswith("_")}
-    html = PAGE.format(css=widget._css, width=WIDTH, module=explore_module(), traits=json.dumps(traits))
+    html = PAGE.format(
+        css=widget._css, width=WIDTH, module=explore_module(), traits=json.dumps(traits).replace("</", "<\\/")
+    )
 
     def py_sync(payload: str) -> str:
         for k, v in json.loads(payload).items():

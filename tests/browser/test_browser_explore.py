@@ -294,3 +294,94 @@ def test_explorer_in_marimo_light_and_dark(marimo_explore: Server, page: Any, pa
     check_dark(page, view, "marimo")
     page.wait_for_timeout(300)
     assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)
+
+
+# ------------------------------------------------------------ hostile data, no server
+
+HOSTILE = (
+    '<img src=x onerror="window.__pwned=1"> refund \u202eevil "quoted" <script>window.__pwned=2</script>'
+)
+PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><style>{css}</style></head><body><div id="out" style="width:930px"></div>
+<script type="module">
+{module}
+const traits = {traits};
+const handlers = {{}};
+let dirty = {{}};
+const model = {{
+  get: (k) => traits[k],
+  set: (k, v) => {{ traits[k] = v; dirty[k] = v; }},
+  save_changes: async () => {{
+    const sent = dirty; dirty = {{}};
+    const back = JSON.parse(await window.py_sync(JSON.stringify(sent)));
+    for (const [k, v] of Object.entries(back)) {{ traits[k] = v; (handlers["change:" + k] || []).forEach((f) => f()); }}
+  }},
+  on: (ev, f) => {{ (handlers[ev] = handlers[ev] || []).push(f); }},
+  off: () => {{}},
+}};
+render({{ model, el: document.getElementById("out") }});
+window.__rendered = true;
+</script></body></html>
+"""
+
+
+def test_hostile_text_in_rows_and_opened_traces_stays_text(
+    chromium: Any, page_log: PageLog, tmp_path: Path
+) -> None:
+    """The widget's real module, a model that calls back into this process as a
+    kernel would: a question and an answer holding markup and a bidi control
+    are shown as characters, in the table and in the opened trace."""
+    import json
+
+    import selfrag_nb as sr
+    from selfrag_nb.display.explore_widget import ExploreWidget, explore_module
+
+    base = sr.Trace.load(_one_trace(tmp_path))
+    fin = base.finish
+    assert fin is not None
+    hostile = base.model_copy(
+        update={
+            "question": HOSTILE,
+            "records": [*base.records[:-1], fin.model_copy(update={"answer": HOSTILE + " (answer)"})],
+        }
+    )
+    w = ExploreWidget(sr.explore([hostile, base]))
+    traits = {k: v for k, v in w.get_state().items() if not k.startswith("_")}
+
+    def py_sync(payload: str) -> str:
+        for k, v in json.loads(payload).items():
+            setattr(w, k, v)
+        return json.dumps({"opened": w.opened, "text_hits": w.text_hits})
+
+    page = chromium.new_page(viewport={"width": WIDTH, "height": 900})
+    page.on("pageerror", lambda exc: page_log.errors.append(f"pageerror: {exc}"))
+    page.expose_function("py_sync", py_sync)
+    page.set_content(
+        # "</" escaped: the traits sit inside an inline <script> (the data holds "</script>")
+        PAGE.format(css=w._css, module=explore_module(), traits=json.dumps(traits).replace("</", "<\\/")),
+        wait_until="load",
+    )
+    page.wait_for_function("() => window.__rendered === true")
+    view = page.locator(".srnb-xp")
+    first = view.locator("tbody .srnb-xp-row").first
+    assert "<img src=x" in first.inner_text()
+    assert "U+202E" in first.inner_text()
+    first.click()
+    opened = view.locator('.srnb-xp-opened[data-kind="trace"]')
+    opened.wait_for()
+    assert "<script>window.__pwned=2</script> (answer)" in opened.locator(".srnb-xp-answer").inner_text()
+    assert page.locator("img").count() == 0
+    assert page.locator("#out script").count() == 0
+    assert page.evaluate("() => window.__pwned") is None
+    assert w.explorer.selected[0].question == HOSTILE
+    _shoot(page, view, "explore-hostile-light")
+    page.close()
+    assert not page_log.errors, "\n".join(page_log.errors)
+
+
+def _one_trace(tmp_path: Path) -> Path:
+    """One real trace: a sample question answered by the offline model (hashing embedder)."""
+    import selfrag_nb as sr
+
+    kb = sr.KnowledgeBase.sample(embedder="hashing")
+    return sr.SelfRAG(kb).ask("What is the refund window for a Pro subscription?").save(tmp_path / "t.json")

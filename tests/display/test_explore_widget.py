@@ -130,3 +130,22 @@ def test_the_widget_is_the_registered_view_and_refuses_other_objects(traces: lis
     assert isinstance(sr.view(ex), ExploreWidget)
     with pytest.raises(sr.InputTypeError, match="shows an Explorer"):
         ExploreWidget(traces[0])
+
+
+def test_the_explorer_js_never_parses_data_as_html() -> None:
+    from selfrag_nb.display.explore_widget import explore_module
+
+    js = explore_module()  # every file of the widget, as it loads them
+    code = "\n".join(line for line in js.splitlines() if not line.lstrip().startswith("//"))
+    for forbidden in (
+        "innerHTML",
+        "outerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "eval(",
+        "new Function",
+    ):
+        assert forbidden not in code, forbidden
+    assert "textContent" in code
+    assert "https://" not in code
+    assert "http://" not in code.replace("http://www.w3.org/2000/svg", "")  # no CDN, no network
