@@ -2,6 +2,7 @@
 
     sample_data/**                      -> selfrag_nb/_data/sample_data/**
     notebooks/*.ipynb, notebooks/*.py   -> selfrag_nb/_data/notebooks/
+    docs/*.md                           -> selfrag_nb/_data/docs/  (``selfrag-nb docs``)
       (hidden and __dunder__ files and folders are left out: checkpoints, caches)
 
 Metadata lives in pyproject.toml; this file only adds the copy to ``build_py``.
@@ -21,7 +22,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-BUNDLE = {"sample_data": ("**/*",), "notebooks": ("*.ipynb", "*.py")}
+BUNDLE = {"sample_data": ("**/*",), "notebooks": ("*.ipynb", "*.py"), "docs": ("*.md",)}
 
 
 def bundled_files() -> Iterator[Path]:

@@ -69,6 +69,13 @@ _LAZY: dict[str, str] = {
     "explore": "selfrag_nb.explorer",
     "Explorer": "selfrag_nb.explorer",
     "export_otel": "selfrag_nb.otel",
+    # extension points: what an outside backend implements and how it registers
+    "Model": "selfrag_nb.llm.base",
+    "register_model": "selfrag_nb.llm.registry",
+    "Embedder": "selfrag_nb.store.embedders",
+    "register_embedder": "selfrag_nb.store.embedders",
+    "Reranker": "selfrag_nb.rerankers",
+    "register_reranker": "selfrag_nb.rerankers",
 }
 
 __all__ = [
@@ -77,6 +84,7 @@ __all__ = [
     "AclChange",
     "Comparison",
     "ConfigurationError",
+    "Embedder",
     "EmbedderError",
     "EvalReport",
     "Explorer",
@@ -90,6 +98,7 @@ __all__ = [
     "KnowledgeBaseError",
     "LiteLLMModel",
     "MissingDependencyError",
+    "Model",
     "ModelError",
     "NotFoundError",
     "OfflineModel",
@@ -100,6 +109,7 @@ __all__ = [
     "ProviderError",
     "QuestionSetError",
     "RerankProtocolError",
+    "Reranker",
     "ScriptedModel",
     "SelfRAG",
     "SelfRAGError",
@@ -115,6 +125,9 @@ __all__ = [
     "explore",
     "export_otel",
     "questions",
+    "register_embedder",
+    "register_model",
+    "register_reranker",
     "view",
 ]
 
@@ -129,17 +142,25 @@ if TYPE_CHECKING:  # for type checkers and IDEs only; runtime goes through __get
     from selfrag_nb.eval.runner import evaluate as evaluate
     from selfrag_nb.explorer import Explorer as Explorer
     from selfrag_nb.explorer import explore as explore
+    from selfrag_nb.llm.base import Model as Model
     from selfrag_nb.llm.litellm_model import LiteLLMModel as LiteLLMModel
     from selfrag_nb.llm.offline import OfflineModel as OfflineModel
+    from selfrag_nb.llm.registry import register_model as register_model
     from selfrag_nb.otel import export_otel as export_otel
     from selfrag_nb.pipeline import SelfRAG as SelfRAG
     from selfrag_nb.pipeline import Stepper as Stepper
     from selfrag_nb.promptlab import PromptLab as PromptLab
+    from selfrag_nb.rerankers import Reranker as Reranker
+    from selfrag_nb.rerankers import register_reranker as register_reranker
+    from selfrag_nb.store.embedders import Embedder as Embedder
+    from selfrag_nb.store.embedders import register_embedder as register_embedder
     from selfrag_nb.store.kb import KnowledgeBase as KnowledgeBase
     from selfrag_nb.store.types import AclChange as AclChange
     from selfrag_nb.store.types import Hit as Hit
     from selfrag_nb.store.types import Hits as Hits
+    from selfrag_nb.store.types import IndexPolicy as IndexPolicy
     from selfrag_nb.store.types import IngestReport as IngestReport
+    from selfrag_nb.store.types import OptimizeReport as OptimizeReport
     from selfrag_nb.store.types import User as User
     from selfrag_nb.testing import ScriptedModel as ScriptedModel
     from selfrag_nb.trace import Trace as Trace

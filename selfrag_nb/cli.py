@@ -91,6 +91,7 @@ SUBCOMMANDS: list[str] = [
     "selfrag_nb.tour:register_tour",
     "selfrag_nb.tour:register_app",
     "selfrag_nb.doctor:register",
+    "selfrag_nb.docs_cli:register",
 ]
 
 

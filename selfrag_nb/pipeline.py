@@ -44,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from selfrag_nb._displayable import view as widget_view
-from selfrag_nb._sync import run_sync  # re-exported: selfrag_nb.pipeline.run_sync
+from selfrag_nb._sync import run_sync
 from selfrag_nb.config import Settings
 from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.flow import RETRIEVAL_STAGES, STAGES
@@ -90,13 +90,14 @@ if TYPE_CHECKING:
 
     from opentelemetry.sdk.trace import TracerProvider
 
+    from selfrag_nb.attribution import Attribution, AttributionPlan
     from selfrag_nb.llm.base import Model
     from selfrag_nb.llm.prompts import Prompts
     from selfrag_nb.llm.runner import ModelRunner
     from selfrag_nb.rerankers import Reranker
     from selfrag_nb.store.kb import KnowledgeBase
 
-__all__ = ["SelfRAG", "Stepper", "run_sync"]
+__all__ = ["SelfRAG", "Stepper"]
 
 _log = logging.getLogger(__name__)
 #: A stage record type (Decision, Rewrite, ...) a Stepper step returns.
@@ -376,6 +377,19 @@ class SelfRAG:
         trace, ctx = self._prepare(question, user, history)
         return Stepper(self, trace, ctx)
 
+    def attribution(self, trace: Trace, **options: Any) -> Attribution | AttributionPlan:
+        """Which chunk each claim of ``trace`` stands on, judged by this pipeline's
+        verify model (the trace's own): docs/attribution.md."""
+        from selfrag_nb.attribution_run import attribute
+
+        return attribute(trace, self, **options)
+
+    def attribution_plan(self, trace: Trace, *, sentences: bool | None = None) -> AttributionPlan:
+        """What ``attribution(trace)`` would cost: model calls, estimated tokens (no call made)."""
+        from selfrag_nb.attribution_run import plan
+
+        return plan(trace, self, sentences=sentences)
+
     async def _run(self, trace: Trace, ctx: StageContext) -> Trace:
         # Start-up first, off the event loop: the deadline and wall_ms start after it.
         trace.startup = await asyncio.to_thread(start_up, self)
@@ -610,6 +624,10 @@ class Stepper:
         if self._next_name() is not None:
             self._step("finish")
         return self.trace
+
+    def attribution(self, **options: Any) -> Attribution | AttributionPlan:
+        """``rag.attribution`` of the trace so far (after verify: which chunk each claim stands on)."""
+        return self.rag.attribution(self.trace, **options)
 
     def override(self, stage: str, **fields: Any) -> None:
         """ "What if": force a stage's result and re-run from it on the next call.

@@ -31,7 +31,7 @@ __all__ = ["BUNDLE_DIR", "Bundled", "bundled", "cache_dir", "source_root"]
 #: Folder inside the installed package that holds the bundled files.
 BUNDLE_DIR = "_data"
 
-Bundled = Literal["sample_data", "notebooks"]
+Bundled = Literal["sample_data", "notebooks", "docs"]
 
 
 def source_root() -> Path | None:

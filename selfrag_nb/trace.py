@@ -10,7 +10,7 @@ in since inputs holding one are refused, is written as U+FFFD so that
                 (Generation, Support, Usefulness)*, Outcome]
       -> .decision .rewrite ... (latest record of each stage, None if it did not run)
       -> .answer .outcome .model_calls .totals
-      -> to_json / save / load / to_pandas / diff
+      -> to_json / save / load / to_pandas / diff / attribution (attribution_run.py)
 
 Each record carries its stage name, latency, the model calls it made and the
 fallbacks it took. A record that names chunks (grade, rerank, assess,
@@ -38,6 +38,8 @@ from selfrag_nb.store.types import ChunkRef, Hit, User
 
 if TYPE_CHECKING:  # pandas is heavy
     import pandas as pd
+
+    from selfrag_nb.attribution import Attribution, AttributionPlan
 
 __all__ = [
     "USEFULNESS_WORDS",
@@ -592,6 +594,12 @@ class Trace(_Displayable):
         return cls.from_json(Path(path).read_text(encoding="utf-8"))
 
     # -- analysis --------------------------------------------------------
+    def attribution(self, rag: Any = None, **options: Any) -> Attribution | AttributionPlan:
+        """Which chunk each claim stands on (leave-one-out): docs/attribution.md."""
+        from selfrag_nb.attribution_run import attribute
+
+        return attribute(self, rag, **options)
+
     def stage_table(self) -> list[dict[str, Any]]:
         """One row per record: stage, latency, calls, tokens, cost, fallbacks."""
         rows = []

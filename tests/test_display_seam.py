@@ -16,7 +16,8 @@ ALLOWED = {"selfrag_nb._displayable", "selfrag_nb.cli"}
 #: Types with text and HTML faces but no widget: a finished lab run is shown
 #: interactively inside the Prompt Lab's widget, not on its own.
 #: Read once, right after the cell ran: text and static HTML, no widget.
-STATIC_ONLY = {"LabRun", "IngestReport"}
+#: An attribution is a table to read, not to steer (its matrix is static HTML).
+STATIC_ONLY = {"LabRun", "IngestReport", "Attribution", "AttributionPlan"}
 
 
 def _module_name(path: Path) -> str:

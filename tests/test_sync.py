@@ -10,8 +10,6 @@ from collections.abc import Iterator
 
 import pytest
 
-import selfrag_nb.eval.runner
-import selfrag_nb.pipeline
 from selfrag_nb._sync import run_sync
 
 _REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="")
@@ -104,8 +102,3 @@ def test_waiting_on_a_loop_from_its_own_thread_is_refused_not_a_deadlock() -> No
 
     with pytest.raises(RuntimeError, match="its own thread"):
         asyncio.run(on_the_loop())
-
-
-def test_the_old_import_paths_still_work() -> None:
-    assert selfrag_nb.pipeline.run_sync is run_sync
-    assert selfrag_nb.eval.runner.run_sync is run_sync

@@ -2,7 +2,8 @@
 three faces for each object, registered per type in one seam (faces.py).
 
     obj (a Displayable: record / Trace / Hits / EvalReport / Calibration /
-         RegressionDiff / PromptLab / LabRun / Comparison / IngestReport)
+         RegressionDiff / PromptLab / LabRun / Comparison / IngestReport /
+         Explorer)
       ._repr_mimebundle_() -> faces.mimebundle(obj)
            text/plain   faces.text(obj)     records: text_summary   (text.py)
                                             eval: the objects' own to_text
@@ -10,12 +11,14 @@ three faces for each object, registered per type in one seam (faces.py).
                                             compare: compare_text (compare_html.py)
                                             ingest: ingest_text (ingest_html.py)
                                             explorer: explore_text (explore_view.py)
+                                            attribution: attribution_view.py
            text/html    faces.html(obj)     records: static_html    (html.py)
                                             eval: eval_html.py
                                             lab: prompt_lab_html.py
                                             compare: compare_html.py
                                             ingest: ingest_html.py (static only)
                                             explorer: explore_view.py
+                                            attribution: attribution_view.py (static only)
            widget view  faces.widget(obj)   TraceWidget (widget.py), EvalWidget
                                             (eval_widget.py), PromptLabWidget
                                             (prompt_lab_widget.py), CompareWidget
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from selfrag_nb.display import attribution_view as _attribution_view  # noqa: F401 - registers the attribution faces
 from selfrag_nb.display import compare_html as _compare_html  # noqa: F401 - registers the comparison faces
 from selfrag_nb.display import eval_html as _eval_html  # noqa: F401 - registers the evaluation faces
 from selfrag_nb.display import explore_view as _explore_view  # noqa: F401 - registers the explorer's faces

@@ -152,6 +152,12 @@ class EvalRow(BaseModel):
     role_cost: dict[str, float | None] = Field(default_factory=dict)
     role_latency_ms: dict[str, float] = Field(default_factory=dict)
     config_version: str = ""
+    #: ``evaluate(attribution=True)`` (eval/attribution_eval.py): supported claims, how many
+    #: rest on a single chunk / on a superseded document, the ablation calls (None: not measured).
+    attributed_claims: int | None = None
+    single_chunk_claims: int = 0
+    superseded_claims: int = 0
+    attribution_calls: int = 0
     #: Exception text when the question raised instead of finishing.
     error: str | None = None
     failed_checks: list[str] = Field(default_factory=list)

@@ -132,10 +132,17 @@ class EvalReport(Displayable):
     def summary_records(self) -> list[dict[str, Any]]:
         """The summary as plain dicts (variant, category, n, every metric,
         then the per-role tokens, cost and mean latency)."""
+        from selfrag_nb.eval.attribution_eval import attribution_summary
         from selfrag_nb.eval.variants import role_summary
 
         return [
-            {"variant": v, "category": c, **summarize(rows), **role_summary(rows)}
+            {
+                "variant": v,
+                "category": c,
+                **summarize(rows),
+                **role_summary(rows),
+                **attribution_summary(rows),
+            }
             for v, c, rows in self._groups()
         ]
 

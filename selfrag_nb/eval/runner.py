@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from selfrag_nb._sync import run_sync  # re-exported: selfrag_nb.eval.runner.run_sync
+from selfrag_nb._sync import run_sync
 from selfrag_nb.errors import InputError, InputTypeError
 from selfrag_nb.eval.metrics import EvalRow, error_row, score
 from selfrag_nb.eval.questions import Question, QuestionSet
@@ -56,7 +56,6 @@ __all__ = [
     "config_version",
     "evaluate",
     "resolve_variants",
-    "run_sync",
 ]
 
 #: Named variant sets. "ablation" is the four-way comparison
@@ -209,10 +208,18 @@ async def _ask(rag: Any, q: Question) -> Trace:
 
 
 async def answer(
-    rag: Any, name: str, q: Question, *, k: int, timeout: float | None, version: str
+    rag: Any,
+    name: str,
+    q: Question,
+    *,
+    k: int,
+    timeout: float | None,
+    version: str,
+    attribution: bool = False,
 ) -> tuple[EvalRow, Trace | None]:
     """One question under one variant -> its row (and the trace, None when it
-    raised or overran). Both engines answer through here."""
+    raised or overran). Both engines answer through here. ``attribution``:
+    the row's attribution columns too (eval/attribution_eval.py)."""
     limit = timeout if timeout is not None else float(rag.settings.deadline) + 10.0
     t0 = time.perf_counter()
     try:
@@ -232,6 +239,14 @@ async def answer(
     except Exception as exc:  # noqa: BLE001 - a trace the scorer cannot read is that question's failure
         text = f"scoring failed: {type(exc).__name__}: {exc}"
         return error_row(q, variant=name, error=text, latency_ms=ms, config_version=version), trace
+    if attribution:
+        from selfrag_nb.eval.attribution_eval import attribution_fields
+
+        try:
+            row = row.model_copy(update=await attribution_fields(rag, trace))
+        except Exception as exc:  # noqa: BLE001 - an attribution that fails is that question's failure
+            text = f"attribution failed: {type(exc).__name__}: {exc}"
+            return error_row(q, variant=name, error=text, latency_ms=ms, config_version=version), trace
     return row, trace
 
 
@@ -249,6 +264,7 @@ async def aevaluate(
     on_row: Callable[[EvalRow], None] | None = None,
     engine: Literal["local", "ray"] = "local",
     workers: int | None = None,
+    attribution: bool = False,
 ) -> EvalReport:
     """Async ``evaluate``: see there."""
     from selfrag_nb.eval.regression import write_failures
@@ -260,6 +276,10 @@ async def aevaluate(
         raise InputError(f"k must be >= 1, got {k}")
     if engine not in ("local", "ray"):
         raise InputError(f"engine must be 'local' or 'ray', got {engine!r}")
+    if attribution and engine == "ray":
+        raise InputError(
+            "attribution=True runs with engine='local' only (the ablations need the pipeline here)"
+        )
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise InputError(f"workers must be a positive int or None, got {workers!r}")
     from selfrag_nb.eval.variants import build_variants
@@ -310,7 +330,9 @@ async def aevaluate(
             if trace_json is not None:
                 save_trace(name, q, trace_json)
             return row
-        row, trace = await answer(rags[name], name, q, k=k, timeout=timeout, version=versions[name])
+        row, trace = await answer(
+            rags[name], name, q, k=k, timeout=timeout, version=versions[name], attribution=attribution
+        )
         if traces and trace is not None:
             save_trace(name, q, trace.to_json())
         return row
@@ -365,6 +387,7 @@ def evaluate(
     on_row: Callable[[EvalRow], None] | None = None,
     engine: Literal["local", "ray"] = "local",
     workers: int | None = None,
+    attribution: bool = False,
 ) -> EvalReport:
     """Run every variant over every question and measure each answer.
 
@@ -387,6 +410,12 @@ def evaluate(
     them, default: up to the cluster's CPUs), each rebuilding the pipelines
     from their configuration; ``concurrency`` still bounds the questions in
     flight in total. Rows, files and report are the same (eval/ray_eval.py).
+
+    ``attribution=True`` (local engine only) also measures, per variant, the
+    share of supported claims that rest on a single chunk and on a superseded
+    document (``single_chunk_share``, ``superseded_share`` in the summary):
+    one extra verify call per kept chunk of each verified answer
+    (eval/attribution_eval.py, docs/attribution.md).
     """
     return run_sync(
         lambda: aevaluate(
@@ -402,5 +431,6 @@ def evaluate(
             on_row=on_row,
             engine=engine,
             workers=workers,
+            attribution=attribution,
         )
     )

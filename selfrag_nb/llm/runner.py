@@ -2,7 +2,8 @@
 
     stage --acall(role, inputs)--> ModelRunner
       model_for(role)                    per-role override, else the default model
-                                         (None/"offline" -> OfflineModel, str -> LiteLLMModel,
+                                         (a name -> llm/registry.py: "offline" -> OfflineModel,
+                                          a registered name -> its factory, else LiteLLMModel;
                                           wrapped by CachedModel / CassetteModel when asked)
       prompts.render(role, inputs)       system + user messages, template hash
       injection flags                    over the untrusted parts of the inputs
@@ -154,21 +155,17 @@ class ModelRunner:
 
     # -- models -----------------------------------------------------------
     def _resolve(self, spec: Model | str | None, what: str) -> Model:
-        if spec is None or spec == "offline":
-            from selfrag_nb.llm.offline import OfflineModel
-
-            return OfflineModel()
+        if spec is None:
+            spec = "offline"
         if isinstance(spec, str):
-            if not spec.strip():
-                raise InputError(f"{what}: empty model name; use None for the offline model")
-            from selfrag_nb.llm.litellm_model import LiteLLMModel
+            from selfrag_nb.llm.registry import ModelOptions, resolve_model
 
-            return LiteLLMModel(spec, api_base=self.api_base, api_key=self._api_key, timeout=self.timeout)
+            return resolve_model(spec, ModelOptions(self.api_base, self._api_key, self.timeout), what)
         if isinstance(spec, Model):
             return spec
         raise InputTypeError(
-            f"{what}: expected None, 'offline', a LiteLLM model string or a Model "
-            f"(name, offline, complete, acomplete), got {type(spec).__name__}"
+            f"{what}: expected None, a registered model name ('offline', ...), a LiteLLM model string "
+            f"or a Model (name, offline, complete, acomplete), got {type(spec).__name__}"
         )
 
     @staticmethod

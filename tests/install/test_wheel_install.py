@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -75,9 +76,10 @@ def _ok(proc: subprocess.CompletedProcess[str]) -> str:
 
 
 def _bundled_sources() -> set[str]:
-    """What setup.py bundles: the files under sample_data/ and the notebooks."""
+    """What setup.py bundles: the files under sample_data/, the notebooks and the guides."""
     files = {p for p in (ROOT / "sample_data").rglob("*") if p.is_file()}
     files |= {p for p in (ROOT / "notebooks").iterdir() if p.is_file() and p.suffix in (".ipynb", ".py")}
+    files |= set((ROOT / "docs").glob("*.md"))
     rels = {p.relative_to(ROOT).as_posix() for p in files}
     return {r for r in rels if not any(part.startswith((".", "__")) for part in r.split("/"))}
 
@@ -319,3 +321,22 @@ print(len(errors), sum("srnb-" in h for h in html))
     errors, views = (int(x) for x in out.split()[-2:])
     assert errors == 0, out
     assert views > 0
+
+
+def test_every_guide_the_readme_links_reads_from_the_wheel(installed: Installed) -> None:
+    # the README is the package description on an index: its docs/ links
+    # must lead somewhere for a pip user too (selfrag-nb docs NAME)
+    cli = str(installed.bindir / "selfrag-nb")
+    listing = _ok(installed.run(cli, "docs"))
+    linked = set(re.findall(r"\]\(docs/([\w-]+)\.md", (ROOT / "README.md").read_text(encoding="utf-8")))
+    assert linked
+    for name in sorted(linked):
+        assert name in listing
+        path = _ok(installed.run(cli, "docs", name, "--path")).strip()
+        assert "site-packages" in path, path
+        assert str(ROOT) not in path
+        text = _ok(installed.run(cli, "docs", name))
+        assert (
+            text.strip().splitlines()[0]
+            == (ROOT / "docs" / f"{name}.md").read_text(encoding="utf-8").splitlines()[0]
+        )

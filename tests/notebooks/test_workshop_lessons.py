@@ -219,3 +219,22 @@ def test_4_rerank_off_changes_only_the_order_not_which_policy_answers(rag: sr.Se
         stale = {h.chunk_id for h in t.retrieval.hits if "2024" in h.source}
         assert not {c.chunk_id for c in t.generation.citations if c.valid} & stale
     assert "sr.compare(no_rerank, t" in "\n".join(_source(c) for c in _cells())
+
+
+def test_exercises_print_what_their_questions_ask_about(capsys: pytest.CaptureFixture[str]) -> None:
+    # What a participant reads under exercises 1, 5 and 7: the notebook's own
+    # cells run in order; every printed value carries its label, exercise 5
+    # shows the answer it asks about, exercise 7 the reason_kind it names.
+    cells = [_source(c) for c in _cells() if c["cell_type"] == "code"]
+    ns: dict[str, Any] = {}
+    wanted = [c for c in cells if c.startswith(("import selfrag_nb", "greeting =", "history =", "staff ="))]
+    assert len(wanted) == 4
+    for code in wanted:
+        exec(compile(code, "04_workshop.ipynb", "exec"), ns)  # the notebook's own cells
+    out = capsys.readouterr().out
+    assert "greeting  decided by rule  | retrieve: False | model calls: 1 | outcome: direct" in out
+    assert "fact      decided by" in out
+    assert "| retrieve: True  |" in out
+    assert "searched for: ['Is there a Linux version of it?'" in out
+    assert f"answer:       {ns['t'].answer}" in out
+    assert f"staff:   refused | {ns['staff'].finish.reason_kind} |" in out
