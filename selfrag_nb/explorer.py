@@ -26,7 +26,7 @@ reason, and only a folder where nothing loads is an error.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
@@ -277,8 +277,8 @@ def explore(source: Any) -> Explorer:
         if isinstance(got, Skipped):
             raise InputError(f"sr.explore: {path} is not a saved Trace ({got.reason})")
         return Explorer([got[0]], [got[1]], source=str(path))
-    if isinstance(source, (list, tuple)):
-        return _from_traces(source)
+    if isinstance(source, Iterable) and not isinstance(source, (bytes, dict)):
+        return _from_traces(list(source))  # a list, a tuple, a generator of traces
     raise InputTypeError(
         f"sr.explore takes traces, a folder of saved traces, an EvalReport or a rows.jsonl, "
         f"not {type(source).__name__}"

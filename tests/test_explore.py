@@ -154,6 +154,8 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
         sr.explore(["not a trace"])
     with pytest.raises(InputTypeError, match="not int"):
         sr.explore(42)
+    with pytest.raises(InputError, match="empty"):
+        sr.explore(t for t in [])
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match=r"no \.json files"):
         sr.explore(tmp_path / "empty")

@@ -53,7 +53,11 @@ for i, q in enumerate(sr.questions("sample")):
     t = rag.ask(q.question, user=q.make_user(), history=[dict(x) for x in q.history])
     t.save(folder / f"{i:03d}.json")
 ex = sr.explore(folder)"""
-CELLS = [BUILD + "\nex", "from IPython.display import HTML, display\n\ndisplay(HTML(ex.to_html()))"]
+CELLS = [
+    BUILD + "\nex",
+    "from IPython.display import HTML, display\n\ndisplay(HTML(ex.to_html()))",
+    'print("selected:", [t.question for t in ex.selected])',
+]
 
 MARIMO_APP = """import marimo
 
@@ -225,6 +229,21 @@ def test_explorer_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any, pa
     )
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
     page.wait_for_timeout(500)
+    # the kernel knows what was ticked: ex.selected, run again now
+    page.evaluate(
+        """async () => { const p = window.jupyterapp.shell.currentWidget;
+                         p.content.activeCellIndex = 2;
+                         await window.jupyterapp.commands.execute("notebook:run-cell"); }"""
+    )
+    out = cells.nth(2).locator(".jp-OutputArea-output")
+    out.filter(has_text="selected: ['").wait_for(timeout=30_000)
+    picked = [
+        q.strip().rstrip("…") for q in view.locator("tbody .srnb-xp-sel td.srnb-xp-q").all_inner_texts()
+    ]
+    assert len(picked) == 2
+    printed = out.inner_text()
+    for q in picked:
+        assert q[:40] in printed, (q, printed)
     check_dark(page, view, "jupyterlab")
     _shoot(page, static, "explore-jupyterlab-static-dark")
     assert view.evaluate(OVERFLOW_JS) == []
