@@ -219,6 +219,12 @@ def test_explorer_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any, pa
     assert view.count() == 1
     assert static.locator("tbody tr").count() == _count(view)[1]
     assert static.locator("script").count() == 0
+    # questions stay readable in both faces: their column is not squeezed by the others
+    for face in (view, static):
+        widths = face.locator("td.srnb-xp-q").evaluate_all(
+            "(es) => es.map((e) => e.getBoundingClientRect().width)"
+        )
+        assert min(widths) >= 200, widths[:5]
     assert view.evaluate(OVERFLOW_JS) == []
     assert static.evaluate(OVERFLOW_JS) == []
     exercise(page, view, "jupyterlab")
