@@ -225,6 +225,8 @@ def test_explorer_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any, pa
             "(es) => es.map((e) => e.getBoundingClientRect().width)"
         )
         assert min(widths) >= 200, widths[:5]
+        align = face.locator("td.srnb-xp-q").first.evaluate("(e) => getComputedStyle(e).textAlign")
+        assert align in ("left", "start"), align
     assert view.evaluate(OVERFLOW_JS) == []
     assert static.evaluate(OVERFLOW_JS) == []
     exercise(page, view, "jupyterlab")
