@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from selfrag_nb.display.markup import CONTROL_RE, escape
+from selfrag_nb.errors import InputError
 
 __all__ = [
     "ATTRS",
@@ -185,9 +186,9 @@ class Node:
 def _check_attr(tag: str, name: str, value: str) -> None:
     if name in ATTRS or _DATA_RE.match(name):
         if name == "style" and not _STYLE_RE.match(value):
-            raise ValueError(f"<{tag}> style {value!r}: only widths and custom properties")
+            raise InputError(f"<{tag}> style {value!r}: only widths and custom properties")
         return
-    raise ValueError(f"<{tag}> attribute {name!r} is not allowed in a view")
+    raise InputError(f"<{tag}> attribute {name!r} is not allowed in a view")
 
 
 def text_kids(text: str) -> list[Kid]:
@@ -231,7 +232,7 @@ def h(tag: str, cls: str = "", *kids: Any, attrs: Mapping[str, object] | None = 
     Attributes come as ``attrs={...}`` or keywords (``data_page=20`` -> ``data-page``);
     a value of None or False is left out, True becomes an empty attribute."""
     if tag not in TAGS:
-        raise ValueError(f"<{tag}> is not an element a view may use")
+        raise InputError(f"<{tag}> is not an element a view may use")
     pairs: list[tuple[str, str]] = []
     for name, value in [*(attrs or {}).items(), *((k.replace("_", "-"), v) for k, v in kw.items())]:
         if value is None or value is False:

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from selfrag_nb import errors as sr_errors
 from selfrag_nb.display.js import allow_lists, module
 from selfrag_nb.display.tree import Node, frag, h, text_kids, to_html, to_json
 
@@ -62,7 +63,7 @@ def test_control_characters_become_the_same_labelled_span_in_both_faces() -> Non
     ],
 )
 def test_tags_and_attributes_outside_the_allow_lists_are_refused(tag: str, attrs: dict[str, str]) -> None:
-    with pytest.raises(ValueError, match=r"not|only"):
+    with pytest.raises(sr_errors.InputError, match=r"not|only"):
         h(tag, "", attrs=attrs)
 
 
