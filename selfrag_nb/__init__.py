@@ -5,6 +5,7 @@
     rag = sr.SelfRAG(kb)                 # offline model unless configured
     trace = rag.ask("What is the refund window?", user=sr.User("ana"))
     sr.compare(trace, other_trace)       # side by side, first divergence named
+    sr.explore("traces/")                # thousands of answers: table, filters, open one
 
 Heavy dependencies (litellm, lancedb, pandas, plotly, pyarrow, numpy) are
 imported on first use, never by ``import selfrag_nb``: public names below are
@@ -67,6 +68,8 @@ _LAZY: dict[str, str] = {
     "EvalReport": "selfrag_nb.eval.report",
     "compare": "selfrag_nb.comparison",
     "Comparison": "selfrag_nb.comparison",
+    "explore": "selfrag_nb.explorer",
+    "Explorer": "selfrag_nb.explorer",
     "export_otel": "selfrag_nb.otel",
     # extension points: what an outside backend implements and how it registers
     "Model": "selfrag_nb.llm.base",
@@ -86,6 +89,7 @@ __all__ = [
     "Embedder",
     "EmbedderError",
     "EvalReport",
+    "Explorer",
     "Hit",
     "Hits",
     "IndexPolicy",
@@ -122,6 +126,7 @@ __all__ = [
     "calibrate",
     "compare",
     "evaluate",
+    "explore",
     "export_otel",
     "questions",
     "register_embedder",
@@ -139,6 +144,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs only; runtime goes through __get
     from selfrag_nb.eval.questions import questions as questions
     from selfrag_nb.eval.report import EvalReport as EvalReport
     from selfrag_nb.eval.runner import evaluate as evaluate
+    from selfrag_nb.explorer import Explorer as Explorer
+    from selfrag_nb.explorer import explore as explore
     from selfrag_nb.labels import Labels as Labels
     from selfrag_nb.llm.base import Model as Model
     from selfrag_nb.llm.litellm_model import LiteLLMModel as LiteLLMModel

@@ -2,24 +2,28 @@
 three faces for each object, registered per type in one seam (faces.py).
 
     obj (a Displayable: record / Trace / Hits / EvalReport / Calibration /
-         RegressionDiff / PromptLab / LabRun / Comparison / IngestReport)
+         RegressionDiff / PromptLab / LabRun / Comparison / IngestReport /
+         Explorer)
       ._repr_mimebundle_() -> faces.mimebundle(obj)
            text/plain   faces.text(obj)     records: text_summary   (text.py)
                                             eval: the objects' own to_text
                                             lab: lab_text / run_text (prompt_lab_html.py)
                                             compare: compare_text (compare_html.py)
                                             ingest: ingest_text (ingest_html.py)
+                                            explorer: explore_text (explore_view.py)
                                             attribution: attribution_view.py
            text/html    faces.html(obj)     records: static_html    (html.py)
                                             eval: eval_html.py
                                             lab: prompt_lab_html.py
                                             compare: compare_html.py
                                             ingest: ingest_html.py (static only)
+                                            explorer: explore_view.py
                                             attribution: attribution_view.py (static only)
            widget view  faces.widget(obj)   TraceWidget (widget.py), EvalWidget
                                             (eval_widget.py), PromptLabWidget
                                             (prompt_lab_widget.py), CompareWidget
-                                            (compare_widget.py): only inside a kernel
+                                            (compare_widget.py), ExploreWidget
+                                            (explore_widget.py): only inside a kernel
       ._display_()         -> faces.marimo_view(obj)   mo.ui.anywidget(...) in marimo
       view(obj)            -> faces.widget(obj)        the interactive view, explicitly
       charts.*             -> plotly figures           (charts.py, plotly imported lazily)
@@ -42,6 +46,7 @@ from typing import Any
 from selfrag_nb.display import attribution_view as _attribution_view  # noqa: F401 - registers the attribution faces
 from selfrag_nb.display import compare_html as _compare_html  # noqa: F401 - registers the comparison faces
 from selfrag_nb.display import eval_html as _eval_html  # noqa: F401 - registers the evaluation faces
+from selfrag_nb.display import explore_view as _explore_view  # noqa: F401 - registers the explorer's faces
 from selfrag_nb.display import ingest_html as _ingest_html  # noqa: F401 - registers the ingest report's faces
 from selfrag_nb.display import prompt_lab_html as _prompt_lab_html  # noqa: F401 - registers the lab's faces
 from selfrag_nb.display.faces import WIDGET_MIME, StaticView, in_kernel, marimo_view, mimebundle

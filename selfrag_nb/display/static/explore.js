@@ -1,0 +1,373 @@
+// selfrag_nb trace explorer (AnyWidget ESM, vanilla JS, no build step, no network).
+//
+//   model.columns / model.rows (display/explore_widget.py: one short list per row,
+//   no answer, no document text)
+//     -> render(): counts by outcome + latency / cost histogram (SVG) of the rows
+//                  the filter keeps; a free-text box; one filter box per column;
+//                  a table of one page of rows (PAGE rows in the DOM at a time,
+//                  however many rows there are), sortable by clicking a header
+//     -> the free-text box: questions match here at once; model.text goes to
+//        Python, which answers model.text_hits (rows whose answer holds it)
+//     -> ticking rows sets model.selected; Python sets model.opened: one trace's
+//        view or the comparison of two, a view tree (display/tree.py to_json)
+//        mounted with mount.js's build() + attach() (allow-lists, textContent only)
+//
+// Column filters: text columns match a substring (case-insensitive); number
+// columns take 12, >200, <=1.5, 100..500. Every piece of data is set with
+// textContent or createTextNode (prelude.js's t / pieces): never innerHTML.
+
+// (CTL h add pieces t badge meta fmtMs fmtCost fmtTok OUTCOME_TONE come from
+// prelude.js; build attach newState SVG_NS from mount.js: explore_widget.py
+// joins them before this file)
+
+const NUM_KINDS = new Set(["num", "ms", "cost"]);
+// "12", ">200", "<=1.5", "100..500" -> a test of one number (null: not a number filter).
+function numTest(s) {
+  s = s.trim();
+  let m = s.match(/^(-?[\d.]+)\s*\.\.\s*(-?[\d.]+)$/);
+  if (m) {
+    const [a, b] = [Number(m[1]), Number(m[2])];
+    return (v) => v !== null && v >= a && v <= b;
+  }
+  m = s.match(/^(<=|>=|<|>|=)?\s*(-?[\d.]+)$/);
+  if (!m) return null;
+  const x = Number(m[2]);
+  const op = m[1] || "=";
+  return {
+    "<": (v) => v !== null && v < x, ">": (v) => v !== null && v > x,
+    "<=": (v) => v !== null && v <= x, ">=": (v) => v !== null && v >= x,
+    "=": (v) => v !== null && v === x,
+  }[op];
+}
+
+function shown(v, kind) {
+  if (kind === "ms") return v === null ? "" : fmtMs(v);
+  if (kind === "cost") return fmtCost(v);
+  if (kind === "num") return v === null ? "" : fmtTok(v);
+  if (kind === "flags") return (v || []).join(", ");
+  if (v === null || v === undefined) return "unknown";
+  return String(v);
+}
+
+class ExploreView {
+  constructor(model, el) {
+    this.model = model;
+    this.el = el;
+    this.sortKey = -1;
+    this.sortDir = 1;
+    this.page = 0;
+    this.filters = {};
+    this.text = "";
+    this.metric = "latency_ms";
+    this.timer = null;
+    this.treeState = newState(); // open <details> and pages of the opened view
+    this.index();
+  }
+
+  // Lower-cased strings per row and column, computed once per rows change.
+  index() {
+    this.cols = this.model.get("columns") || [];
+    this.rows = this.model.get("rows") || [];
+    this.low = this.rows.map((r) => r.map((v, j) => (NUM_KINDS.has(this.cols[j] && this.cols[j].kind) ? v : shown(v, this.cols[j] && this.cols[j].kind).toLowerCase())));
+    this.qcol = this.cols.findIndex((c) => c.key === "question");
+    this.order = null;
+  }
+
+  col(key) {
+    return this.cols.findIndex((c) => c.key === key);
+  }
+
+  // Row positions the filters keep, in the current sort order.
+  visible() {
+    const tests = [];
+    for (const [j, s] of Object.entries(this.filters)) {
+      if (!s.trim()) continue;
+      const jj = Number(j);
+      if (NUM_KINDS.has(this.cols[jj].kind)) {
+        const f = numTest(s);
+        if (f) tests.push((i) => f(this.rows[i][jj]));
+        else tests.push(() => false);
+      } else {
+        const needle = s.trim().toLowerCase();
+        tests.push((i) => this.low[i][jj].includes(needle));
+      }
+    }
+    const needle = this.text.trim().toLowerCase();
+    if (needle) {
+      const hits = this.model.get("text_hits") || {};
+      const set = hits.text === this.text ? new Set(hits.rows || []) : new Set();
+      tests.push((i) => this.low[i][this.qcol].includes(needle) || set.has(i));
+    }
+    const out = [];
+    const order = this.sorted();
+    for (const i of order) if (tests.every((f) => f(i))) out.push(i);
+    return out;
+  }
+
+  sorted() {
+    if (this.order) return this.order;
+    const n = this.rows.length;
+    const idx = Array.from({ length: n }, (_, i) => i);
+    const j = this.sortKey;
+    if (j >= 0) {
+      const num = NUM_KINDS.has(this.cols[j].kind);
+      const dir = this.sortDir;
+      idx.sort((a, b) => {
+        let x = num ? this.rows[a][j] : this.low[a][j];
+        let y = num ? this.rows[b][j] : this.low[b][j];
+        if (x === null || x === undefined) return 1; // unknown last, either direction
+        if (y === null || y === undefined) return -1;
+        return (x < y ? -1 : x > y ? 1 : 0) * dir || a - b;
+      });
+    }
+    this.order = idx;
+    return idx;
+  }
+
+  setSelected(next) {
+    this.model.set("selected", next);
+    this.model.save_changes();
+  }
+
+  toggle(i) {
+    const now = this.model.get("selected") || [];
+    this.setSelected(now.includes(i) ? now.filter((x) => x !== i) : [...now, i]);
+  }
+
+  counts(vis) {
+    const j = this.col("outcome");
+    const by = {};
+    for (const i of vis) {
+      const k = j >= 0 ? this.rows[i][j] || "unknown" : "all";
+      by[k] = (by[k] || 0) + 1;
+    }
+    const box = h("div", "srnb-xp-counts");
+    const total = this.rows.length;
+    add(box, h("span", "srnb-xp-count", `${vis.length.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} traces`));
+    for (const [k, n] of Object.entries(by).sort((a, b) => b[1] - a[1])) {
+      const b = badge(`${k} ${n.toLocaleString("en-US")}`, OUTCOME_TONE[k] || (k === "refused" ? "bad" : ""));
+      b.dataset.outcome = k;
+      box.appendChild(b);
+    }
+    const skipped = this.model.get("skipped") || 0;
+    if (skipped) add(box, h("span", "srnb-meta", `${skipped} file(s) skipped: ex.skipped says why`));
+    return box;
+  }
+
+  histogram(vis) {
+    const j = this.col(this.metric);
+    const wrap = h("div", "srnb-xp-hist");
+    const pick = h("div", "srnb-xp-hist-h");
+    for (const [key, label] of [["latency_ms", "latency"], ["cost", "cost"]]) {
+      const b = h("button", "srnb-xp-tab" + (this.metric === key ? " srnb-xp-on" : ""), label);
+      b.type = "button";
+      b.addEventListener("click", () => { this.metric = key; this.draw(); });
+      pick.appendChild(b);
+    }
+    wrap.appendChild(pick);
+    const vals = j < 0 ? [] : vis.map((i) => this.rows[i][j]).filter((v) => v !== null && v !== undefined);
+    const W = 420, H = 90, BINS = 24;
+    const svg = document.createElementNS(SVG_NS, "svg");
+    svg.setAttribute("viewBox", `0 0 ${W} ${H + 16}`);
+    svg.setAttribute("width", String(W));
+    svg.setAttribute("height", String(H + 16));
+    svg.setAttribute("class", "srnb-xp-svg");
+    if (!vals.length) {
+      wrap.appendChild(h("div", "srnb-meta", "no values for the rows shown"));
+      return wrap;
+    }
+    let lo = Infinity, hi = -Infinity;
+    for (const v of vals) { if (v < lo) lo = v; if (v > hi) hi = v; }
+    const span = hi - lo || 1;
+    const bins = new Array(BINS).fill(0);
+    for (const v of vals) bins[Math.min(BINS - 1, Math.floor(((v - lo) / span) * BINS))]++;
+    const top = Math.max(...bins);
+    const fmt = this.metric === "cost" ? fmtCost : fmtMs;
+    bins.forEach((n, b) => {
+      const r = document.createElementNS(SVG_NS, "rect");
+      const bh = top ? (n / top) * H : 0;
+      r.setAttribute("x", String((b * W) / BINS + 1));
+      r.setAttribute("y", String(H - bh));
+      r.setAttribute("width", String(W / BINS - 2));
+      r.setAttribute("height", String(bh));
+      r.setAttribute("class", "srnb-xp-bar");
+      const tip = document.createElementNS(SVG_NS, "title");
+      tip.textContent = `${fmt(lo + (span * b) / BINS)} – ${fmt(lo + (span * (b + 1)) / BINS)}: ${n}`;
+      r.appendChild(tip);
+      svg.appendChild(r);
+    });
+    for (const [x, anchor, v] of [[0, "start", lo], [W, "end", hi]]) {
+      const tx = document.createElementNS(SVG_NS, "text");
+      tx.setAttribute("x", String(x));
+      tx.setAttribute("y", String(H + 13));
+      tx.setAttribute("text-anchor", anchor);
+      tx.setAttribute("class", "srnb-xp-axis");
+      tx.textContent = fmt(v);
+      svg.appendChild(tx);
+    }
+    wrap.appendChild(svg);
+    return wrap;
+  }
+
+  header() {
+    const tr = h("tr");
+    tr.appendChild(h("th", "srnb-xp-pick", ""));
+    this.cols.forEach((c, j) => {
+      const arrow = this.sortKey === j ? (this.sortDir > 0 ? " ▲" : " ▼") : "";
+      const th = h("th", "srnb-xp-sort", c.label + arrow);
+      th.dataset.key = c.key;
+      th.title = "sort by " + c.label;
+      th.addEventListener("click", () => {
+        this.sortDir = this.sortKey === j ? -this.sortDir : 1;
+        this.sortKey = j;
+        this.order = null;
+        this.page = 0;
+        this.draw();
+      });
+      tr.appendChild(th);
+    });
+    const fr = h("tr", "srnb-xp-filters");
+    fr.appendChild(h("th"));
+    this.cols.forEach((c, j) => {
+      const th = h("th");
+      const inp = h("input", "srnb-xp-filter");
+      inp.type = "text";
+      inp.dataset.key = c.key;
+      inp.placeholder = NUM_KINDS.has(c.kind) ? ">200, 1..5" : "filter";
+      inp.value = this.filters[j] || "";
+      inp.addEventListener("input", () => {
+        this.filters[j] = inp.value;
+        this.page = 0;
+        this.drawBody();
+      });
+      th.appendChild(inp);
+      fr.appendChild(th);
+    });
+    return add(h("thead"), tr, fr);
+  }
+
+  rowEl(i, sel) {
+    const tr = h("tr", "srnb-xp-row" + (sel.includes(i) ? " srnb-xp-sel" : ""));
+    tr.dataset.row = String(i);
+    const pick = h("td", "srnb-xp-pick");
+    const box = h("input");
+    box.type = "checkbox";
+    box.checked = sel.includes(i);
+    box.title = "select (one opens its trace, two compare)";
+    pick.appendChild(box);
+    tr.appendChild(pick);
+    this.rows[i].forEach((v, j) => {
+      const c = this.cols[j];
+      const td = h("td", NUM_KINDS.has(c.kind) ? "srnb-num" : c.key === "question" ? "srnb-xp-q" : "");
+      if (c.kind === "outcome") td.appendChild(badge(shown(v, "text"), OUTCOME_TONE[v] || (v === "refused" ? "bad" : "")));
+      else if (c.kind === "flags") for (const f of v || []) add(td, badge(f, f === "injection" || f === "model_error" ? "bad" : "warn"), t(" "));
+      else td.appendChild(t(shown(v, c.kind)));
+      tr.appendChild(td);
+    });
+    tr.addEventListener("click", () => this.toggle(i));
+    return tr;
+  }
+
+  drawBody() {
+    const vis = this.visible();
+    const size = this.model.get("page_size") || 25;
+    const pages = Math.max(1, Math.ceil(vis.length / size));
+    this.page = Math.min(this.page, pages - 1);
+    const sel = this.model.get("selected") || [];
+    const body = h("tbody");
+    for (const i of vis.slice(this.page * size, (this.page + 1) * size)) body.appendChild(this.rowEl(i, sel));
+    this.tbody.replaceWith(body);
+    this.tbody = body;
+    this.countsEl.replaceWith((this.countsEl = this.counts(vis)));
+    this.histEl.replaceWith((this.histEl = this.histogram(vis)));
+    this.pagerEl.replaceWith((this.pagerEl = this.pager(vis.length, pages)));
+  }
+
+  pager(n, pages) {
+    const size = this.model.get("page_size") || 25;
+    const p = h("div", "srnb-xp-pager");
+    const prev = h("button", "srnb-xp-prev", "‹ prev");
+    const next = h("button", "srnb-xp-next", "next ›");
+    prev.type = next.type = "button";
+    prev.disabled = this.page === 0;
+    next.disabled = this.page >= pages - 1;
+    prev.addEventListener("click", () => { this.page--; this.drawBody(); });
+    next.addEventListener("click", () => { this.page++; this.drawBody(); });
+    const a = n ? this.page * size + 1 : 0;
+    const b = Math.min(n, (this.page + 1) * size);
+    add(p, prev, h("span", "srnb-meta srnb-xp-range", `rows ${a}–${b} of ${n.toLocaleString("en-US")}`), next);
+    return p;
+  }
+
+  opened() {
+    const o = this.model.get("opened") || {};
+    const box = h("div", "srnb-xp-opened");
+    if (!o.kind) return box;
+    box.dataset.kind = o.kind;
+    const bar = h("div", "srnb-card-h");
+    const close = h("button", "srnb-xp-close", "close");
+    close.type = "button";
+    close.addEventListener("click", () => this.setSelected([]));
+    add(bar, h("span", "srnb-stage", o.kind === "compare" ? "Comparison" : o.kind === "trace" ? "Opened trace" : o.title || ""), close);
+    box.appendChild(bar);
+    if (o.note) box.appendChild(h("div", "srnb-banner", o.note));
+    if (o.tree) {
+      const body = h("div", "srnb-xp-tree");
+      body.appendChild(build(o.tree));
+      attach(body, null, this.treeState);
+      box.appendChild(body);
+    }
+    return box;
+  }
+
+  draw() {
+    const root = h("div", "srnb-root srnb-xp");
+    const top = h("div", "srnb-xp-top");
+    const search = h("input", "srnb-xp-text");
+    search.type = "search";
+    search.placeholder = "search questions and answers";
+    search.value = this.text;
+    search.addEventListener("input", () => {
+      this.text = search.value;
+      this.page = 0;
+      this.drawBody();
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => { this.model.set("text", this.text); this.model.save_changes(); }, 150);
+    });
+    this.countsEl = h("div");
+    this.histEl = h("div");
+    this.pagerEl = h("div");
+    add(top, add(h("div", "srnb-xp-left"), search, this.countsEl), this.histEl);
+    const table = h("table", "srnb-xp-table");
+    this.tbody = h("tbody");
+    add(table, this.header(), this.tbody);
+    this.openedEl = this.opened();
+    add(root, top, add(h("div", "srnb-xp-scroll"), table), this.pagerEl, this.openedEl);
+    this.el.replaceChildren(root);
+    this.drawBody();
+  }
+}
+
+function render({ model, el }) {
+  const view = new ExploreView(model, el);
+  view.draw();
+  const onRows = () => { view.index(); view.draw(); };
+  const onBody = () => view.drawBody();
+  const onOpened = () => {
+    const fresh = view.opened();
+    view.openedEl.replaceWith(fresh);
+    view.openedEl = fresh;
+  };
+  model.on("change:rows", onRows);
+  model.on("change:text_hits", onBody);
+  model.on("change:selected", onBody);
+  model.on("change:opened", onOpened);
+  return () => {
+    model.off("change:rows", onRows);
+    model.off("change:text_hits", onBody);
+    model.off("change:selected", onBody);
+    model.off("change:opened", onOpened);
+  };
+}
+
+export default { render };
