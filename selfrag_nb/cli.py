@@ -235,7 +235,8 @@ def run_ingest(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from selfrag_nb.store.kb import KnowledgeBase, KnowledgeBaseError
+    from selfrag_nb.errors import KnowledgeBaseError
+    from selfrag_nb.store.kb import KnowledgeBase
 
     console = Console()
     acl: dict[str, Any] = {}
@@ -330,7 +331,7 @@ def run_search(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from selfrag_nb.store.kb import KnowledgeBaseError
+    from selfrag_nb.errors import KnowledgeBaseError
     from selfrag_nb.store.types import User
 
     console = Console()
@@ -394,9 +395,8 @@ def run_ask(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from selfrag_nb.display import static_html, text_summary
-    from selfrag_nb.llm.base import ModelError
+    from selfrag_nb.errors import KnowledgeBaseError, ModelError
     from selfrag_nb.pipeline import SelfRAG
-    from selfrag_nb.store.kb import KnowledgeBaseError
     from selfrag_nb.store.types import User
 
     console = Console()

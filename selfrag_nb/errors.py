@@ -44,9 +44,9 @@ and the rerank stage and turned into those records there; they reach a
 caller only from the functions that validate directly (``parse``'s helpers,
 ``validate_ranking``).
 
-Each class is defined here and re-exported where it used to live
-(``selfrag_nb.store.kb.KnowledgeBaseError`` is this KnowledgeBaseError), and
-all of them from ``selfrag_nb`` itself.
+Each class is defined here only, and exported from ``selfrag_nb`` itself
+(``sr.KnowledgeBaseError``); the modules that raise them import them from
+here and do not re-export them.
 """
 
 from __future__ import annotations

@@ -63,7 +63,6 @@ __all__ = [
     "ClaimLabel",
     "Label",
     "Labels",
-    "LabelsError",
     "claim_key",
     "sample_labels_path",
 ]

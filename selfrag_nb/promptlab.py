@@ -96,7 +96,6 @@ __all__ = [
     "LabSide",
     "LabVersions",
     "PromptLab",
-    "TemplateError",
 ]
 
 OFFLINE_PROMPT_NOTE = (

@@ -69,7 +69,8 @@ from selfrag_nb.display.prompt_lab_html import (
     version_score,
 )
 from selfrag_nb.display.text import one_line
-from selfrag_nb.promptlab import ROLE_LABELS, LabRow, LabRun, LabSide, PromptLab, TemplateError
+from selfrag_nb.errors import TemplateError
+from selfrag_nb.promptlab import ROLE_LABELS, LabRow, LabRun, LabSide, PromptLab
 
 __all__ = ["PromptLabWidget", "lab_state", "run_state"]
 

@@ -96,8 +96,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Execute a parsed ``eval`` command; returns the exit status."""
-    from selfrag_nb.errors import SelfRAGError
-    from selfrag_nb.eval.questions import QuestionSetError, questions
+    from selfrag_nb.errors import QuestionSetError, SelfRAGError
+    from selfrag_nb.eval.questions import questions
     from selfrag_nb.eval.runner import evaluate, resolve_variants
     from selfrag_nb.pipeline import SelfRAG
 

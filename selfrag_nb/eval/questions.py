@@ -31,7 +31,7 @@ from selfrag_nb.store.types import User
 if TYPE_CHECKING:  # pandas is heavy
     import pandas as pd
 
-__all__ = ["OUTCOMES", "Question", "QuestionSet", "QuestionSetError", "questions", "sample_path"]
+__all__ = ["OUTCOMES", "Question", "QuestionSet", "questions", "sample_path"]
 
 #: Every outcome a Trace can end with (``selfrag_nb.trace.OutcomeName``).
 OUTCOMES: tuple[str, ...] = ("answered", "disclaimed", "regenerated", "direct", "clarify", "refused")

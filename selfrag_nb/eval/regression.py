@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from selfrag_nb._displayable import Displayable
-from selfrag_nb.errors import PathNotFoundError
+from selfrag_nb.errors import PathNotFoundError, QuestionSetError
 from selfrag_nb.eval.metrics import EvalRow
-from selfrag_nb.eval.questions import Question, QuestionSet, QuestionSetError
+from selfrag_nb.eval.questions import Question, QuestionSet
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -17,10 +17,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from selfrag_nb.errors import ModelError
 from selfrag_nb.llm.schemas import Message, Role
 
-__all__ = ["PROVIDER_CONCURRENCY", "Completion", "Model", "ModelError", "ModelRequest"]
+__all__ = ["PROVIDER_CONCURRENCY", "Completion", "Model", "ModelRequest"]
 
 #: Settings.provider_concurrency of the question being run: the pipeline sets
 #: it around each stage (a context variable, so the stages' tasks and the

@@ -31,8 +31,8 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
-from selfrag_nb.errors import InputError, InputTypeError
-from selfrag_nb.llm.base import Completion, Model, ModelError, ModelRequest
+from selfrag_nb.errors import InputError, InputTypeError, ModelError
+from selfrag_nb.llm.base import Completion, Model, ModelRequest
 from selfrag_nb.llm.cache import request_key
 from selfrag_nb.llm.redact import redact
 

@@ -28,7 +28,6 @@ from selfrag_nb.errors import ParseError
 
 __all__ = [
     "MAX_TEXT",
-    "ParseError",
     "as_bool",
     "as_enum",
     "as_number",

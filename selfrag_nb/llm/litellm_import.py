@@ -19,7 +19,7 @@ import os
 import threading
 from typing import Any
 
-from selfrag_nb.llm.base import ModelError
+from selfrag_nb.errors import ModelError
 from selfrag_nb.llm.pricing import sync_litellm
 
 __all__ = ["load_litellm", "warm_up_litellm"]

@@ -45,8 +45,8 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from selfrag_nb._sync import run_sync
-from selfrag_nb.errors import InputError, InputTypeError, ProviderError
-from selfrag_nb.llm.base import Completion, ModelError, ModelRequest
+from selfrag_nb.errors import InputError, InputTypeError, ModelError, ProviderError
+from selfrag_nb.llm.base import Completion, ModelRequest
 from selfrag_nb.llm.litellm_import import load_litellm, warm_up_litellm
 from selfrag_nb.llm.litellm_loop import (
     DEFAULT_PROVIDER_CONCURRENCY,
@@ -64,7 +64,6 @@ __all__ = [
     "DEFAULT_PROVIDER_CONCURRENCY",
     "LiteLLMModel",
     "LiteLLMReranker",
-    "ProviderError",
     "aembed",
     "arerank",
     "embed",

@@ -34,9 +34,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from selfrag_nb.codelines import code_only
+from selfrag_nb.errors import ParseError
 from selfrag_nb.llm.coerce import (
     MAX_TEXT,
-    ParseError,
     as_bool,
     as_enum,
     as_number,
@@ -58,7 +58,7 @@ from selfrag_nb.llm.schemas import (
     UsefulnessOut,
 )
 
-__all__ = ["ParseError", "extract_json", "format_validation_error", "parse"]
+__all__ = ["extract_json", "format_validation_error", "parse"]
 
 #: Longest output we scan for JSON; beyond this models are producing garbage.
 MAX_SCAN = 200_000

@@ -39,8 +39,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from selfrag_nb.errors import InputError, InputTypeError
-from selfrag_nb.llm.base import PROVIDER_CONCURRENCY, Completion, Model, ModelError, ModelRequest
+from selfrag_nb.errors import InputError, InputTypeError, ModelError
+from selfrag_nb.llm.base import PROVIDER_CONCURRENCY, Completion, Model, ModelRequest
 from selfrag_nb.llm.injection import find_injection
 from selfrag_nb.llm.parsing import parse
 from selfrag_nb.llm.prompts import Prompts, template_key

@@ -29,7 +29,7 @@ from selfrag_nb.rerankers import RankResponse
 from selfrag_nb.stages.base import Stage, StageContext, resolved_question
 from selfrag_nb.trace import Fallback, ModelCall, Rerank, Trace
 
-__all__ = ["RerankProtocolError", "RerankStage", "ranking_reasons", "validate_ranking"]
+__all__ = ["RerankStage", "ranking_reasons", "validate_ranking"]
 
 #: Hard cap on candidates sent to a reranker (recall many, rerank a few).
 MAX_CANDIDATES = 50

@@ -60,7 +60,6 @@ __all__ = [
     "MINILM_SHA256",
     "SAME_SCHEME",
     "Embedder",
-    "EmbedderError",
     "HashingEmbedder",
     "LiteLLMEmbedder",
     "MiniLMEmbedder",

@@ -111,7 +111,7 @@ if TYPE_CHECKING:
     from selfrag_nb.store.embedders import Embedder
 
 
-__all__ = ["LOCK_FILE", "TABLE", "KnowledgeBase", "KnowledgeBaseError"]
+__all__ = ["LOCK_FILE", "TABLE", "KnowledgeBase"]
 
 
 def _resolve_uri(path: str | os.PathLike[str]) -> tuple[str, Path | None]:

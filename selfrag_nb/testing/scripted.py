@@ -29,8 +29,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Union
 
-from selfrag_nb.errors import InputError, InputTypeError
-from selfrag_nb.llm.base import Completion, ModelError, ModelRequest
+from selfrag_nb.errors import InputError, InputTypeError, ModelError
+from selfrag_nb.llm.base import Completion, ModelRequest
 from selfrag_nb.llm.schemas import ROLES
 
 __all__ = ["ScriptedModel", "ScriptedResponse"]

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import selfrag_nb as sr
-from selfrag_nb.eval.questions import Question, QuestionSet, QuestionSetError, questions, sample_path
+from selfrag_nb.errors import QuestionSetError
+from selfrag_nb.eval.questions import Question, QuestionSet, questions, sample_path
 from selfrag_nb.store.types import User
 
 

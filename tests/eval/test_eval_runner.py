@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 
 import selfrag_nb as sr
+from selfrag_nb.errors import ModelError
 from selfrag_nb.eval.questions import Question, QuestionSet, questions
 from selfrag_nb.eval.regression import read_failures
 from selfrag_nb.eval.runner import PRESETS, aevaluate, evaluate, resolve_variants
-from selfrag_nb.llm.base import ModelError, ModelRequest
+from selfrag_nb.llm.base import ModelRequest
 from selfrag_nb.store.kb import KnowledgeBase
 from selfrag_nb.testing import ScriptedModel
 from selfrag_nb.trace import Trace

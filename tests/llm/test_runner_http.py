@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from selfrag_nb.llm.base import ModelError
+from selfrag_nb.errors import ModelError
 from selfrag_nb.llm.runner import ModelRunner
 from selfrag_nb.llm.schemas import CONSERVATIVE_DEFAULTS, GradeInputs
 from selfrag_nb.testing import LoopbackServer

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from selfrag_nb.llm.base import ModelError
+from selfrag_nb.errors import ModelError
 from selfrag_nb.llm.prompts import Prompts
 from selfrag_nb.llm.runner import CallResult, ModelRunner
 from selfrag_nb.llm.schemas import (

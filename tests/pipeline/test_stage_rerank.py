@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from selfrag_nb.errors import RerankProtocolError
 from selfrag_nb.rerankers import (
     LexicalReranker,
     RerankerOptions,
@@ -14,7 +15,7 @@ from selfrag_nb.rerankers import (
     register_reranker,
     resolve_reranker,
 )
-from selfrag_nb.stages.rerank import RerankProtocolError, validate_ranking
+from selfrag_nb.stages.rerank import validate_ranking
 
 
 def test_valid_subset_sorted_by_score() -> None:

@@ -34,11 +34,12 @@ from cases import record
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from selfrag_nb.eval.questions import Question, QuestionSetError, questions
+from selfrag_nb.errors import QuestionSetError, RerankProtocolError
+from selfrag_nb.eval.questions import Question, questions
 from selfrag_nb.llm.parsing import parse
 from selfrag_nb.llm.schemas import OUTPUTS, ROLES
 from selfrag_nb.spans import check_rewrite, extract_spans
-from selfrag_nb.stages.rerank import RerankProtocolError, validate_ranking
+from selfrag_nb.stages.rerank import validate_ranking
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 

@@ -36,7 +36,7 @@ from otlp_sink import OtlpSink
 import selfrag_nb as sr
 from selfrag_nb.display import mimebundle
 from selfrag_nb.display.state import widget_state
-from selfrag_nb.llm.base import ModelError
+from selfrag_nb.errors import ModelError
 from selfrag_nb.testing import LoopbackServer, default_responder, infer_role
 
 QUESTION = "What is the refund window for a Pro subscription?"

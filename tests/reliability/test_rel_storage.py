@@ -36,7 +36,8 @@ import pytest
 from cases import record
 
 import selfrag_nb as sr
-from selfrag_nb.store.kb import LOCK_FILE, KnowledgeBase, KnowledgeBaseError
+from selfrag_nb.errors import KnowledgeBaseError
+from selfrag_nb.store.kb import LOCK_FILE, KnowledgeBase
 
 State = dict[str, tuple[str, ...]]  # source -> sorted chunk ids
 

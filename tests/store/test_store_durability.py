@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from selfrag_nb.store.kb import KnowledgeBase, KnowledgeBaseError
+from selfrag_nb.errors import KnowledgeBaseError
+from selfrag_nb.store.kb import KnowledgeBase
 
 State = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
 

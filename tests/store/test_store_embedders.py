@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from selfrag_nb.errors import EmbedderError
 from selfrag_nb.store.embedders import (
-    EmbedderError,
     HashingEmbedder,
     MiniLMEmbedder,
     available_embedders,

@@ -10,8 +10,9 @@ from numpy.typing import NDArray
 from store_docs import DOCS, SECRET, write_docs
 
 import selfrag_nb as sr
+from selfrag_nb.errors import KnowledgeBaseError
 from selfrag_nb.store.embedders import HashingEmbedder, register_embedder
-from selfrag_nb.store.kb import KnowledgeBase, KnowledgeBaseError
+from selfrag_nb.store.kb import KnowledgeBase
 
 
 def _all_ids(kb: KnowledgeBase) -> list[str]:

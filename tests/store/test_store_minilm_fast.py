@@ -11,10 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from selfrag_nb.errors import InputError, InputTypeError, MissingDependencyError
+from selfrag_nb.errors import EmbedderError, InputError, InputTypeError, MissingDependencyError
 from selfrag_nb.store.embedders import (
     MINILM_SHA256,
-    EmbedderError,
     MiniLMEmbedder,
     get_embedder,
     minilm_model_dir,

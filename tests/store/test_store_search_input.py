@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import selfrag_nb as sr
-from selfrag_nb.store.kb import KnowledgeBase, KnowledgeBaseError
+from selfrag_nb.errors import KnowledgeBaseError
+from selfrag_nb.store.kb import KnowledgeBase
 
 MODES = ("vector", "fts", "hybrid")
 
