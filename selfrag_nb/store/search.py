@@ -11,6 +11,14 @@
         (planned alone: the access clause never appears in a message)
       vector leg: ANN when the table has a vector index (vindex.py: k allowed hits
       guaranteed, knobs default to kb.index_policy), else exact
+      by_language (default: on for a multilingual embedder, e5):
+        languages stored (lang column, read once per table version)
+        -> per language: the legs with prefilter (access AND where) AND lang = '..'
+           (each leg's rows through the second lock, as above)
+        -> hybrid: RRF of that language's two legs
+        -> the per-language lists merged by rank (RRF: 1/(60 + rank in its
+           language); at equal rank the question's language first)
+        one language stored, or no lang column (a table made without it): one leg as above
     chunks(source) / sources()       what is stored (no ACL: for the owner, not for users)
 
 kb.py's docstring draws the flow in full.
