@@ -235,3 +235,41 @@ def test_a_broken_prefilter_leaks_nothing_by_language(
     assert acl_kb.access_drops >= 2  # one restricted chunk per language at least
     assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
     assert any(r.levelno == logging.ERROR for r in caplog.records)
+
+
+def test_with_a_vector_index_each_language_still_gets_its_allowed_hits(tmp_path: Path) -> None:
+    """Past the index threshold the per-language legs run on the ANN index
+    with the access filter and the language ANDed: a selective ACL (1 % of
+    the rows, in both languages) still gets k allowed hits, none other."""
+    import random
+
+    from selfrag_nb.store.types import IndexPolicy
+
+    rng = random.Random(7)
+    en = ["refund", "invoice", "window", "days", "policy", "shipping", "tax", "report", "team", "plan"]
+    zh = "退款发票期限天数政策运费税务报告团队计划"
+    path = tmp_path / "docs" / "rows.jsonl"
+    path.parent.mkdir(parents=True)
+    restricted = set()
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(1100):
+            if i % 2:
+                text = " ".join(rng.choice(en) for _ in range(12))
+            else:
+                text = "".join(rng.choice(zh) for _ in range(24))
+            roles = ["auditors"] if i % 100 in (7, 8) else ["staff"]
+            if roles == ["auditors"]:
+                restricted.add(f"rows.jsonl#{i}")
+            f.write(json.dumps({"id": str(i), "text": text, "roles": roles}, ensure_ascii=False) + "\n")
+    kb = KnowledgeBase.open(tmp_path / "kb", embedder="hashing", index_policy=IndexPolicy(min_rows=1000))
+    kb.ingest(path, progress=False)
+    assert kb.describe()["vector_index"] is not None
+    auditor = sr.User("zoe", roles=["auditors"])
+    for mode in MODES:
+        hits = kb.search("refund window 退款期限", k=10, mode=mode, user=auditor, by_language=True).hits
+        assert len(hits) == 10, mode
+        assert {h.source for h in hits} <= restricted, mode
+        langs = {"zh" if any("\u4e00" <= c <= "\u9fff" for c in h.text) else "en" for h in hits}
+        assert langs == {"zh", "en"}, mode
+        assert kb.search("refund window 退款期限", k=10, mode=mode, by_language=True).hits == []
+    assert kb.access_drops == 0
