@@ -282,6 +282,10 @@ class E5Embedder:
     name = "e5-small-multilingual"
     dim = 384
     scheme = "prefix:query: |passage: "
+    #: one space for every language: kb.search runs a vector leg per chunk
+    #: language by default (store/search.py, by_language), since the model
+    #: ranks chunks in the question's own language first
+    multilingual = True
 
     def __init__(
         self, batch_size: int = 32, *, threads: int | None = None, model_file: str | Path | None = None

@@ -11,6 +11,14 @@
         (planned alone: the access clause never appears in a message)
       vector leg: ANN when the table has a vector index (vindex.py: k allowed hits
       guaranteed, knobs default to kb.index_policy), else exact
+      by_language (default: on for a multilingual embedder, e5):
+        languages stored (lang column, read once per table version)
+        -> per language: the legs with prefilter (access AND where) AND lang = '..'
+           (each leg's rows through the second lock, as above)
+        -> hybrid: RRF of that language's two legs
+        -> the per-language lists merged by rank (RRF: 1/(60 + rank in its
+           language); at equal rank the question's language first)
+        one language stored, or no lang column (a table made without it): one leg as above
     chunks(source) / sources()       what is stored (no ACL: for the owner, not for users)
 
 kb.py's docstring draws the flow in full.
@@ -56,6 +64,8 @@ class Search(Core):
     #: Rows the SQL prefilter returned that the Python access check refused
     #: (kb.access_drops); anything but 0 is a fault in the prefilter.
     _access_drops = 0
+    #: (table version, languages stored in it): read once per version
+    _langs_at: tuple[int, list[str | None]] | None = None
 
     @property
     def access_drops(self) -> int:
@@ -94,6 +104,7 @@ class Search(Core):
         refine_factor: int | None = None,
         ef: int | None = None,
         exact: bool = False,
+        by_language: bool | None = None,
     ) -> Hits:
         """The ``k`` best chunks ``user`` may read (anonymous: public only).
 
@@ -109,7 +120,14 @@ class Search(Core):
         candidates) tune the vector index once the table has one (None: the
         knowledge base's ``index_policy``); without an index they change nothing.
         ``exact=True`` skips the vector index (exact kNN: the reference for recall).
-        A filtered search returns k allowed hits whenever k exist, index or not."""
+        A filtered search returns k allowed hits whenever k exist, index or not.
+
+        ``by_language=True`` runs the vector leg once per chunk language stored
+        (the ``lang`` column, ANDed with the access filter) and merges those
+        lists by rank (RRF), so a question finds the best chunks of every
+        language, not only of its own; None (the default) turns it on for a
+        multilingual embedder (one whose ``multilingual`` attribute is True,
+        e.g. ``e5-small-multilingual``). See docs/multilingual.md."""
         if not isinstance(query, str) or not query.strip():
             raise InputError("search query must be a non-blank string")
         validate_unicode("search query", query)
@@ -126,11 +144,25 @@ class Search(Core):
         knobs = resolve_knobs(self._index_policy, nprobes, refine_factor, ef)
         if not isinstance(exact, bool):
             raise InputTypeError(f"exact must be True or False, got {exact!r}")
+        if by_language is not None and not isinstance(by_language, bool):
+            raise InputTypeError(f"by_language must be True, False or None, got {by_language!r}")
+        if by_language is None:
+            by_language = getattr(self._embedder, "multilingual", False) is True
         flt = combine_filters(access_filter(user), where)
         t = self._tbl()
         hits: list[Hit] = []
         if t is not None:
-            hits = self._query(t, query, k, mode, flt, user=user, where=where, knobs=None if exact else knobs)
+            hits = self._query(
+                t,
+                query,
+                k,
+                mode,
+                flt,
+                user=user,
+                where=where,
+                knobs=None if exact else knobs,
+                by_language=by_language,
+            )
         return Hits(hits=hits, query=query, mode=mode, k=k, access_filter=flt, user=user)
 
     def _query(
@@ -144,6 +176,7 @@ class Search(Core):
         user: User | None,
         where: str | None,
         knobs: Any,
+        by_language: bool = False,
     ) -> list[Hit]:
         """Run one mode. Hybrid runs the two legs itself (each with its score column
         named, which keeps Lance's projection warnings away) and fuses them with
@@ -156,21 +189,68 @@ class Search(Core):
         # differently from the passages it was stored as (embedders.embed_queries)
         vec = embed_queries(self._embedder, [query])[0] if mode != "fts" else None
         vec_rows = fts_rows = None
+        # by language: each stored language's (vector, fts) legs, fused per language
+        per_lang: list[tuple[str | None, pa.Table, pa.Table | None]] = []
         refused: list[str] = []
         try:
-            if vec is not None:
-                vec_rows = _second_lock(
-                    self._leg_vector(t, vec, k, flt, knobs, columns=_ROW_COLUMNS), user, refused
-                )
-            if mode != "vector":
-                fts_rows = _second_lock(self._leg_fts(t, query, k, flt, columns=_ROW_COLUMNS), user, refused)
+            langs = self._languages(t) if vec is not None and by_language else []
+            if len(langs) > 1:
+                # A multilingual model ranks chunks in the question's own language
+                # first whatever they say: each language's best are found among
+                # their own, then the lists are merged by rank. The access filter
+                # stays whole; the language only narrows it.
+                for lang in langs:
+                    lflt = f"({flt}) AND ({_lang_clause(lang)})"
+                    v = _second_lock(
+                        self._leg_vector(t, vec, k, lflt, knobs, columns=_ROW_COLUMNS), user, refused
+                    )
+                    f = None
+                    if mode == "hybrid":
+                        f = _second_lock(
+                            self._leg_fts(t, query, k, lflt, columns=_ROW_COLUMNS), user, refused
+                        )
+                    per_lang.append((lang, v, f))
+            else:
+                if vec is not None:
+                    vec_rows = _second_lock(
+                        self._leg_vector(t, vec, k, flt, knobs, columns=_ROW_COLUMNS), user, refused
+                    )
+                if mode != "vector":
+                    fts_rows = _second_lock(
+                        self._leg_fts(t, query, k, flt, columns=_ROW_COLUMNS), user, refused
+                    )
         except KnowledgeBaseError:
             raise
         except Exception as exc:
             raise self._search_failure(t, f"a {mode} search", flt, where, exc) from exc
         if refused:
             self._report_refused(list(dict.fromkeys(refused)), mode, user)
-        if mode == "vector":
+        if per_lang:
+            from selfrag_nb.text import detect_language
+
+            # at equal rank the question's own language goes first (the same script rule as the chunks')
+            own = [lang == detect_language(query) for lang, _, _ in per_lang]
+            vec_rows = _merge_by_rank([v for _, v, _ in per_lang], own, "_distance", high_first=False)
+            if mode == "vector":
+                fused = vec_rows.slice(0, k)
+            else:
+                import pyarrow as pa
+
+                fts_rows = pa.concat_tables([f for _, _, f in per_lang if f is not None])
+                # hybrid as without languages, within each language; the
+                # per-language fused lists are then merged by rank like the vector legs
+                kept = [(o, v, f) for o, (_, v, f) in zip(own, per_lang, strict=True) if f is not None]
+                lists = [(o, _rrf(query, v, f)) for o, v, f in kept if v.num_rows or f.num_rows]
+                if not lists:
+                    return []
+                fused = _merge_by_rank(
+                    [tb for _, tb in lists],
+                    [o for o, _ in lists],
+                    "_relevance_score",
+                    high_first=True,
+                    rescore=True,
+                ).slice(0, k)
+        elif mode == "vector":
             assert vec_rows is not None
             fused = vec_rows
         elif mode == "fts":
@@ -181,14 +261,16 @@ class Search(Core):
             assert fts_rows is not None
             if vec_rows.num_rows == 0 and fts_rows.num_rows == 0:
                 return []
-            from lancedb.rerankers import RRFReranker
-
-            fused = RRFReranker(return_score="relevance").rerank_hybrid(query, vec_rows, fts_rows).slice(0, k)
+            fused = _rrf(query, vec_rows, fts_rows).slice(0, k)
         distance = _by_rowid(vec_rows, "_distance")
         bm25 = _by_rowid(fts_rows, "_score")
         # Each leg's own order: RRF values (~1/60) mean little to a reader,
-        # "3rd by vector, 1st by keywords" does.
-        leg_rank = {"vector": _order(distance, high_first=False), "fts": _order(bm25, high_first=True)}
+        # "3rd by vector, 1st by keywords" does. Per language, the vector
+        # leg's order is the merged one (its distances are not comparable across languages).
+        leg_rank = {
+            "vector": _row_order(vec_rows) if per_lang else _order(distance, high_first=False),
+            "fts": _order(bm25, high_first=True),
+        }
         hits = []
         for rank, r in enumerate(fused.to_pylist(), start=1):
             scores: dict[str, float] = {}
@@ -203,6 +285,22 @@ class Search(Core):
                 scores["hybrid"] = float(r["_relevance_score"])
             hits.append(_hit(r, score=scores.get(mode, 0.0), scores=scores, rank=rank, ranks=ranks))
         return hits
+
+    def _languages(self, t: Any) -> list[str | None]:
+        """The chunk languages stored (None: rows without one), read once per
+        table version; [] for a table without the ``lang`` column (made by hand
+        or by another tool), which is then searched with one vector leg as before."""
+        if "lang" not in t.schema.names:
+            return []
+        version = int(t.version)
+        if self._langs_at is None or self._langs_at[0] != version:
+            import pyarrow.compute as pc
+
+            with self._reading("reading the chunk languages", value_errors=True):
+                column = t.search().select(["lang"]).limit(None).to_arrow()["lang"]
+            found = pc.unique(column).to_pylist()
+            self._langs_at = (version, sorted(found, key=lambda v: (v is None, v or "")))
+        return list(self._langs_at[1])
 
     def _report_refused(self, chunk_ids: list[str], mode: str, user: User | None) -> None:
         """The SQL prefilter should have kept these rows in the store: an
@@ -301,6 +399,61 @@ def _second_lock(rows: pa.Table, user: User | None, refused: list[str]) -> pa.Ta
         return rows
     refused.extend(cid for cid, ok in zip(rows["chunk_id"].to_pylist(), keep, strict=True) if not ok)
     return rows.filter(pa.array(keep, type=pa.bool_()))
+
+
+#: RRF's constant (Cormack et al.; LanceDB's RRFReranker uses the same)
+_RRF_K = 60
+
+
+def _lang_clause(lang: str | None) -> str:
+    """The prefilter of one language's vector leg (values are data: quoted)."""
+    if lang is None:
+        return "lang IS NULL"
+    return "lang = '" + lang.replace("'", "''") + "'"
+
+
+def _rrf(query: str, vec_rows: pa.Table, fts_rows: pa.Table) -> pa.Table:
+    """The two legs fused by LanceDB's RRFReranker, best first (``_relevance_score``)."""
+    from lancedb.rerankers import RRFReranker
+
+    return RRFReranker(return_score="relevance").rerank_hybrid(query, vec_rows, fts_rows)
+
+
+def _merge_by_rank(
+    tables: list[pa.Table], own: list[bool], tie: str, *, high_first: bool, rescore: bool = False
+) -> pa.Table:
+    """Every row of per-language result lists (each best first), fused by RRF:
+    a row's score is 1 / (60 + its rank in its own language's list). The
+    lists share no row, so this interleaves them by rank; at equal rank the
+    lists ``own`` marks (the question's language) go first, then rows go by
+    their ``tie`` column (cosine distance, or the hybrid score within their
+    language). ``rescore``: ``_relevance_score`` becomes that fused score."""
+    import pyarrow as pa
+
+    merged = pa.concat_tables(tables, promote_options="default")
+    keys: list[tuple[float, int, float, int]] = []
+    offset = 0
+    for tb, first in zip(tables, own, strict=True):
+        for rank, value in enumerate(tb[tie].to_pylist(), start=1):
+            rrf = -1.0 / (_RRF_K + rank)
+            keys.append(
+                (rrf, 0 if first else 1, -float(value) if high_first else float(value), offset + rank - 1)
+            )
+        offset += tb.num_rows
+    keys.sort()
+    out = merged.take(pa.array([key[-1] for key in keys], type=pa.int64()))
+    if rescore:
+        column = out.schema.get_field_index("_relevance_score")
+        score = pa.array([-key[0] for key in keys], type=pa.float32())
+        out = out.set_column(column, "_relevance_score", score)
+    return out
+
+
+def _row_order(table: pa.Table | None) -> dict[int, int]:
+    """1-based position of each row id in ``table`` (a fused list's own order)."""
+    if table is None:
+        return {}
+    return {rid: i for i, rid in enumerate(table["_rowid"].to_pylist(), start=1)}
 
 
 def _by_rowid(table: pa.Table | None, column: str) -> dict[int, float]:

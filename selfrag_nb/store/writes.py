@@ -517,6 +517,10 @@ class Writes(Core):
             # A table from before origins were stored (format 1): add the column
             # empty ("" = origin unknown) so the new rows fit.
             t.add_columns({"origin": "CAST('' AS STRING)"})
+        if t is not None and data is not None and "lang" not in t.schema.names:
+            # A table made without the chunk language: its old rows get none (NULL),
+            # searched by language as a group of their own (search.py _languages)
+            t.add_columns({"lang": "CAST(NULL AS STRING)"})
         if t is None:
             if data is None:
                 return 0, 0, 0
