@@ -92,3 +92,19 @@ def test_a_term_with_its_gloss_is_not_quoted_as_an_answer() -> None:
     )
     assert "default paths" not in out.answer
     assert "Android" in out.answer
+
+
+def test_a_name_is_a_whole_word_not_the_start_of_a_longer_one() -> None:
+    # "httpx2" names another package than "HTTPX", "ClickHouse" another than "Click":
+    # a document about the longer name does not mention the shorter one.
+    other = ev(1, "By default requests time out after 10 minutes (an httpx2.Timeout).", "openai.md")
+    assert not mentions("HTTPX", other)
+    assert not mentions("Click", ev(2, "ClickHouse stores the events.", "events.md"))
+    # The whole word, in any case, before punctuation, or written together, still is.
+    assert mentions("HTTPX", ev(3, "Pass an httpx.Client to share connections.", "openai.md"))
+    assert mentions("Sorted Containers", ev(4, "pip install sortedcontainers", "install.md"))
+    assert mentions("Quillstack", ev(5, "使用Quillstack同步数据。", "zh.md"))
+    q = "What is the default timeout for requests made with HTTPX?"
+    out = assess(AssessInputs(question=q, evidence=[other]))
+    assert out.action == "REFUSE"
+    assert "httpx" in out.reason.lower()

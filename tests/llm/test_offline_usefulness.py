@@ -137,6 +137,18 @@ def test_same_inputs_same_verdict() -> None:
             "no",
         ),
         ("How many plugins are available?", "Over 1300 external plugins are available [1].", "yes"),
+        # ... and counts them: a number about something else in that sentence does not
+        (
+            "How many root certificates are included in the bundle?",
+            "It is integrated into pip 24.2+ as the default method for verifying certificates [1].",
+            "no",
+        ),
+        (
+            "How many root certificates are included in the bundle?",
+            "The bundle includes 140 trusted root certificates [1].",
+            "not no",
+        ),
+        ("How many workers are started?", "Workers started by default: 4 [1].", "not no"),
         ("How often does the call take place?", "We have a biweekly community call [1].", "not no"),
     ],
 )

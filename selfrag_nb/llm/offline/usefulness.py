@@ -12,7 +12,7 @@
          rest a fragment cut mid-sentence or a bare name          -> no
       -> the answer says the documents hold no answer             -> no
       -> answer type: "how many / how long / 多少" needs a number ("how many
-         <things>": in a sentence naming them), "when / 何时" a date or a
+         <things>": next to their name, which it counts), "when / 何时" a date or a
          number, "what / which <kind>" a thing of that kind: the kind's
          word, a version number for a version, any name for a project or
          a person                                                 -> no when absent
@@ -227,12 +227,40 @@ def _names_kind(answer: str, head: str, question: str) -> bool:
     return any(w.startswith(prefix) for w in bag(answer))
 
 
-def _counts(answer: str, head: str) -> bool:
-    """A number in the answer; for "how many <head>", in a sentence that names them."""
-    if not head:
+#: Words from a number to the things it counts ("over 500 languages",
+#: "1300+ external plugins", "retries a failed request three times").
+COUNT_WINDOW = 4
+
+
+def _counted(question: str) -> set[str]:
+    """The stems of what "how many <things> ..." counts ("languages", "text",
+    "formats" in "How many languages and text formats does X support?")."""
+    m = _HOW_MANY_RE.match(question)
+    if m is None:
+        return set()
+    out: set[str] = set()
+    for w in m.group(1).split():
+        if w.lower() in _PREPOSITIONS:
+            break
+        if w.lower() not in STOP_EN:
+            out.add(stem(w.lower()))
+    return out
+
+
+def _counts(answer: str, things: set[str]) -> bool:
+    """A number in the answer; for "how many <things>", a number that counts
+    them: within ``COUNT_WINDOW`` words of one of their words in one sentence.
+    A number elsewhere in the sentence counts something else ("pip 24.2+ ...
+    verifying certificates" says nothing about how many certificates)."""
+    if not things:
         return bool(_NUMBER_RE.search(answer))
-    key = stem(head)
-    return any(_NUMBER_RE.search(s) and bag(s).get(key, 0) for s in split_sentences(answer))
+    for sent in split_sentences(answer):
+        words = _words(sent)
+        at_number = [i for i, w in enumerate(words) if _NUMBER_RE.search(w)]
+        at_thing = [i for i, w in enumerate(words) if stem(w.lower().strip(".'’-")) in things]
+        if any(abs(i - j) <= COUNT_WINDOW for i in at_number for j in at_thing):
+            return True
+    return False
 
 
 def _subject(question: str) -> tuple[dict[str, float], list[str]]:
@@ -283,7 +311,7 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     if _NO_ANSWER_RE.search(answer):
         return _out("no", 5, f"an answer to: {asked}", "the answer says the documents do not answer it")
     head = _asked_head(question)
-    if _NUMBER_Q_RE.search(question) and not _counts(answer, head if _HOW_MANY_RE.search(question) else ""):
+    if _NUMBER_Q_RE.search(question) and not _counts(answer, _counted(question)):
         what = "数量或时长" if zh else f"the number of {head}" if head else "a number or duration"
         return _out("no", 20, what, f"the question asks {asked!r}, and the answer states no such number")
     if head and not _HOW_MANY_RE.search(question) and not _names_kind(answer, head, question):
