@@ -346,3 +346,20 @@ def test_assess_does_not_clarify_when_products_agree() -> None:
     out = assess(AssessInputs(question="What encryption is used for data at rest?", evidence=evidence))
     assert out.action == "ANSWER"
     assert out.options == []
+
+
+def test_a_sentence_that_points_back_at_the_best_one_is_quoted_with_it() -> None:
+    # "This is no longer necessary" says what the question asks about the
+    # sentence before it; the two are one statement, quoted together.
+    text = (
+        "Install with pip. Older versions required installing acme[tls] for TLS support. "
+        "This is no longer necessary and is a no-op.\n\n"
+        "This package is maintained by volunteers."
+    )
+    q = "Do I still need to install acme[tls] to get TLS support?"
+    out = generate(GenerateInputs(question=q, evidence=[ev(1, text)]))
+    assert "Older versions required installing acme[tls] for TLS support [1]." in out.answer
+    assert "This is no longer necessary and is a no-op [1]." in out.answer
+    # Not a sentence of another paragraph, nor one after a sentence not quoted.
+    assert "volunteers" not in out.answer
+    assert "Install with pip" not in out.answer

@@ -16,8 +16,10 @@
                          only (_quotable: no code, heading, name or fragment),
                          injections, lead-ins and ``avoid`` never quoted,
                          superseded evidence scored lower
-                      -> 1-3 (strict: 1-2) sentences that add something, in
-                         document order, each cited [n]
+                      -> 1-3 (strict: 1-2) sentences that add something, and
+                         the sentence after the best one when it points back
+                         at it ("This is no longer necessary."), in document
+                         order, each cited [n]
                       -> none: NO_INFO (strict) / NOT_FOUND (grounded)
 
 Heuristics and bonuses: ``docs/offline_model.md`` (generate).
@@ -79,6 +81,9 @@ class _Candidate:
     keys: frozenset[str]
     #: The chunk's heading is about the question (see ``_heading_on_topic``).
     on_topic: bool = False
+    #: Opens with a word that points back ("This is no longer necessary."), right
+    #: after the previous quotable sentence of the same paragraph.
+    refers_back: bool = False
 
 
 def _similar(sentence: str, claims: list[str]) -> bool:
@@ -195,20 +200,30 @@ def _prose(line: str) -> bool:
     return len(words) >= 6 and bool(rest) and sum(w[:1].islower() for w in rest) / len(rest) >= 0.5
 
 
-def _quotable(text: str) -> list[str]:
-    """The sentences of clean chunk text an answer may quote: whole ones.
-    Code (fenced blocks, prompts, imports, commands) never; a piece without
-    closing punctuation (a heading, a caption, a name, the end of a chunk
-    cut mid-sentence) only as a list item of three words or more, or a
-    whole line of prose (``_prose``)."""
-    out: list[str] = []
+#: A sentence that opens by pointing back at the one before it: its subject
+#: is that sentence's ("Older versions required X. This is no longer necessary.").
+_REFERS_BACK_RE = re.compile(r"^(?:this|that|these|those|it|they|such)\b(?!\s*[:=(])", re.IGNORECASE)
+
+
+def _quotable(text: str) -> list[tuple[str, bool]]:
+    """The sentences of clean chunk text an answer may quote: whole ones,
+    each with whether it points back at the quotable sentence right before
+    it in the same paragraph (``_REFERS_BACK_RE``). Code (fenced blocks,
+    prompts, imports, commands) never; a piece without closing punctuation
+    (a heading, a caption, a name, the end of a chunk cut mid-sentence) only
+    as a list item of three words or more, or a whole line of prose (``_prose``)."""
+    out: list[tuple[str, bool]] = []
     for kind, line in lines(text):
         if kind == "code":
             continue
+        previous = False  # the sentence before, in this line, was quotable
         for sent in sentences(line):
             item = kind == "item" and len(tokenize(sent)) >= 3 and not _TERM_DASH_RE.search(sent)
             if _ENDED_RE.search(sent) or item or _prose(sent):
-                out.append(sent)
+                out.append((sent, previous and bool(_REFERS_BACK_RE.match(sent))))
+                previous = True
+            else:
+                previous = False
     return out
 
 
@@ -238,7 +253,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
         # Tables arrive as one sentence per row and without control characters,
         # so no raw "| a | b |" markup or terminal escape reaches an answer;
         # only whole sentences of text are candidates (_quotable).
-        for sent in _quotable(readable(ev.text)):
+        for sent, refers_back in _quotable(readable(ev.text)):
             order += 1
             if looks_like_injection(sent) or (inputs.avoid and _similar(sent, inputs.avoid)):
                 continue
@@ -274,7 +289,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
             if best_share > 0:
                 score *= OFF_SUBJECT + (1 - OFF_SUBJECT) * shares[ev.index] / best_share
             keys = frozenset(k for k in qterms if k in sb)
-            out.append(_Candidate(score, order, ev.index, sent, keys, topic > 0))
+            out.append(_Candidate(score, order, ev.index, sent, keys, topic > 0, refers_back))
     out.sort(key=lambda c: (-c.score, c.order))
     return out
 
@@ -328,6 +343,13 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
         names |= cnames
     if not chosen:
         return GenerateOut(answer=(NO_INFO if strict else NOT_FOUND)[lang])
+    # A sentence that points back at the best one ("This is no longer
+    # necessary.") finishes what it says: quoted with it, whatever its own
+    # score. Only the best one's: the others are there to add, not to be finished.
+    lead = chosen[0]
+    nxt = next((c for c in candidates if c.order == lead.order + 1), None)
+    if nxt is not None and nxt.refers_back and nxt.index == lead.index and nxt not in chosen:
+        chosen.append(nxt)
     # Quote in document order so the answer reads as the documents do.
     chosen.sort(key=lambda c: c.order)
     joiner = "" if lang == "zh" else " "
