@@ -363,3 +363,21 @@ def test_a_sentence_that_points_back_at_the_best_one_is_quoted_with_it() -> None
     # Not a sentence of another paragraph, nor one after a sentence not quoted.
     assert "volunteers" not in out.answer
     assert "Install with pip" not in out.answer
+
+
+def test_a_turned_down_answer_of_several_sentences_is_avoided_sentence_by_sentence() -> None:
+    # The usefulness check turns down a whole answer; the regeneration must
+    # not quote any of its sentences again, even though no one of them says
+    # all that the whole answer said.
+    text = (
+        "We strive to support all versions of Python that are not beyond end of life. "
+        "Python version support. This library supports Python 3.9 and higher."
+    )
+    q = "Which Python versions does the library support?"
+    first = (
+        "We strive to support all versions of Python that are not beyond end of life. Python version support."
+    )
+    out = generate(GenerateInputs(question=q, evidence=[ev(1, text)], mode="strict", avoid=[first]))
+    assert "3.9" in out.answer
+    assert "strive" not in out.answer
+    assert "Python version support" not in out.answer

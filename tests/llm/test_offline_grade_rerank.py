@@ -189,3 +189,17 @@ def test_rerank_gives_every_item_a_reason_a_reader_can_check() -> None:
     assert "covers" in by_index[1]
     assert "lacks" in by_index[0]
     assert "refund" in by_index[0]
+
+
+def test_grade_which_things_question_is_answered_by_a_list_of_them() -> None:
+    # "Which operating systems ...?" is answered by naming them; the list
+    # stands for the kind's words, which it does not repeat.
+    q = "Which operating systems does dirtool handle?"
+    listed = "A package for finding folders. Handles the differences between macOS, Windows, Linux, Android, and iOS."
+    score, relevant, _, _ = _g(q, listed, title="dirtool")
+    assert relevant, score
+    # Without a list the kind's words are still missing.
+    bare = "A package for finding folders. Handles the differences between platforms for you."
+    assert not _g(q, bare, title="dirtool")[1]
+    # A list does not stand in for the words of a question that asks no "which <things>".
+    assert _g("How does dirtool handle operating systems?", listed, title="dirtool")[0] < score

@@ -87,11 +87,15 @@ class _Candidate:
 
 
 def _similar(sentence: str, claims: list[str]) -> bool:
+    """``sentence`` says what one of ``claims`` says. A claim of several
+    sentences (a whole answer the usefulness check turned down) is compared
+    sentence by sentence: each of them was part of the answer to avoid."""
     sb = bag(sentence)
     for claim in claims:
-        cterms = terms(strip_citations(claim)[0])
-        if cterms and coverage(cterms, sb)[0] >= 0.8:
-            return True
+        for part in sentences(strip_citations(claim)[0]):
+            cterms = terms(part)
+            if cterms and coverage(cterms, sb)[0] >= 0.8:
+                return True
     return False
 
 
@@ -170,7 +174,8 @@ def _heading_on_topic(ev: Evidence, qbag: Counter[str]) -> float:
 
 #: "Which X ...?" asks for names: a sentence naming several things is likelier the answer.
 _WHICH_RE = re.compile(
-    r"^\s*(?:which|what)\s+(?:[\w\-]+\s+){0,2}?[\w\-]+s\s+(?:are|were|do|can)\b|^\s*哪些", re.IGNORECASE
+    r"^\s*(?:which|what)\s+(?:[\w\-]+\s+){0,2}?[\w\-]+s\s+(?:are|were|do|does|did|can|is|has|have)\b|^\s*哪些",
+    re.IGNORECASE,
 )
 _NAMES_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z0-9]+")
 #: A second or third quote scores at least this share of the first one's.

@@ -8,6 +8,8 @@
                  -> weighted term coverage (title/heading/metadata boost) + best sentence
                  -> exact_adjustment: IDs / versions / numbers present -> bonus,
                     absent -> cap 45, other version -> cap 30
+                 -> "which <things>" (asked_kind): a list of three or more short
+                    items stands for the kind's words ("macOS, Windows and iOS")
                  -> only the question's names match, or the asked head
                     (asked_head: "What is the X for ...") is missing -> cap 45
                  -> relevanceScore 0-100, isRelevant >= 50, keyInfo, gaps
@@ -160,6 +162,38 @@ def _name_keys(question: str) -> set[str]:
     }
 
 
+#: "Which <things> does X ...?": a plural kind of thing asked for, which an
+#: answer names by its instances ("macOS, Windows and iOS"), not by the kind.
+_WHICH_KIND_RE = re.compile(
+    r"^\s*(?:(?:in|on|for|from|with|under|by|to|at)\s+)?(?:which|what)\s+((?:[\w\-]+\s+){0,2}?[a-z][\w\-]*s)"
+    r"\s+(?:are|were|do|does|did|can|could|will|would|should|is|has|have)\b",
+    re.IGNORECASE,
+)
+_LIST_SPLIT_RE = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
+
+
+def asked_kind(question: str) -> set[str]:
+    """The stems of the plural kind a "which <things>" question asks for
+    ("operating systems"), its capitalised words aside (a name qualifies
+    the kind: "Python versions")."""
+    m = _WHICH_KIND_RE.match(question)
+    if m is None:
+        return set()
+    return {stem(w.lower()) for w in m.group(1).split() if not w[:1].isupper() and terms(w)}
+
+
+def enumerates(text: str) -> bool:
+    """A sentence of ``text`` lists three or more short items (up to three
+    words each) in a row: "macOS, Windows, Linux/Unix, Android, and iOS"."""
+    for sent in sentences(text):
+        run = 0
+        for part in _LIST_SPLIT_RE.split(sent):
+            run = run + 1 if 1 <= len(part.split()) <= 3 else 0
+            if run >= 3:
+                return True
+    return False
+
+
 def grade(inputs: GradeInputs) -> RelevanceOut:
     """relevanceScore 0-100 (80+ high, 50-79 partial, <50 irrelevant)."""
     qterms = terms(inputs.question)
@@ -169,6 +203,11 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
     # Instructions planted in a document are not information about the question.
     text = "\n".join(s for s in sentences(inputs.text) if not looks_like_injection(s))
     doc = bag(text) + boost
+    kind = asked_kind(inputs.question)
+    if kind and enumerates(text):
+        # "Which operating systems ...?" is answered by naming them: a list of
+        # instances stands for the kind's words, which it seldom repeats.
+        doc = doc + Counter(dict.fromkeys(kind, 1))
     cov, missing = coverage(qterms, doc, boost)
     sentence, sent_cov = best_sentence(qterms, text)
     lexical = 100.0 * (0.7 * cov + 0.3 * sent_cov) ** 0.8 if qterms else 0.0
