@@ -381,3 +381,21 @@ def test_a_turned_down_answer_of_several_sentences_is_avoided_sentence_by_senten
     assert "3.9" in out.answer
     assert "strive" not in out.answer
     assert "Python version support" not in out.answer
+
+
+def test_a_version_question_gets_the_version_of_the_section_its_sentence_sits_in() -> None:
+    # "This release drops ..." names no release: the section heading does.
+    chunk = Evidence(
+        index=1,
+        chunk_id="c1",
+        source="acme.md",
+        title="Acme",
+        heading="Acme > v2.14.0 (2026-10-08) > What's Changed",
+        text="This release drops support for Python 3.9 and adds support for Python 3.15.",
+    )
+    q = "Which Acme release dropped support for Python 3.9?"
+    out = generate(GenerateInputs(question=q, evidence=[chunk]))
+    assert out.answer.startswith("v2.14.0 (2026-10-08): This release drops support for Python 3.9")
+    # Not for a question that asks no version, nor a sentence that names one.
+    plain = generate(GenerateInputs(question="Does Acme still support Python 3.9?", evidence=[chunk]))
+    assert "v2.14.0" not in plain.answer

@@ -130,6 +130,18 @@ def test_same_inputs_same_verdict() -> None:
             "no",
         ),
         ("Which Python versions does it support?", "It supports Python 3.9 and higher [1].", "yes"),
+        # "Which <kind> <verb>ed ...?" asks for the kind too; a version after the
+        # word the question puts before its own ("Python 3.9") is that thing's
+        (
+            "Which Acme release dropped support for Python 3.9?",
+            "This release drops support for Python 3.9 and adds support for Python 3.15 [1].",
+            "no",
+        ),
+        (
+            "Which Acme release dropped support for Python 3.9?",
+            "v2.14.0 (2026-10-08): This release drops support for Python 3.9 [1].",
+            "yes",
+        ),
         # "how many <things>": the number sits in a sentence that names them
         (
             "How many root certificates are bundled?",

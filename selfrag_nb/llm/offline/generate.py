@@ -19,7 +19,9 @@
                       -> 1-3 (strict: 1-2) sentences that add something, and
                          the sentence after the best one when it points back
                          at it ("This is no longer necessary."), in document
-                         order, each cited [n]
+                         order, each cited [n]; a version question answered
+                         without a version gets the chunk's heading that names
+                         one ("v2.14.0 (2026-10-08): This release drops ...")
                       -> none: NO_INFO (strict) / NOT_FOUND (grounded)
 
 Heuristics and bonuses: ``docs/offline_model.md`` (generate).
@@ -299,6 +301,20 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     return out
 
 
+#: "Which release / what version / in which version ...?": the answer is a version.
+_VERSION_Q_RE = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+){0,2}?(?:version|release)s?\b", re.IGNORECASE)
+
+
+def _heading_version(ev: Evidence, asked: frozenset[str]) -> str:
+    """The innermost heading of the chunk that names a version the question
+    does not ("v2.14.0 (2026-10-08)" over "This release drops ..."), or ""."""
+    for part in reversed(ev.heading.split(">")):
+        found = set(exact_terms(part).versions)
+        if found and not found & asked:
+            return part.strip()
+    return ""
+
+
 def generate(inputs: GenerateInputs) -> GenerateOut:
     """Grounded/strict: 1-3 quoted evidence sentences, each cited [n]; direct:
     small talk, arithmetic, or an honest "I don't know"."""
@@ -355,6 +371,15 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     nxt = next((c for c in candidates if c.order == lead.order + 1), None)
     if nxt is not None and nxt.refers_back and nxt.index == lead.index and nxt not in chosen:
         chosen.append(nxt)
+    # A version question answered by a sentence that names no version ("This
+    # release drops support for 3.9"): the release is the section's heading,
+    # which the sentence points at. It goes before the quote.
+    label: dict[int, str] = {}
+    if _VERSION_Q_RE.search(question) and not any(set(exact_terms(c.text).versions) - qexact for c in chosen):
+        evidence = {e.index: e for e in inputs.evidence}
+        lead_ev = evidence.get(lead.index)
+        if lead_ev is not None and (heading := _heading_version(lead_ev, qexact)):
+            label[lead.order] = heading
     # Quote in document order so the answer reads as the documents do.
     chosen.sort(key=lambda c: c.order)
     joiner = "" if lang == "zh" else " "
@@ -362,6 +387,8 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     previous = ""
     for c in chosen:
         quote = _cite(c.text, c.index)
+        if c.order in label:
+            quote = f"{label[c.order]}: {quote}"
         # A list item has no closing punctuation: its own line keeps it one claim.
         unended = not previous.rstrip().endswith(tuple(".!?。！？"))
         if parts and unended:

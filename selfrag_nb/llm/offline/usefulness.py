@@ -164,7 +164,7 @@ def _form_problem(answer: str, which: bool) -> str:
 #: noun names the kind of thing asked for (a license, a port, a release).
 _HEAD_Q_RE = re.compile(
     r"^\s*(?:(?:in|from|on|at|for|with|under|by|to) )?(?:what|which)\s+((?:[\w.-]+\s+){0,3}?)"
-    r"(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|must|may)\b",
+    r"(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|must|may|[a-z]+ed)\b",
     re.IGNORECASE,
 )
 _HOW_MANY_RE = re.compile(
@@ -180,6 +180,8 @@ _NAMED_KINDS = _wordset(
 _VERSION_KINDS = _wordset("version versions release releases")
 _PREPOSITIONS = _wordset("of for in on to from with at by about under over into")
 _VERSION_NUMBER_RE = re.compile(r"\bv?\d+(?:\.\d+)+\b")
+#: A version number with the word before it, if any ("Python 3.9", "psutil 6.1.1").
+_VERSIONED_RE = re.compile(r"(?:\b([A-Za-z][\w.-]*)\s+)?(\bv?\d+(?:\.\d+)+)\b")
 
 
 def _prefix(key: str) -> str:
@@ -217,7 +219,14 @@ def _names_kind(answer: str, head: str, question: str) -> bool:
     3.9?" is not answered by "This release drops 3.9")."""
     if head in _VERSION_KINDS:
         asked = set(_VERSION_NUMBER_RE.findall(question))
-        return any(v not in asked for v in _VERSION_NUMBER_RE.findall(answer))
+        # A version after a word the question puts before one of its own
+        # ("Python 3.9") is that other thing's version ("adds Python 3.15"),
+        # not the release asked about.
+        others = {m.group(1).lower() for m in _VERSIONED_RE.finditer(question)}
+        return any(
+            m.group(2) not in asked and (m.group(1) or "").lower() not in others
+            for m in _VERSIONED_RE.finditer(answer)
+        )
     if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
         # A plural asks for instances ("Which payment methods ...?" -> "cheques
         # and cash"), which a list names without repeating the kind.
