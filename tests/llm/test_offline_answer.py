@@ -399,3 +399,18 @@ def test_a_version_question_gets_the_version_of_the_section_its_sentence_sits_in
     # Not for a question that asks no version, nor a sentence that names one.
     plain = generate(GenerateInputs(question="Does Acme still support Python 3.9?", evidence=[chunk]))
     assert "v2.14.0" not in plain.answer
+
+
+def test_a_lead_in_whose_items_are_gone_is_a_statement() -> None:
+    # The figure after "...:" was markup and is gone: the clause says the fact itself.
+    text = (
+        "toktool is between 3-6x faster than a comparable open source tokeniser:\n\n"
+        "Performance measured on 1GB of text."
+    )
+    q = "How much faster is toktool than a comparable open source tokeniser?"
+    out = generate(GenerateInputs(question=q, evidence=[ev(1, text)]))
+    assert "toktool is between 3-6x faster than a comparable open source tokeniser [1]." in out.answer
+    # A lead-in to its items says nothing by itself: the items are quoted instead.
+    listed = "toktool is faster than these tokenisers:\n- the reference tokeniser, by 3-6x\n- the slow one"
+    out = generate(GenerateInputs(question=q, evidence=[ev(1, listed)]))
+    assert "these tokenisers" not in out.answer

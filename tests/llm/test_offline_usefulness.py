@@ -130,6 +130,9 @@ def test_same_inputs_same_verdict() -> None:
             "no",
         ),
         ("Which Python versions does it support?", "It supports Python 3.9 and higher [1].", "yes"),
+        # "What kind of X ...?" asks for an X, not for the word "kind"
+        ("What kind of tokeniser is toktool?", "toktool is a fast BPE tokeniser [1].", "yes"),
+        ("What type of licence does toktool use?", "toktool is fast [1].", "no"),
         # "Which <kind> <verb>ed ...?" asks for the kind too; a version after the
         # word the question puts before its own ("Python 3.9") is that thing's
         (

@@ -220,11 +220,23 @@ def _quotable(text: str) -> list[tuple[str, bool]]:
     (a heading, a caption, a name, the end of a chunk cut mid-sentence) only
     as a list item of three words or more, or a whole line of prose (``_prose``)."""
     out: list[tuple[str, bool]] = []
-    for kind, line in lines(text):
+    found = lines(text)
+    for n, (kind, line) in enumerate(found):
         if kind == "code":
             continue
         previous = False  # the sentence before, in this line, was quotable
-        for sent in sentences(line):
+        said = sentences(line)
+        if (
+            said
+            and said[-1].rstrip().endswith((":", "："))
+            and n + 1 < len(found)
+            and found[n + 1][0] == "text"
+        ):
+            # A lead-in whose items, code or figure are not there (a paragraph
+            # follows: the picture was markup) says what it says by itself:
+            # "X is 3-6x faster than a comparable tokeniser:" is a statement.
+            said[-1] = said[-1].rstrip()[:-1] + ("。" if said[-1].rstrip().endswith("：") else ".")
+        for sent in said:
             item = kind == "item" and len(tokenize(sent)) >= 3 and not _TERM_DASH_RE.search(sent)
             if _ENDED_RE.search(sent) or item or _prose(sent):
                 out.append((sent, previous and bool(_REFERS_BACK_RE.match(sent))))

@@ -179,6 +179,8 @@ _NAMED_KINDS = _wordset(
 )
 _VERSION_KINDS = _wordset("version versions release releases")
 _PREPOSITIONS = _wordset("of for in on to from with at by about under over into")
+#: "What kind / type / sort of X": X is the kind asked for.
+_KIND_OF = _wordset("kind kinds type types sort sorts form forms")
 _VERSION_NUMBER_RE = re.compile(r"\bv?\d+(?:\.\d+)+\b")
 #: A version number with the word before it, if any ("Python 3.9", "psutil 6.1.1").
 _VERSIONED_RE = re.compile(r"(?:\b([A-Za-z][\w.-]*)\s+)?(\bv?\d+(?:\.\d+)+)\b")
@@ -204,8 +206,11 @@ def _asked_head(question: str) -> str:
     m = _HEAD_Q_RE.match(question) or _HOW_MANY_RE.match(question)
     if m is None:
         return ""
+    words_in = m.group(1).split()
+    if len(words_in) >= 2 and words_in[0].lower() in _KIND_OF and words_in[1].lower() == "of":
+        words_in = words_in[2:]  # "what kind of tokeniser": the kind is "tokeniser"
     phrase = []
-    for w in m.group(1).split():
+    for w in words_in:
         if w.lower() in _PREPOSITIONS:
             break  # "version of attrs": the kind is "version"
         phrase.append(w)
