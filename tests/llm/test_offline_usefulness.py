@@ -130,6 +130,25 @@ def test_same_inputs_same_verdict() -> None:
             "no",
         ),
         ("Which Python versions does it support?", "It supports Python 3.9 and higher [1].", "yes"),
+        # a name in the place the question asks about fills it, the kind's word aside
+        ("In which language is Lintr written?", "A fast linter, written in Rust [1].", "not no"),
+        ("In which language is Lintr written?", "Lintr is fast and written with care [1].", "no"),
+        (
+            "Which formatter does Lintr aim for drop-in parity with?",
+            "Drop-in parity with Flake8, isort, and Black [1].",
+            "not no",
+        ),
+        # "when" wants a point in time, not the number words of "how often"
+        (
+            "When was Lintr first released?",
+            "Lintr re-implements every rule as a first-party feature [1].",
+            "no",
+        ),
+        ("When was Lintr first released?", "Lintr was first released in 2022 [1].", "not no"),
+        # "who" wants someone the question does not name already
+        ("Who created the Fetcher library?", "Fetcher is a simple, yet elegant, HTTP library [1].", "no"),
+        ("Who created the Fetcher library?", "Fetcher was created by Ada Lovelace [1].", "not no"),
+        ("Who maintains Fetcher2?", "With little activity, Acme is picking up stewardship [1].", "not no"),
         # "What kind of X ...?" asks for an X, not for the word "kind"
         ("What kind of tokeniser is toktool?", "toktool is a fast BPE tokeniser [1].", "yes"),
         ("What type of licence does toktool use?", "toktool is fast [1].", "no"),

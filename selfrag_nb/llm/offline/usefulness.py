@@ -61,6 +61,9 @@ _NUMBER_RE = re.compile(
     r"every|biweekly|fortnightly|quarterly|no limit|none|several|few)\b|[一二两三四五六七八九十百千万]",
     re.IGNORECASE,
 )
+# "When" is answered by a point in time: digits (a year, a version's date),
+# not the number words of "how often" ("every", "few").
+_DIGIT_RE = re.compile(r"\d|[一二两三四五六七八九十]")
 _TIME_WORD_RE = re.compile(r"\b(?:since|until|before|after|ago|year|month|day|today|now)\b|年|月|日", re.I)
 
 
@@ -232,6 +235,8 @@ def _names_kind(answer: str, head: str, question: str) -> bool:
             m.group(2) not in asked and (m.group(1) or "").lower() not in others
             for m in _VERSIONED_RE.finditer(answer)
         )
+    if _slot_filled(question, answer):
+        return True
     if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
         # A plural asks for instances ("Which payment methods ...?" -> "cheques
         # and cash"), which a list names without repeating the kind.
@@ -259,6 +264,57 @@ def _counted(question: str) -> set[str]:
         if w.lower() not in STOP_EN:
             out.add(stem(w.lower()))
     return out
+
+
+#: "In which language is X written?" (a fronted preposition) and "Which
+#: formatter does X aim for parity with?" (a stranded one): the verb or noun
+#: the preposition binds to, and the preposition.
+_FRONTED_RE = re.compile(
+    r"^\s*(in|on|from|with|by|at|for|to|under|into)\s+(?:which|what)\b.*\b([a-z]{3,})\W*$", re.I
+)
+_STRANDED_RE = re.compile(
+    r"^\s*(?:which|what|who)\b.*\b([a-z]{3,})\s+(in|on|from|with|by|at|for|to|under|into|after|of)\W*$", re.I
+)
+
+
+def _slot_filled(question: str, answer: str) -> bool:
+    """The answer puts something new where the question asks: "written in
+    Rust" for "In which language is X written?", "parity with Flake8 ... and
+    Black" for "Which formatter does X aim for parity with?". The kind's own
+    word need not be there: a name fills the slot."""
+    m = _FRONTED_RE.match(question)
+    word, prep = (m.group(2), m.group(1)) if m else ("", "")
+    if not m:
+        m2 = _STRANDED_RE.match(question)
+        if m2 is None:
+            return False
+        word, prep = m2.group(1), m2.group(2)
+    asked = set(bag(question))
+    slot = re.compile(
+        rf"\b{re.escape(_prefix(stem(word.lower())))}\w*\s+{prep.lower()}\s+(?:the\s+|a\s+|an\s+)?([\w.+#-]+)",
+        re.I,
+    )
+    return any(stem(f.lower().strip(".-")) not in asked for f in slot.findall(answer))
+
+
+_WHO_Q_RE = re.compile(r"^\s*who\b", re.IGNORECASE)
+#: A capitalised word inside a sentence (not its first word): a name. An
+#: all-caps word is an acronym of the field ("HTTP"), not a name.
+_INNER_NAME_RE = re.compile(r"(?<=[\s(\[\"'])([A-Z][a-z][\w'’.-]*)")
+
+
+def _new_name(answer: str, question: str) -> bool:
+    """The answer names someone or something the question does not."""
+    asked = set(bag(question))
+    found: list[str] = []
+    for sent in split_sentences(answer):
+        found.extend(_INNER_NAME_RE.findall(sent))
+        first = sent.strip().split()[0] if sent.strip() else ""
+        # A sentence may open with the name ("Pydantic maintains it"); a
+        # function word there ("This", "The") is no one.
+        if first[:1].isupper() and first.lower() not in STOP_EN:
+            found.append(first)
+    return any(stem(n.lower().strip(".,;:'’").removesuffix("'s")) not in asked for n in found)
 
 
 def _counts(answer: str, things: set[str]) -> bool:
@@ -336,10 +392,13 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
             f"the question asks which {head}, and the answer names none",
         )
     if _WHEN_Q_RE.search(question) and not (
-        DATE_RE_ANY.search(answer) or _NUMBER_RE.search(answer) or _TIME_WORD_RE.search(answer)
+        DATE_RE_ANY.search(answer) or _DIGIT_RE.search(answer) or _TIME_WORD_RE.search(answer)
     ):
         what = "日期或时间" if zh else "a date or time"
         return _out("no", 20, what, "the question asks when, and the answer gives no date or time")
+    if _WHO_Q_RE.match(question) and not _new_name(answer, question):
+        what = "人名或机构" if zh else "a person or an organisation"
+        return _out("no", 20, what, "the question asks who, and the answer names no one")
     qterms, named = _subject(question)
     abag = _spelled(bag(answer), qterms)
     share, missing = coverage(qterms, abag) if qterms else (1.0, [])
