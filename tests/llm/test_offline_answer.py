@@ -414,3 +414,12 @@ def test_a_lead_in_whose_items_are_gone_is_a_statement() -> None:
     listed = "toktool is faster than these tokenisers:\n- the reference tokeniser, by 3-6x\n- the slow one"
     out = generate(GenerateInputs(question=q, evidence=[ev(1, listed)]))
     assert "these tokenisers" not in out.answer
+
+
+def test_what_is_x_is_answered_by_the_sentence_that_defines_x() -> None:
+    text = (
+        "Webkit is BSD licensed code. You can install all of Webkit's extras with pip install webkit[full]. "
+        "Webkit is a lightweight ASGI framework, which is ideal for building async web services."
+    )
+    out = generate(GenerateInputs(question="What is Webkit?", evidence=[ev(1, text)]))
+    assert out.answer.startswith("Webkit is a lightweight ASGI framework")

@@ -39,6 +39,7 @@ from selfrag_nb.llm.offline.evidence import evidence_status
 from selfrag_nb.llm.offline.lexical import (
     bag,
     coverage,
+    defines,
     exact_terms,
     has_negation,
     looks_like_injection,
@@ -256,6 +257,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     wants_date = bool(DATE_Q_RE.search(question))
     negative_q = has_negation(question)
     wants_names = bool(_WHICH_RE.match(question))
+    definition = defines(question)
     lang = answer_language(question)
     any_current = any(evidence_status(e) != "superseded" for e in inputs.evidence)
     # Evidence about what the question names comes first: a sentence from a
@@ -298,6 +300,8 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += NEGATION_BONUS
             if wants_names and len(_NAMES_RE.findall(sent)) >= 2:
                 score += ANSWER_TYPE_BONUS
+            if definition is not None and definition.search(sent):
+                score += ANSWER_TYPE_BONUS  # "X is a ..." answers "What is X?"
             if (detect_language(sent) == "zh") != (lang == "zh"):
                 score *= OTHER_LANGUAGE  # the user's language first, when both say it
             sterms = terms(sent)

@@ -14,7 +14,9 @@
                     (asked_head: "What is the X for ...") is missing -> cap 45
                  -> relevanceScore 0-100, isRelevant >= 50, keyInfo, gaps
     RerankInputs -> BM25 (IDF from the candidate set, term weight per query term)
-                    x coverage + exact bonus, capped -> ranking best first
+                    x coverage + exact bonus, capped; a passage that defines
+                    what "What is X?" asks (lexical.defines) ahead of the rest
+                    -> ranking best first
 
 Heuristics and caps: ``docs/offline_model.md`` (grade, rerank).
 """
@@ -30,6 +32,7 @@ from selfrag_nb.llm.offline.lexical import (
     bag,
     best_sentence,
     coverage,
+    defines,
     exact_terms,
     looks_like_injection,
     sentences,
@@ -261,6 +264,10 @@ def rerank(inputs: RerankInputs) -> RerankOut:
         idf[key] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
     scored: list[tuple[float, int]] = []
     reasons: list[str] = []
+    # "What is X?": the passage that says "X is a ..." is the answer, however
+    # many shorter passages repeat X's name.
+    definition = defines(inputs.query)
+    defining: set[int] = set()
     for i, (text, d) in enumerate(zip(inputs.candidates, docs, strict=True)):
         dl = sum(d.values()) or 1
         bm25 = 0.0
@@ -273,8 +280,16 @@ def rerank(inputs: RerankInputs) -> RerankOut:
         score = bm25 * (0.5 + 0.5 * cov) + bonus / 10.0
         if cap < 100:
             score *= cap / 100.0
-        scored.append((round(score, 6), i))
+        if definition is not None and definition.search(text):
+            defining.add(i)
+            notes = [*notes, "defines what the question asks about"]
+        scored.append((score, i))
         reasons.append(_rerank_reason(bm25, cov, missing, notes, cap))
+    if defining:
+        # Ahead of every passage that only names X, in their own order.
+        lead = max(sc for sc, _ in scored)
+        scored = [(sc + lead if i in defining else sc, i) for sc, i in scored]
+    scored = [(round(sc, 6), i) for sc, i in scored]
     scored.sort(key=lambda s: (-s[0], s[1]))
     return RerankOut(ranking=[RankedItem(index=i, score=s, reason=reasons[i]) for s, i in scored])
 
