@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from selfrag_nb.llm.offline.assess import assess
 from selfrag_nb.llm.offline.generate import generate
-from selfrag_nb.llm.offline.subject import about, mentions, subject_names
+from selfrag_nb.llm.offline.subject import about, mentions, subject_names, subject_share
 from selfrag_nb.llm.schemas import AssessInputs, Evidence, GenerateInputs
 from selfrag_nb.text import split_sentences
 
@@ -108,3 +108,15 @@ def test_a_name_is_a_whole_word_not_the_start_of_a_longer_one() -> None:
     out = assess(AssessInputs(question=q, evidence=[other]))
     assert out.action == "REFUSE"
     assert "httpx" in out.reason.lower()
+
+
+def test_the_subjects_own_document_comes_before_one_that_mentions_it_in_passing() -> None:
+    # The same sentence in Flask's own README and in another that mentions
+    # Flask in passing: the own document's is quoted.
+    said = "Flask apps use WSGI, the interface between web servers and applications."
+    passing = ev(1, said, "xray.md")
+    own = ev(2, said, "flask.md")
+    assert subject_share(["Flask"], own) > subject_share(["Flask"], passing) > 0
+    out = generate(GenerateInputs(question="Which interface does Flask use?", evidence=[passing, own]))
+    assert "[2]" in out.answer
+    assert "[1]" not in out.answer

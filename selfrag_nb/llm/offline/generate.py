@@ -58,7 +58,7 @@ from selfrag_nb.llm.offline.question import (
     answer_language,
     effective_question,
 )
-from selfrag_nb.llm.offline.subject import about, subject_names
+from selfrag_nb.llm.offline.subject import subject_names, subject_share
 from selfrag_nb.llm.offline.surface import readable
 from selfrag_nb.llm.schemas import Evidence, GenerateInputs, GenerateOut
 from selfrag_nb.text import detect_language, is_cjk, tokenize
@@ -263,7 +263,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     # Evidence about what the question names comes first: a sentence from a
     # document about something else is the most confident kind of wrong answer.
     subject = subject_names(question, inputs.evidence)
-    shares = {e.index: about(subject, e) for e in inputs.evidence}
+    shares = {e.index: subject_share(subject, e) for e in inputs.evidence}
     best_share = max(shares.values(), default=0.0)
     out: list[_Candidate] = []
     order = 0
@@ -343,7 +343,7 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     qexact = exact_terms(question).all
     candidates = _candidates(inputs, question)
     subject = subject_names(question, inputs.evidence)
-    shares = {e.index: about(subject, e) for e in inputs.evidence}
+    shares = {e.index: subject_share(subject, e) for e in inputs.evidence}
     wants_number = bool(QUANTITY_Q_RE.search(question))
     wants_names = bool(_WHICH_RE.match(question))
     names: set[str] = set()

@@ -17,6 +17,8 @@
         "Sorted Containers"); a longer word that starts with it is another
         name ("httpx2" is not "HTTPX")
     names + evidence --about()--> the share of the names it mentions
+    names + evidence --subject_share()--> about(), plus 1 for the document
+        of one of them (its title or file name is the name)
 
 Why: a question about one thing answered from a document about another is
 the most confident kind of wrong answer (the licence line of the wrong
@@ -34,7 +36,7 @@ from selfrag_nb.llm.offline.phrases import entities
 from selfrag_nb.llm.schemas import Evidence
 from selfrag_nb.text import is_cjk, tokenize
 
-__all__ = ["about", "mentions", "subject_names"]
+__all__ = ["about", "mentions", "subject_names", "subject_share"]
 
 _QUOTES = frozenset("\"'“‘「『《")
 _NOT_ALNUM_RE = re.compile(r"[\W_]+")
@@ -120,3 +122,12 @@ def about(names: list[str], ev: Evidence) -> float:
     if not names:
         return 1.0
     return sum(mentions(n, ev) for n in names) / len(names)
+
+
+def subject_share(names: list[str], ev: Evidence) -> float:
+    """How much ``ev`` is about what the question names: the share of the
+    names it mentions (``about``), plus 1 when it is the document of one of
+    them (its title or file name is the name: "flask.md" for "Flask"). A
+    README that mentions Flask in passing is less about Flask than Flask's own."""
+    own = any(_compact(n) in _doc_names(ev) for n in names)
+    return about(names, ev) + (1.0 if own else 0.0)
