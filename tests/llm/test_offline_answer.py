@@ -423,3 +423,16 @@ def test_what_is_x_is_answered_by_the_sentence_that_defines_x() -> None:
     )
     out = generate(GenerateInputs(question="What is Webkit?", evidence=[ev(1, text)]))
     assert out.answer.startswith("Webkit is a lightweight ASGI framework")
+
+
+def test_a_remark_in_brackets_stays_with_its_sentence() -> None:
+    # "(Optional, with pkg[ws])" after the item's full stop is part of the item,
+    # and a sentence does not end inside brackets.
+    text = (
+        "- wsproto - WebSocket support. (Optional, with pkg[ws])\n"
+        "- zstd - Decoding. (Optional. On 3.14+ the pkg[zstd] extra installs nothing.)"
+    )
+    q = "Which extra do I need to install for WebSocket support in pkg?"
+    out = generate(GenerateInputs(question=q, evidence=[ev(1, text)]))
+    assert "wsproto - WebSocket support. (Optional, with pkg[ws]) [1]" in out.answer
+    assert not any(line.startswith("On 3.14+") for line in out.answer.splitlines())

@@ -213,6 +213,21 @@ def _prose(line: str) -> bool:
 _REFERS_BACK_RE = re.compile(r"^(?:this|that|these|those|it|they|such)\b(?!\s*[:=(])", re.IGNORECASE)
 
 
+def _bracketed(said: list[str]) -> list[str]:
+    """Sentences of one line with a bracket kept whole: a remark in brackets
+    after a full stop belongs to the sentence before it ("wsproto - WebSocket
+    support. (Optional, with httpx2[ws])"), and a sentence does not end
+    inside brackets ("(Optional. On 3.14+ it installs nothing.)")."""
+    out: list[str] = []
+    for sent in said:
+        open_before = bool(out) and out[-1].count("(") > out[-1].count(")")
+        if out and (open_before or sent.lstrip().startswith("(")):
+            out[-1] = f"{out[-1]} {sent}"
+        else:
+            out.append(sent)
+    return out
+
+
 def _quotable(text: str) -> list[tuple[str, bool]]:
     """The sentences of clean chunk text an answer may quote: whole ones,
     each with whether it points back at the quotable sentence right before
@@ -237,7 +252,7 @@ def _quotable(text: str) -> list[tuple[str, bool]]:
             # follows: the picture was markup) says what it says by itself:
             # "X is 3-6x faster than a comparable tokeniser:" is a statement.
             said[-1] = said[-1].rstrip()[:-1] + ("。" if said[-1].rstrip().endswith("：") else ".")
-        for sent in said:
+        for sent in _bracketed(said):
             item = kind == "item" and len(tokenize(sent)) >= 3 and not _TERM_DASH_RE.search(sent)
             if _ENDED_RE.search(sent) or item or _prose(sent):
                 out.append((sent, previous and bool(_REFERS_BACK_RE.match(sent))))
