@@ -13,7 +13,9 @@
                          chunk text (clean: selfrag_nb.cleantext) read through
                          surface.readable (table rows as sentences, header rows
                          dropped, control characters removed), whole sentences
-                         only (_quotable: no code, heading, name or fragment),
+                         only (_quotable: no code, heading, name or fragment;
+                         a bracketed remark kept with its sentence; a lead-in
+                         whose items are gone is a statement),
                          injections, lead-ins and ``avoid`` never quoted,
                          superseded evidence scored lower
                       -> 1-3 (strict: 1-2) sentences that add something, and

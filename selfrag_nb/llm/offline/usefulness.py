@@ -12,10 +12,12 @@
          rest a fragment cut mid-sentence or a bare name          -> no
       -> the answer says the documents hold no answer             -> no
       -> answer type: "how many / how long / 多少" needs a number ("how many
-         <things>": next to their name, which it counts), "when / 何时" a date or a
-         number, "what / which <kind>" a thing of that kind: the kind's
-         word, a version number for a version, any name for a project or
-         a person                                                 -> no when absent
+         <things>": next to their name, which it counts), "when / 何时" a date,
+         digits or a time word, "who" a name the question does not hold,
+         "what / which <kind>" a thing of that kind: the kind's word, a
+         version number for a version (not another thing's: "Python 3.15"),
+         a name where the question's preposition points ("written in
+         Rust"), any name for a project or a person              -> no when absent
       -> subject: the question's named things (phrases.entities),
          coverage of its content terms (frame words such as
          "purpose" or "mean" say what kind of answer, not what
