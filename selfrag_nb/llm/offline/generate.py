@@ -230,7 +230,14 @@ def _bracketed(said: list[str]) -> list[str]:
     return out
 
 
-def _quotable(text: str) -> list[tuple[str, bool]]:
+def _table_leads(text: str) -> set[str]:
+    """Lines of ``text`` that end with ":" and introduce a table: its rows
+    are the lead-in's items once ``surface.readable`` turns them into sentences."""
+    rows = [ln.strip() for ln in text.split("\n") if ln.strip()]
+    return {a for a, b in itertools.pairwise(rows) if a.endswith((":", "：")) and b.startswith("|")}
+
+
+def _quotable(text: str, table_leads: frozenset[str] | set[str] = frozenset()) -> list[tuple[str, bool]]:
     """The sentences of clean chunk text an answer may quote: whole ones,
     each with whether it points back at the quotable sentence right before
     it in the same paragraph (``_REFERS_BACK_RE``). Code (fenced blocks,
@@ -249,6 +256,7 @@ def _quotable(text: str) -> list[tuple[str, bool]]:
             and said[-1].rstrip().endswith((":", "："))
             and n + 1 < len(found)
             and found[n + 1][0] == "text"
+            and line.strip() not in table_leads
         ):
             # A lead-in whose items, code or figure are not there (a paragraph
             # follows: the picture was markup) says what it says by itself:
@@ -291,7 +299,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
         # Tables arrive as one sentence per row and without control characters,
         # so no raw "| a | b |" markup or terminal escape reaches an answer;
         # only whole sentences of text are candidates (_quotable).
-        for sent, refers_back in _quotable(readable(ev.text)):
+        for sent, refers_back in _quotable(readable(ev.text), _table_leads(ev.text)):
             order += 1
             if looks_like_injection(sent) or (inputs.avoid and _similar(sent, inputs.avoid)):
                 continue
