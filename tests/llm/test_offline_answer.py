@@ -346,3 +346,93 @@ def test_assess_does_not_clarify_when_products_agree() -> None:
     out = assess(AssessInputs(question="What encryption is used for data at rest?", evidence=evidence))
     assert out.action == "ANSWER"
     assert out.options == []
+
+
+def test_a_sentence_that_points_back_at_the_best_one_is_quoted_with_it() -> None:
+    # "This is no longer necessary" says what the question asks about the
+    # sentence before it; the two are one statement, quoted together.
+    text = (
+        "Install with pip. Older versions required installing acme[tls] for TLS support. "
+        "This is no longer necessary and is a no-op.\n\n"
+        "This package is maintained by volunteers."
+    )
+    q = "Do I still need to install acme[tls] to get TLS support?"
+    out = generate(GenerateInputs(question=q, evidence=[ev(1, text)]))
+    assert "Older versions required installing acme[tls] for TLS support [1]." in out.answer
+    assert "This is no longer necessary and is a no-op [1]." in out.answer
+    # Not a sentence of another paragraph, nor one after a sentence not quoted.
+    assert "volunteers" not in out.answer
+    assert "Install with pip" not in out.answer
+
+
+def test_a_turned_down_answer_of_several_sentences_is_avoided_sentence_by_sentence() -> None:
+    # The usefulness check turns down a whole answer; the regeneration must
+    # not quote any of its sentences again, even though no one of them says
+    # all that the whole answer said.
+    text = (
+        "We strive to support all versions of Python that are not beyond end of life. "
+        "Python version support. This library supports Python 3.9 and higher."
+    )
+    q = "Which Python versions does the library support?"
+    first = (
+        "We strive to support all versions of Python that are not beyond end of life. Python version support."
+    )
+    out = generate(GenerateInputs(question=q, evidence=[ev(1, text)], mode="strict", avoid=[first]))
+    assert "3.9" in out.answer
+    assert "strive" not in out.answer
+    assert "Python version support" not in out.answer
+
+
+def test_a_version_question_gets_the_version_of_the_section_its_sentence_sits_in() -> None:
+    # "This release drops ..." names no release: the section heading does.
+    chunk = Evidence(
+        index=1,
+        chunk_id="c1",
+        source="acme.md",
+        title="Acme",
+        heading="Acme > v2.14.0 (2026-10-08) > What's Changed",
+        text="This release drops support for Python 3.9 and adds support for Python 3.15.",
+    )
+    q = "Which Acme release dropped support for Python 3.9?"
+    out = generate(GenerateInputs(question=q, evidence=[chunk]))
+    assert out.answer.startswith("v2.14.0 (2026-10-08): This release drops support for Python 3.9")
+    # Not for a question that asks no version, nor a sentence that names one.
+    plain = generate(GenerateInputs(question="Does Acme still support Python 3.9?", evidence=[chunk]))
+    assert "v2.14.0" not in plain.answer
+
+
+def test_a_lead_in_whose_items_are_gone_is_a_statement() -> None:
+    # The figure after "...:" was markup and is gone: the clause says the fact itself.
+    text = (
+        "toktool is between 3-6x faster than a comparable open source tokeniser:\n\n"
+        "Performance measured on 1GB of text."
+    )
+    q = "How much faster is toktool than a comparable open source tokeniser?"
+    out = generate(GenerateInputs(question=q, evidence=[ev(1, text)]))
+    assert "toktool is between 3-6x faster than a comparable open source tokeniser [1]." in out.answer
+    # A lead-in to its items says nothing by itself: the items are quoted instead.
+    listed = "toktool is faster than these tokenisers:\n- the reference tokeniser, by 3-6x\n- the slow one"
+    out = generate(GenerateInputs(question=q, evidence=[ev(1, listed)]))
+    assert "these tokenisers" not in out.answer
+
+
+def test_what_is_x_is_answered_by_the_sentence_that_defines_x() -> None:
+    text = (
+        "Webkit is BSD licensed code. You can install all of Webkit's extras with pip install webkit[full]. "
+        "Webkit is a lightweight ASGI framework, which is ideal for building async web services."
+    )
+    out = generate(GenerateInputs(question="What is Webkit?", evidence=[ev(1, text)]))
+    assert out.answer.startswith("Webkit is a lightweight ASGI framework")
+
+
+def test_a_remark_in_brackets_stays_with_its_sentence() -> None:
+    # "(Optional, with pkg[ws])" after the item's full stop is part of the item,
+    # and a sentence does not end inside brackets.
+    text = (
+        "- wsproto - WebSocket support. (Optional, with pkg[ws])\n"
+        "- zstd - Decoding. (Optional. On 3.14+ the pkg[zstd] extra installs nothing.)"
+    )
+    q = "Which extra do I need to install for WebSocket support in pkg?"
+    out = generate(GenerateInputs(question=q, evidence=[ev(1, text)]))
+    assert "wsproto - WebSocket support. (Optional, with pkg[ws]) [1]" in out.answer
+    assert not any(line.startswith("On 3.14+") for line in out.answer.splitlines())

@@ -189,3 +189,33 @@ def test_rerank_gives_every_item_a_reason_a_reader_can_check() -> None:
     assert "covers" in by_index[1]
     assert "lacks" in by_index[0]
     assert "refund" in by_index[0]
+
+
+def test_grade_which_things_question_is_answered_by_a_list_of_them() -> None:
+    # "Which operating systems ...?" is answered by naming them; the list
+    # stands for the kind's words, which it does not repeat.
+    q = "Which operating systems does dirtool handle?"
+    listed = "A package for finding folders. Handles the differences between macOS, Windows, Linux, Android, and iOS."
+    score, relevant, _, _ = _g(q, listed, title="dirtool")
+    assert relevant, score
+    # Without a list the kind's words are still missing.
+    bare = "A package for finding folders. Handles the differences between platforms for you."
+    assert not _g(q, bare, title="dirtool")[1]
+    # A list does not stand in for the words of a question that asks no "which <things>".
+    assert _g("How does dirtool handle operating systems?", listed, title="dirtool")[0] < score
+
+
+def test_rerank_puts_the_passage_that_defines_x_first_for_what_is_x() -> None:
+    # Short passages that only name X outweigh a long one in BM25; "What is X?"
+    # asks for the one that says "X is a ...".
+    texts = [
+        "It powers file uploads in Webkit and FastAPI.",
+        "from webkit.applications import Webkit\napp = Webkit(routes=routes)",
+        "Webkit is a lightweight ASGI framework/toolkit, which is ideal for building async web services "
+        "in Python. It is production-ready, and gives you the following: a lightweight, low-complexity "
+        "HTTP web framework, WebSocket support, in-process background tasks and startup events.",
+    ]
+    out = rerank(RerankInputs(query="What is Webkit?", candidates=texts))
+    assert out.ranking[0].index == 2
+    # A question that asks for a value is not a definition question.
+    assert rerank(RerankInputs(query="What is the Webkit version?", candidates=texts)).ranking[0].index != 2

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from selfrag_nb.llm.offline.assess import assess
 from selfrag_nb.llm.offline.generate import generate
-from selfrag_nb.llm.offline.subject import about, mentions, subject_names
+from selfrag_nb.llm.offline.subject import about, mentions, subject_names, subject_share
 from selfrag_nb.llm.schemas import AssessInputs, Evidence, GenerateInputs
 from selfrag_nb.text import split_sentences
 
@@ -92,3 +92,31 @@ def test_a_term_with_its_gloss_is_not_quoted_as_an_answer() -> None:
     )
     assert "default paths" not in out.answer
     assert "Android" in out.answer
+
+
+def test_a_name_is_a_whole_word_not_the_start_of_a_longer_one() -> None:
+    # "httpx2" names another package than "HTTPX", "ClickHouse" another than "Click":
+    # a document about the longer name does not mention the shorter one.
+    other = ev(1, "By default requests time out after 10 minutes (an httpx2.Timeout).", "openai.md")
+    assert not mentions("HTTPX", other)
+    assert not mentions("Click", ev(2, "ClickHouse stores the events.", "events.md"))
+    # The whole word, in any case, before punctuation, or written together, still is.
+    assert mentions("HTTPX", ev(3, "Pass an httpx.Client to share connections.", "openai.md"))
+    assert mentions("Sorted Containers", ev(4, "pip install sortedcontainers", "install.md"))
+    assert mentions("Quillstack", ev(5, "使用Quillstack同步数据。", "zh.md"))
+    q = "What is the default timeout for requests made with HTTPX?"
+    out = assess(AssessInputs(question=q, evidence=[other]))
+    assert out.action == "REFUSE"
+    assert "httpx" in out.reason.lower()
+
+
+def test_the_subjects_own_document_comes_before_one_that_mentions_it_in_passing() -> None:
+    # The same sentence in Flask's own README and in another that mentions
+    # Flask in passing: the own document's is quoted.
+    said = "Flask apps use WSGI, the interface between web servers and applications."
+    passing = ev(1, said, "xray.md")
+    own = ev(2, said, "flask.md")
+    assert subject_share(["Flask"], own) > subject_share(["Flask"], passing) > 0
+    out = generate(GenerateInputs(question="Which interface does Flask use?", evidence=[passing, own]))
+    assert "[2]" in out.answer
+    assert "[1]" not in out.answer

@@ -130,6 +130,40 @@ def test_same_inputs_same_verdict() -> None:
             "no",
         ),
         ("Which Python versions does it support?", "It supports Python 3.9 and higher [1].", "yes"),
+        # a name in the place the question asks about fills it, the kind's word aside
+        ("In which language is Lintr written?", "A fast linter, written in Rust [1].", "not no"),
+        ("In which language is Lintr written?", "Lintr is fast and written with care [1].", "no"),
+        (
+            "Which formatter does Lintr aim for drop-in parity with?",
+            "Drop-in parity with Flake8, isort, and Black [1].",
+            "not no",
+        ),
+        # "when" wants a point in time, not the number words of "how often"
+        (
+            "When was Lintr first released?",
+            "Lintr re-implements every rule as a first-party feature [1].",
+            "no",
+        ),
+        ("When was Lintr first released?", "Lintr was first released in 2022 [1].", "not no"),
+        # "who" wants someone the question does not name already
+        ("Who created the Fetcher library?", "Fetcher is a simple, yet elegant, HTTP library [1].", "no"),
+        ("Who created the Fetcher library?", "Fetcher was created by Ada Lovelace [1].", "not no"),
+        ("Who maintains Fetcher2?", "With little activity, Acme is picking up stewardship [1].", "not no"),
+        # "What kind of X ...?" asks for an X, not for the word "kind"
+        ("What kind of tokeniser is toktool?", "toktool is a fast BPE tokeniser [1].", "yes"),
+        ("What type of licence does toktool use?", "toktool is fast [1].", "no"),
+        # "Which <kind> <verb>ed ...?" asks for the kind too; a version after the
+        # word the question puts before its own ("Python 3.9") is that thing's
+        (
+            "Which Acme release dropped support for Python 3.9?",
+            "This release drops support for Python 3.9 and adds support for Python 3.15 [1].",
+            "no",
+        ),
+        (
+            "Which Acme release dropped support for Python 3.9?",
+            "v2.14.0 (2026-10-08): This release drops support for Python 3.9 [1].",
+            "yes",
+        ),
         # "how many <things>": the number sits in a sentence that names them
         (
             "How many root certificates are bundled?",
@@ -137,6 +171,18 @@ def test_same_inputs_same_verdict() -> None:
             "no",
         ),
         ("How many plugins are available?", "Over 1300 external plugins are available [1].", "yes"),
+        # ... and counts them: a number about something else in that sentence does not
+        (
+            "How many root certificates are included in the bundle?",
+            "It is integrated into pip 24.2+ as the default method for verifying certificates [1].",
+            "no",
+        ),
+        (
+            "How many root certificates are included in the bundle?",
+            "The bundle includes 140 trusted root certificates [1].",
+            "not no",
+        ),
+        ("How many workers are started?", "Workers started by default: 4 [1].", "not no"),
         ("How often does the call take place?", "We have a biweekly community call [1].", "not no"),
     ],
 )

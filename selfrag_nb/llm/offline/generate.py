@@ -13,11 +13,17 @@
                          chunk text (clean: selfrag_nb.cleantext) read through
                          surface.readable (table rows as sentences, header rows
                          dropped, control characters removed), whole sentences
-                         only (_quotable: no code, heading, name or fragment),
+                         only (_quotable: no code, heading, name or fragment;
+                         a bracketed remark kept with its sentence; a lead-in
+                         whose items are gone is a statement),
                          injections, lead-ins and ``avoid`` never quoted,
                          superseded evidence scored lower
-                      -> 1-3 (strict: 1-2) sentences that add something, in
-                         document order, each cited [n]
+                      -> 1-3 (strict: 1-2) sentences that add something, and
+                         the sentence after the best one when it points back
+                         at it ("This is no longer necessary."), in document
+                         order, each cited [n]; a version question answered
+                         without a version gets the chunk's heading that names
+                         one ("v2.14.0 (2026-10-08): This release drops ...")
                       -> none: NO_INFO (strict) / NOT_FOUND (grounded)
 
 Heuristics and bonuses: ``docs/offline_model.md`` (generate).
@@ -35,6 +41,7 @@ from selfrag_nb.llm.offline.evidence import evidence_status
 from selfrag_nb.llm.offline.lexical import (
     bag,
     coverage,
+    defines,
     exact_terms,
     has_negation,
     looks_like_injection,
@@ -53,7 +60,7 @@ from selfrag_nb.llm.offline.question import (
     answer_language,
     effective_question,
 )
-from selfrag_nb.llm.offline.subject import about, subject_names
+from selfrag_nb.llm.offline.subject import subject_names, subject_share
 from selfrag_nb.llm.offline.surface import readable
 from selfrag_nb.llm.schemas import Evidence, GenerateInputs, GenerateOut
 from selfrag_nb.text import detect_language, is_cjk, tokenize
@@ -79,14 +86,21 @@ class _Candidate:
     keys: frozenset[str]
     #: The chunk's heading is about the question (see ``_heading_on_topic``).
     on_topic: bool = False
+    #: Opens with a word that points back ("This is no longer necessary."), right
+    #: after the previous quotable sentence of the same paragraph.
+    refers_back: bool = False
 
 
 def _similar(sentence: str, claims: list[str]) -> bool:
+    """``sentence`` says what one of ``claims`` says. A claim of several
+    sentences (a whole answer the usefulness check turned down) is compared
+    sentence by sentence: each of them was part of the answer to avoid."""
     sb = bag(sentence)
     for claim in claims:
-        cterms = terms(strip_citations(claim)[0])
-        if cterms and coverage(cterms, sb)[0] >= 0.8:
-            return True
+        for part in sentences(strip_citations(claim)[0]):
+            cterms = terms(part)
+            if cterms and coverage(cterms, sb)[0] >= 0.8:
+                return True
     return False
 
 
@@ -165,7 +179,8 @@ def _heading_on_topic(ev: Evidence, qbag: Counter[str]) -> float:
 
 #: "Which X ...?" asks for names: a sentence naming several things is likelier the answer.
 _WHICH_RE = re.compile(
-    r"^\s*(?:which|what)\s+(?:[\w\-]+\s+){0,2}?[\w\-]+s\s+(?:are|were|do|can)\b|^\s*哪些", re.IGNORECASE
+    r"^\s*(?:which|what)\s+(?:[\w\-]+\s+){0,2}?[\w\-]+s\s+(?:are|were|do|does|did|can|is|has|have)\b|^\s*哪些",
+    re.IGNORECASE,
 )
 _NAMES_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z0-9]+")
 #: A second or third quote scores at least this share of the first one's.
@@ -195,20 +210,65 @@ def _prose(line: str) -> bool:
     return len(words) >= 6 and bool(rest) and sum(w[:1].islower() for w in rest) / len(rest) >= 0.5
 
 
-def _quotable(text: str) -> list[str]:
-    """The sentences of clean chunk text an answer may quote: whole ones.
-    Code (fenced blocks, prompts, imports, commands) never; a piece without
-    closing punctuation (a heading, a caption, a name, the end of a chunk
-    cut mid-sentence) only as a list item of three words or more, or a
-    whole line of prose (``_prose``)."""
+#: A sentence that opens by pointing back at the one before it: its subject
+#: is that sentence's ("Older versions required X. This is no longer necessary.").
+_REFERS_BACK_RE = re.compile(r"^(?:this|that|these|those|it|they|such)\b(?!\s*[:=(])", re.IGNORECASE)
+
+
+def _bracketed(said: list[str]) -> list[str]:
+    """Sentences of one line with a bracket kept whole: a remark in brackets
+    after a full stop belongs to the sentence before it ("wsproto - WebSocket
+    support. (Optional, with httpx2[ws])"), and a sentence does not end
+    inside brackets ("(Optional. On 3.14+ it installs nothing.)")."""
     out: list[str] = []
-    for kind, line in lines(text):
+    for sent in said:
+        open_before = bool(out) and out[-1].count("(") > out[-1].count(")")
+        if out and (open_before or sent.lstrip().startswith("(")):
+            out[-1] = f"{out[-1]} {sent}"
+        else:
+            out.append(sent)
+    return out
+
+
+def _table_leads(text: str) -> set[str]:
+    """Lines of ``text`` that end with ":" and introduce a table: its rows
+    are the lead-in's items once ``surface.readable`` turns them into sentences."""
+    rows = [ln.strip() for ln in text.split("\n") if ln.strip()]
+    return {a for a, b in itertools.pairwise(rows) if a.endswith((":", "：")) and b.startswith("|")}
+
+
+def _quotable(text: str, table_leads: frozenset[str] | set[str] = frozenset()) -> list[tuple[str, bool]]:
+    """The sentences of clean chunk text an answer may quote: whole ones,
+    each with whether it points back at the quotable sentence right before
+    it in the same paragraph (``_REFERS_BACK_RE``). Code (fenced blocks,
+    prompts, imports, commands) never; a piece without closing punctuation
+    (a heading, a caption, a name, the end of a chunk cut mid-sentence) only
+    as a list item of three words or more, or a whole line of prose (``_prose``)."""
+    out: list[tuple[str, bool]] = []
+    found = lines(text)
+    for n, (kind, line) in enumerate(found):
         if kind == "code":
             continue
-        for sent in sentences(line):
+        previous = False  # the sentence before, in this line, was quotable
+        said = sentences(line)
+        if (
+            said
+            and said[-1].rstrip().endswith((":", "："))
+            and n + 1 < len(found)
+            and found[n + 1][0] == "text"
+            and line.strip() not in table_leads
+        ):
+            # A lead-in whose items, code or figure are not there (a paragraph
+            # follows: the picture was markup) says what it says by itself:
+            # "X is 3-6x faster than a comparable tokeniser:" is a statement.
+            said[-1] = said[-1].rstrip()[:-1] + ("。" if said[-1].rstrip().endswith("：") else ".")
+        for sent in _bracketed(said):
             item = kind == "item" and len(tokenize(sent)) >= 3 and not _TERM_DASH_RE.search(sent)
             if _ENDED_RE.search(sent) or item or _prose(sent):
-                out.append(sent)
+                out.append((sent, previous and bool(_REFERS_BACK_RE.match(sent))))
+                previous = True
+            else:
+                previous = False
     return out
 
 
@@ -222,12 +282,13 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     wants_date = bool(DATE_Q_RE.search(question))
     negative_q = has_negation(question)
     wants_names = bool(_WHICH_RE.match(question))
+    definition = defines(question)
     lang = answer_language(question)
     any_current = any(evidence_status(e) != "superseded" for e in inputs.evidence)
     # Evidence about what the question names comes first: a sentence from a
     # document about something else is the most confident kind of wrong answer.
     subject = subject_names(question, inputs.evidence)
-    shares = {e.index: about(subject, e) for e in inputs.evidence}
+    shares = {e.index: subject_share(subject, e) for e in inputs.evidence}
     best_share = max(shares.values(), default=0.0)
     out: list[_Candidate] = []
     order = 0
@@ -238,7 +299,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
         # Tables arrive as one sentence per row and without control characters,
         # so no raw "| a | b |" markup or terminal escape reaches an answer;
         # only whole sentences of text are candidates (_quotable).
-        for sent in _quotable(readable(ev.text)):
+        for sent, refers_back in _quotable(readable(ev.text), _table_leads(ev.text)):
             order += 1
             if looks_like_injection(sent) or (inputs.avoid and _similar(sent, inputs.avoid)):
                 continue
@@ -264,6 +325,8 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += NEGATION_BONUS
             if wants_names and len(_NAMES_RE.findall(sent)) >= 2:
                 score += ANSWER_TYPE_BONUS
+            if definition is not None and definition.search(sent):
+                score += ANSWER_TYPE_BONUS  # "X is a ..." answers "What is X?"
             if (detect_language(sent) == "zh") != (lang == "zh"):
                 score *= OTHER_LANGUAGE  # the user's language first, when both say it
             sterms = terms(sent)
@@ -274,9 +337,23 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
             if best_share > 0:
                 score *= OFF_SUBJECT + (1 - OFF_SUBJECT) * shares[ev.index] / best_share
             keys = frozenset(k for k in qterms if k in sb)
-            out.append(_Candidate(score, order, ev.index, sent, keys, topic > 0))
+            out.append(_Candidate(score, order, ev.index, sent, keys, topic > 0, refers_back))
     out.sort(key=lambda c: (-c.score, c.order))
     return out
+
+
+#: "Which release / what version / in which version ...?": the answer is a version.
+_VERSION_Q_RE = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+){0,2}?(?:version|release)s?\b", re.IGNORECASE)
+
+
+def _heading_version(ev: Evidence, asked: frozenset[str]) -> str:
+    """The innermost heading of the chunk that names a version the question
+    does not ("v2.14.0 (2026-10-08)" over "This release drops ..."), or ""."""
+    for part in reversed(ev.heading.split(">")):
+        found = set(exact_terms(part).versions)
+        if found and not found & asked:
+            return part.strip()
+    return ""
 
 
 def generate(inputs: GenerateInputs) -> GenerateOut:
@@ -291,7 +368,7 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     qexact = exact_terms(question).all
     candidates = _candidates(inputs, question)
     subject = subject_names(question, inputs.evidence)
-    shares = {e.index: about(subject, e) for e in inputs.evidence}
+    shares = {e.index: subject_share(subject, e) for e in inputs.evidence}
     wants_number = bool(QUANTITY_Q_RE.search(question))
     wants_names = bool(_WHICH_RE.match(question))
     names: set[str] = set()
@@ -328,6 +405,22 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
         names |= cnames
     if not chosen:
         return GenerateOut(answer=(NO_INFO if strict else NOT_FOUND)[lang])
+    # A sentence that points back at the best one ("This is no longer
+    # necessary.") finishes what it says: quoted with it, whatever its own
+    # score. Only the best one's: the others are there to add, not to be finished.
+    lead = chosen[0]
+    nxt = next((c for c in candidates if c.order == lead.order + 1), None)
+    if nxt is not None and nxt.refers_back and nxt.index == lead.index and nxt not in chosen:
+        chosen.append(nxt)
+    # A version question answered by a sentence that names no version ("This
+    # release drops support for 3.9"): the release is the section's heading,
+    # which the sentence points at. It goes before the quote.
+    label: dict[int, str] = {}
+    if _VERSION_Q_RE.search(question) and not any(set(exact_terms(c.text).versions) - qexact for c in chosen):
+        evidence = {e.index: e for e in inputs.evidence}
+        lead_ev = evidence.get(lead.index)
+        if lead_ev is not None and (heading := _heading_version(lead_ev, qexact)):
+            label[lead.order] = heading
     # Quote in document order so the answer reads as the documents do.
     chosen.sort(key=lambda c: c.order)
     joiner = "" if lang == "zh" else " "
@@ -335,6 +428,8 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     previous = ""
     for c in chosen:
         quote = _cite(c.text, c.index)
+        if c.order in label:
+            quote = f"{label[c.order]}: {quote}"
         # A list item has no closing punctuation: its own line keeps it one claim.
         unended = not previous.rstrip().endswith(tuple(".!?。！？"))
         if parts and unended:

@@ -13,6 +13,7 @@
     text --quantities()--> {unit: numbers} --disagree()-->     conflicts, number mismatches
     text --has_negation() / negated_terms()-->                 polarity, negation scope
     text --looks_like_injection()-->                           never quoted
+    question --defines()--> "X is a/an ..." pattern             "What is X?" wants a definition
 
 The heuristics (stopwords, weights, saturation, caps) are documented in one
 place: ``docs/offline_model.md``. Everything here is a pure function of its
@@ -37,6 +38,7 @@ __all__ = [
     "bag",
     "best_sentence",
     "coverage",
+    "defines",
     "disagree",
     "exact_terms",
     "has_negation",
@@ -461,3 +463,20 @@ def looks_like_injection(sentence: str) -> bool:
     if find_injection(sentence):
         return True
     return bool(_INJECTION_RE.search(unicodedata.normalize("NFKC", sentence)))
+
+
+#: "What is X?" / "What are Xs?": X alone, a name or a short term, nothing else asked.
+_DEFINE_Q_RE = re.compile(
+    r"^\s*what\s+(?:is|are)\s+(?:an?\s+)?([\w.+#-]+(?:\s+[\w.+#-]+){0,2})\s*\??\s*$", re.IGNORECASE
+)
+
+
+def defines(question: str) -> re.Pattern[str] | None:
+    """For "What is X?", the sentence that defines X: "X is a/an/the ...",
+    "X, a ..."; None for any other question. "What is the refund window?"
+    asks for a value, not a definition ("the" before X)."""
+    m = _DEFINE_Q_RE.match(question)
+    if m is None or m.group(1).lower().startswith("the "):
+        return None
+    name = r"[\W_]*".join(re.escape(p) for p in re.findall(r"[^\W_]+", m.group(1)))
+    return re.compile(rf"(?<![\w-]){name}(?![\w-])\W{{0,3}}\s*(?:is|are|,)\s+(?:a|an|the)\b", re.IGNORECASE)

@@ -8,11 +8,15 @@
                  -> weighted term coverage (title/heading/metadata boost) + best sentence
                  -> exact_adjustment: IDs / versions / numbers present -> bonus,
                     absent -> cap 45, other version -> cap 30
+                 -> "which <things>" (asked_kind): a list of three or more short
+                    items stands for the kind's words ("macOS, Windows and iOS")
                  -> only the question's names match, or the asked head
                     (asked_head: "What is the X for ...") is missing -> cap 45
                  -> relevanceScore 0-100, isRelevant >= 50, keyInfo, gaps
     RerankInputs -> BM25 (IDF from the candidate set, term weight per query term)
-                    x coverage + exact bonus, capped -> ranking best first
+                    x coverage + exact bonus, capped; a passage that defines
+                    what "What is X?" asks (lexical.defines) ahead of the rest
+                    -> ranking best first
 
 Heuristics and caps: ``docs/offline_model.md`` (grade, rerank).
 """
@@ -28,6 +32,7 @@ from selfrag_nb.llm.offline.lexical import (
     bag,
     best_sentence,
     coverage,
+    defines,
     exact_terms,
     looks_like_injection,
     sentences,
@@ -160,6 +165,38 @@ def _name_keys(question: str) -> set[str]:
     }
 
 
+#: "Which <things> does X ...?": a plural kind of thing asked for, which an
+#: answer names by its instances ("macOS, Windows and iOS"), not by the kind.
+_WHICH_KIND_RE = re.compile(
+    r"^\s*(?:(?:in|on|for|from|with|under|by|to|at)\s+)?(?:which|what)\s+((?:[\w\-]+\s+){0,2}?[a-z][\w\-]*s)"
+    r"\s+(?:are|were|do|does|did|can|could|will|would|should|is|has|have)\b",
+    re.IGNORECASE,
+)
+_LIST_SPLIT_RE = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
+
+
+def asked_kind(question: str) -> set[str]:
+    """The stems of the plural kind a "which <things>" question asks for
+    ("operating systems"), its capitalised words aside (a name qualifies
+    the kind: "Python versions")."""
+    m = _WHICH_KIND_RE.match(question)
+    if m is None:
+        return set()
+    return {stem(w.lower()) for w in m.group(1).split() if not w[:1].isupper() and terms(w)}
+
+
+def enumerates(text: str) -> bool:
+    """A sentence of ``text`` lists three or more short items (up to three
+    words each) in a row: "macOS, Windows, Linux/Unix, Android, and iOS"."""
+    for sent in sentences(text):
+        run = 0
+        for part in _LIST_SPLIT_RE.split(sent):
+            run = run + 1 if 1 <= len(part.split()) <= 3 else 0
+            if run >= 3:
+                return True
+    return False
+
+
 def grade(inputs: GradeInputs) -> RelevanceOut:
     """relevanceScore 0-100 (80+ high, 50-79 partial, <50 irrelevant)."""
     qterms = terms(inputs.question)
@@ -169,6 +206,11 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
     # Instructions planted in a document are not information about the question.
     text = "\n".join(s for s in sentences(inputs.text) if not looks_like_injection(s))
     doc = bag(text) + boost
+    kind = asked_kind(inputs.question)
+    if kind and enumerates(text):
+        # "Which operating systems ...?" is answered by naming them: a list of
+        # instances stands for the kind's words, which it seldom repeats.
+        doc = doc + Counter(dict.fromkeys(kind, 1))
     cov, missing = coverage(qterms, doc, boost)
     sentence, sent_cov = best_sentence(qterms, text)
     lexical = 100.0 * (0.7 * cov + 0.3 * sent_cov) ** 0.8 if qterms else 0.0
@@ -222,6 +264,10 @@ def rerank(inputs: RerankInputs) -> RerankOut:
         idf[key] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
     scored: list[tuple[float, int]] = []
     reasons: list[str] = []
+    # "What is X?": the passage that says "X is a ..." is the answer, however
+    # many shorter passages repeat X's name.
+    definition = defines(inputs.query)
+    defining: set[int] = set()
     for i, (text, d) in enumerate(zip(inputs.candidates, docs, strict=True)):
         dl = sum(d.values()) or 1
         bm25 = 0.0
@@ -234,8 +280,16 @@ def rerank(inputs: RerankInputs) -> RerankOut:
         score = bm25 * (0.5 + 0.5 * cov) + bonus / 10.0
         if cap < 100:
             score *= cap / 100.0
-        scored.append((round(score, 6), i))
+        if definition is not None and definition.search(text):
+            defining.add(i)
+            notes = [*notes, "defines what the question asks about"]
+        scored.append((score, i))
         reasons.append(_rerank_reason(bm25, cov, missing, notes, cap))
+    if defining:
+        # Ahead of every passage that only names X, in their own order.
+        lead = max(sc for sc, _ in scored)
+        scored = [(sc + lead if i in defining else sc, i) for sc, i in scored]
+    scored = [(round(sc, 6), i) for sc, i in scored]
     scored.sort(key=lambda s: (-s[0], s[1]))
     return RerankOut(ranking=[RankedItem(index=i, score=s, reason=reasons[i]) for s, i in scored])
 

@@ -12,9 +12,13 @@
         document the question names by its own name (a word equal to an
         evidence's file name or title: "idna" for idna.md)
     name + evidence --mentions()--> the evidence's text, title, heading,
-        source or metadata values hold the name: every word of it, or the name written
-        together ("sortedcontainers" for "Sorted Containers")
+        source or metadata values hold the name: every word of it, or the name
+        as a whole word, written apart or together ("sortedcontainers" for
+        "Sorted Containers"); a longer word that starts with it is another
+        name ("httpx2" is not "HTTPX")
     names + evidence --about()--> the share of the names it mentions
+    names + evidence --subject_share()--> about(), plus 1 for the document
+        of one of them (its title or file name is the name)
 
 Why: a question about one thing answered from a document about another is
 the most confident kind of wrong answer (the licence line of the wrong
@@ -32,7 +36,7 @@ from selfrag_nb.llm.offline.phrases import entities
 from selfrag_nb.llm.schemas import Evidence
 from selfrag_nb.text import is_cjk, tokenize
 
-__all__ = ["about", "mentions", "subject_names"]
+__all__ = ["about", "mentions", "subject_names", "subject_share"]
 
 _QUOTES = frozenset("\"'“‘「『《")
 _NOT_ALNUM_RE = re.compile(r"[\W_]+")
@@ -84,12 +88,29 @@ def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
     return out
 
 
+_ALNUM_RE = re.compile(r"[^\W_]+")
+_LATIN = r"[a-z0-9\u00c0-\u024f]"
+
+
+def _whole(name: str) -> re.Pattern[str] | None:
+    """The name as a whole word, its parts written apart or together
+    ("Sorted Containers" in "sortedcontainers"), never as the start or the
+    end of a longer word: "HTTPX" is not "httpx2", "Click" not "ClickHouse"."""
+    parts = [re.escape(p) for p in _ALNUM_RE.findall(name.lower())]
+    if not parts:
+        return None
+    # Latin letters and digits bound a word; a CJK character does not (a name
+    # runs straight into Chinese text: "使用Quillstack同步").
+    return re.compile(rf"(?<!{_LATIN})" + r"[\W_]*".join(parts) + rf"(?!{_LATIN})")
+
+
 def mentions(name: str, ev: Evidence) -> bool:
     """The evidence (text, title, heading, source, metadata values such as
     ``plan: Pro``) names ``name``."""
     meta = " ".join(str(v) for v in ev.metadata.values() if isinstance(v, (str, int, float)))
     where = f"{ev.text} {ev.title} {ev.heading} {ev.source} {meta}"
-    if _compact(name) in _compact(where):
+    whole = _whole(name)
+    if whole is not None and whole.search(where.lower()):
         return True
     words = [stem(t) for t in tokenize(name)]
     found = bag(where)
@@ -101,3 +122,12 @@ def about(names: list[str], ev: Evidence) -> float:
     if not names:
         return 1.0
     return sum(mentions(n, ev) for n in names) / len(names)
+
+
+def subject_share(names: list[str], ev: Evidence) -> float:
+    """How much ``ev`` is about what the question names: the share of the
+    names it mentions (``about``), plus 1 when it is the document of one of
+    them (its title or file name is the name: "flask.md" for "Flask"). A
+    README that mentions Flask in passing is less about Flask than Flask's own."""
+    own = any(_compact(n) in _doc_names(ev) for n in names)
+    return about(names, ev) + (1.0 if own else 0.0)

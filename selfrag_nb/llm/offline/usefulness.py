@@ -12,10 +12,12 @@
          rest a fragment cut mid-sentence or a bare name          -> no
       -> the answer says the documents hold no answer             -> no
       -> answer type: "how many / how long / 多少" needs a number ("how many
-         <things>": in a sentence naming them), "when / 何时" a date or a
-         number, "what / which <kind>" a thing of that kind: the kind's
-         word, a version number for a version, any name for a project or
-         a person                                                 -> no when absent
+         <things>": next to their name, which it counts), "when / 何时" a date,
+         digits or a time word, "who" a name the question does not hold,
+         "what / which <kind>" a thing of that kind: the kind's word, a
+         version number for a version (not another thing's: "Python 3.15"),
+         a name where the question's preposition points ("written in
+         Rust"), any name for a project or a person              -> no when absent
       -> subject: the question's named things (phrases.entities),
          coverage of its content terms (frame words such as
          "purpose" or "mean" say what kind of answer, not what
@@ -61,6 +63,9 @@ _NUMBER_RE = re.compile(
     r"every|biweekly|fortnightly|quarterly|no limit|none|several|few)\b|[一二两三四五六七八九十百千万]",
     re.IGNORECASE,
 )
+# "When" is answered by a point in time: digits (a year, a version's date),
+# not the number words of "how often" ("every", "few").
+_DIGIT_RE = re.compile(r"\d|[一二两三四五六七八九十]")
 _TIME_WORD_RE = re.compile(r"\b(?:since|until|before|after|ago|year|month|day|today|now)\b|年|月|日", re.I)
 
 
@@ -164,7 +169,7 @@ def _form_problem(answer: str, which: bool) -> str:
 #: noun names the kind of thing asked for (a license, a port, a release).
 _HEAD_Q_RE = re.compile(
     r"^\s*(?:(?:in|from|on|at|for|with|under|by|to) )?(?:what|which)\s+((?:[\w.-]+\s+){0,3}?)"
-    r"(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|must|may)\b",
+    r"(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|must|may|[a-z]+ed)\b",
     re.IGNORECASE,
 )
 _HOW_MANY_RE = re.compile(
@@ -179,7 +184,11 @@ _NAMED_KINDS = _wordset(
 )
 _VERSION_KINDS = _wordset("version versions release releases")
 _PREPOSITIONS = _wordset("of for in on to from with at by about under over into")
+#: "What kind / type / sort of X": X is the kind asked for.
+_KIND_OF = _wordset("kind kinds type types sort sorts form forms")
 _VERSION_NUMBER_RE = re.compile(r"\bv?\d+(?:\.\d+)+\b")
+#: A version number with the word before it, if any ("Python 3.9", "psutil 6.1.1").
+_VERSIONED_RE = re.compile(r"(?:\b([A-Za-z][\w.-]*)\s+)?(\bv?\d+(?:\.\d+)+)\b")
 
 
 def _prefix(key: str) -> str:
@@ -202,8 +211,11 @@ def _asked_head(question: str) -> str:
     m = _HEAD_Q_RE.match(question) or _HOW_MANY_RE.match(question)
     if m is None:
         return ""
+    words_in = m.group(1).split()
+    if len(words_in) >= 2 and words_in[0].lower() in _KIND_OF and words_in[1].lower() == "of":
+        words_in = words_in[2:]  # "what kind of tokeniser": the kind is "tokeniser"
     phrase = []
-    for w in m.group(1).split():
+    for w in words_in:
         if w.lower() in _PREPOSITIONS:
             break  # "version of attrs": the kind is "version"
         phrase.append(w)
@@ -217,7 +229,16 @@ def _names_kind(answer: str, head: str, question: str) -> bool:
     3.9?" is not answered by "This release drops 3.9")."""
     if head in _VERSION_KINDS:
         asked = set(_VERSION_NUMBER_RE.findall(question))
-        return any(v not in asked for v in _VERSION_NUMBER_RE.findall(answer))
+        # A version after a word the question puts before one of its own
+        # ("Python 3.9") is that other thing's version ("adds Python 3.15"),
+        # not the release asked about.
+        others = {m.group(1).lower() for m in _VERSIONED_RE.finditer(question)}
+        return any(
+            m.group(2) not in asked and (m.group(1) or "").lower() not in others
+            for m in _VERSIONED_RE.finditer(answer)
+        )
+    if _slot_filled(question, answer):
+        return True
     if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
         # A plural asks for instances ("Which payment methods ...?" -> "cheques
         # and cash"), which a list names without repeating the kind.
@@ -227,12 +248,91 @@ def _names_kind(answer: str, head: str, question: str) -> bool:
     return any(w.startswith(prefix) for w in bag(answer))
 
 
-def _counts(answer: str, head: str) -> bool:
-    """A number in the answer; for "how many <head>", in a sentence that names them."""
-    if not head:
+#: Words from a number to the things it counts ("over 500 languages",
+#: "1300+ external plugins", "retries a failed request three times").
+COUNT_WINDOW = 4
+
+
+def _counted(question: str) -> set[str]:
+    """The stems of what "how many <things> ..." counts ("languages", "text",
+    "formats" in "How many languages and text formats does X support?")."""
+    m = _HOW_MANY_RE.match(question)
+    if m is None:
+        return set()
+    out: set[str] = set()
+    for w in m.group(1).split():
+        if w.lower() in _PREPOSITIONS:
+            break
+        if w.lower() not in STOP_EN:
+            out.add(stem(w.lower()))
+    return out
+
+
+#: "In which language is X written?" (a fronted preposition) and "Which
+#: formatter does X aim for parity with?" (a stranded one): the verb or noun
+#: the preposition binds to, and the preposition.
+_FRONTED_RE = re.compile(
+    r"^\s*(in|on|from|with|by|at|for|to|under|into)\s+(?:which|what)\b.*\b([a-z]{3,})\W*$", re.I
+)
+_STRANDED_RE = re.compile(
+    r"^\s*(?:which|what|who)\b.*\b([a-z]{3,})\s+(in|on|from|with|by|at|for|to|under|into|after|of)\W*$", re.I
+)
+
+
+def _slot_filled(question: str, answer: str) -> bool:
+    """The answer puts something new where the question asks: "written in
+    Rust" for "In which language is X written?", "parity with Flake8 ... and
+    Black" for "Which formatter does X aim for parity with?". The kind's own
+    word need not be there: a name fills the slot."""
+    m = _FRONTED_RE.match(question)
+    word, prep = (m.group(2), m.group(1)) if m else ("", "")
+    if not m:
+        m2 = _STRANDED_RE.match(question)
+        if m2 is None:
+            return False
+        word, prep = m2.group(1), m2.group(2)
+    asked = set(bag(question))
+    slot = re.compile(
+        rf"\b{re.escape(_prefix(stem(word.lower())))}\w*\s+{prep.lower()}\s+(?:the\s+|a\s+|an\s+)?([\w.+#-]+)",
+        re.I,
+    )
+    return any(stem(f.lower().strip(".-")) not in asked for f in slot.findall(answer))
+
+
+_WHO_Q_RE = re.compile(r"^\s*who\b", re.IGNORECASE)
+#: A capitalised word inside a sentence (not its first word): a name. An
+#: all-caps word is an acronym of the field ("HTTP"), not a name.
+_INNER_NAME_RE = re.compile(r"(?<=[\s(\[\"'])([A-Z][a-z][\w'’.-]*)")
+
+
+def _new_name(answer: str, question: str) -> bool:
+    """The answer names someone or something the question does not."""
+    asked = set(bag(question))
+    found: list[str] = []
+    for sent in split_sentences(answer):
+        found.extend(_INNER_NAME_RE.findall(sent))
+        first = sent.strip().split()[0] if sent.strip() else ""
+        # A sentence may open with the name ("Pydantic maintains it"); a
+        # function word there ("This", "The") is no one.
+        if first[:1].isupper() and first.lower() not in STOP_EN:
+            found.append(first)
+    return any(stem(n.lower().strip(".,;:'’").removesuffix("'s")) not in asked for n in found)
+
+
+def _counts(answer: str, things: set[str]) -> bool:
+    """A number in the answer; for "how many <things>", a number that counts
+    them: within ``COUNT_WINDOW`` words of one of their words in one sentence.
+    A number elsewhere in the sentence counts something else ("pip 24.2+ ...
+    verifying certificates" says nothing about how many certificates)."""
+    if not things:
         return bool(_NUMBER_RE.search(answer))
-    key = stem(head)
-    return any(_NUMBER_RE.search(s) and bag(s).get(key, 0) for s in split_sentences(answer))
+    for sent in split_sentences(answer):
+        words = _words(sent)
+        at_number = [i for i, w in enumerate(words) if _NUMBER_RE.search(w)]
+        at_thing = [i for i, w in enumerate(words) if stem(w.lower().strip(".'’-")) in things]
+        if any(abs(i - j) <= COUNT_WINDOW for i in at_number for j in at_thing):
+            return True
+    return False
 
 
 def _subject(question: str) -> tuple[dict[str, float], list[str]]:
@@ -283,7 +383,7 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     if _NO_ANSWER_RE.search(answer):
         return _out("no", 5, f"an answer to: {asked}", "the answer says the documents do not answer it")
     head = _asked_head(question)
-    if _NUMBER_Q_RE.search(question) and not _counts(answer, head if _HOW_MANY_RE.search(question) else ""):
+    if _NUMBER_Q_RE.search(question) and not _counts(answer, _counted(question)):
         what = "数量或时长" if zh else f"the number of {head}" if head else "a number or duration"
         return _out("no", 20, what, f"the question asks {asked!r}, and the answer states no such number")
     if head and not _HOW_MANY_RE.search(question) and not _names_kind(answer, head, question):
@@ -294,10 +394,13 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
             f"the question asks which {head}, and the answer names none",
         )
     if _WHEN_Q_RE.search(question) and not (
-        DATE_RE_ANY.search(answer) or _NUMBER_RE.search(answer) or _TIME_WORD_RE.search(answer)
+        DATE_RE_ANY.search(answer) or _DIGIT_RE.search(answer) or _TIME_WORD_RE.search(answer)
     ):
         what = "日期或时间" if zh else "a date or time"
         return _out("no", 20, what, "the question asks when, and the answer gives no date or time")
+    if _WHO_Q_RE.match(question) and not _new_name(answer, question):
+        what = "人名或机构" if zh else "a person or an organisation"
+        return _out("no", 20, what, "the question asks who, and the answer names no one")
     qterms, named = _subject(question)
     abag = _spelled(bag(answer), qterms)
     share, missing = coverage(qterms, abag) if qterms else (1.0, [])
