@@ -1,9 +1,10 @@
 """An evaluation report shaped like a real ablation, for the browser tests.
 
     browser_report()   4 variants x 7 categories x 4 questions (112 rows):
-                       ids like "factual-02" and long path-like ones, per-role
-                       tokens / cost / latency (four roles: the per-role card has
-                       16 rows), evidence as 24-hex chunk ids with their sources,
+                       ids like "fact7-01" and long path-like ones, per-role
+                       tokens / cost / latency (eight or seven roles a variant:
+                       the per-role card has 30 rows, taller than a 460 px box),
+                       evidence as 24-hex chunk ids with their sources,
                        one question taking 12 s (a time axis must switch to s)
 
     MEASURE / check()  what a person sees of a view in the browser (JS measured
@@ -40,7 +41,7 @@ CATEGORIES = (
     "chinese_zh",
 )
 SOURCES = ("docs/refund-policy-2024.md", "docs/billing/invoices.md", "faq.md")
-ROLES = ("decide", "grade", "generate", "verify")
+ROLES = ("decide", "rewrite", "grade", "rerank", "assess", "generate", "verify", "usefulness")
 
 
 def chunk_id(source: str, i: int) -> str:
@@ -171,7 +172,10 @@ def rgb(hex_colour: str) -> str:
 
 
 def level(css_colour: str) -> float:
-    """Mean of the r, g, b channels of a computed colour (0 dark .. 255 light)."""
+    """Mean of the r, g, b channels of a computed colour (0 dark .. 255 light):
+    rgb(r, g, b) or color(srgb r g b) with channels in 0..1 (marimo's theme colours)."""
+    if css_colour.startswith("color(srgb"):
+        return sum(float(x) * 255 for x in re.findall(r"[\d.]+", css_colour)[:3]) / 3
     return sum(int(x) for x in re.findall(r"\d+", css_colour)[:3]) / 3
 
 
@@ -182,7 +186,7 @@ def check(out: dict[str, Any], face: str, theme: str) -> None:
         problems.append(f"cut at a card's edge: {out['cut']}")
     if out["broken"]:
         problems.append(f"ids broken across lines: {out['broken']}")
-    if out["clipped"] or out["roleRows"] != 14:
+    if out["clipped"] or out["roleRows"] != 30:
         problems.append(f"per-role rows hidden: {out['clipped']} ({out['roleRows']} rows)")
     if out["overflow"] > 0:
         problems.append("the view scrolls sideways")
