@@ -253,6 +253,8 @@ def _charts(report: EvalReport, records: list[dict[str, Any]], colours: dict[str
             v = cell.get((s, g), {}).get(key)
             return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
 
+        if all(val(g, v) is None for g in cats for v in variants):
+            continue  # nothing to draw (no labels for it): the summary says n/a
         chart = bar_chart(
             cats,
             series,

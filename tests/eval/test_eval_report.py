@@ -125,7 +125,7 @@ def test_saved_html_draws_svg_charts_without_script_and_json_round_trips(tmp_pat
     # the report's own view: SVG charts, no plotly.js, no script, opens offline
     assert "<script" not in page
     assert "Plotly" not in page
-    assert page.count('<svg class="srnb-svg srnb-chart-svg"') == 5
+    assert page.count('<svg class="srnb-svg srnb-chart-svg"') == 3  # outcome accuracy, refusals, latency
     assert rep.to_html() in page
     back = EvalReport.load(rep.save(tmp_path / "report.json"))
     assert [r.model_dump() for r in back.rows] == [r.model_dump() for r in rep.rows]
