@@ -199,7 +199,7 @@ def test_one_control_set_feeds_the_views_the_widgets_and_the_injection_flagger()
     js_class = re.search(r"const CTL = /(\[.*?\])/g;", ctl_line())
     assert js_class is not None
     assert js_class.group(1) == char_class(VIEW_CONTROLS)
-    for name in ("trace.js", "eval.js", "prompt_lab.js"):
+    for name in ("trace.js", "prompt_lab.js"):
         module = esm(name)
         assert module.startswith(ctl_line())
         assert module.count("const CTL") == 1, name

@@ -8,6 +8,9 @@
     figure_html(fig)         standalone HTML with plotly.js inlined (no CDN)
 
 Charts are for exploring; the numbers they show are also in the static HTML.
+Each reads in light and dark notebooks (eval/charts.py ``neutral_layout``:
+transparent background, mid-grey text) and a time axis keeps one unit
+(``time_unit``: ms, or s from 10 s up) in its bars, labels, hover and title.
 Chunk labels are data: plotly renders them as SVG text, and we pass them
 through ``neutralize`` so bidi controls cannot reorder the axis.
 """
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from selfrag_nb.display.cards import STAGE_TITLES
 from selfrag_nb.display.markup import fmt_cost, neutralize
 from selfrag_nb.errors import InputTypeError, MissingDependencyError
+from selfrag_nb.eval.charts import NEUTRAL, neutral_layout, time_unit
 from selfrag_nb.trace import Grades, Rerank, Retrieval, Trace
 
 if TYPE_CHECKING:  # plotly is heavy and optional at import time
@@ -84,17 +88,19 @@ def grades_chart(grades: Grades, trace: Trace | None = None) -> go.Figure:
             y=y,
             line_dash="dash",
             line_width=1.5,
+            line_color=NEUTRAL,
             annotation_text=f"{name} {y}",
             annotation_position="top left",
         )
     rel = sum(1 for g in grades.items if g.relevant)
     fig.update_layout(
-        title=f"Relevance grades: {rel}/{len(grades.items)} relevant",
-        yaxis={"range": [0, 105], "title": "score"},
-        xaxis={"title": "chunk (retrieval order)"},
-        template="plotly_white",
-        height=360,
-        margin={"l": 50, "r": 20, "t": 50, "b": 90},
+        **neutral_layout(
+            title=f"Relevance grades: {rel}/{len(grades.items)} relevant",
+            yaxis={"range": [0, 105], "title": "score"},
+            xaxis={"title": "chunk (retrieval order)"},
+            height=360,
+            margin={"l": 50, "r": 20, "t": 50, "b": 90},
+        )
     )
     return fig
 
@@ -127,12 +133,13 @@ def rerank_chart(rerank: Rerank, trace: Trace | None = None) -> go.Figure:
         title += f" (fallback: {_label(rerank.fallback, 60)})"
     n = max(len(rerank.before), 1)
     fig.update_layout(
-        title=title,
-        xaxis={"tickvals": [0, 1], "ticktext": ["before", "after"], "range": [-0.15, 1.15]},
-        yaxis={"autorange": "reversed", "title": "position", "dtick": 1},
-        template="plotly_white",
-        height=max(260, 28 * n + 120),
-        margin={"l": 50, "r": 20, "t": 50, "b": 40},
+        **neutral_layout(
+            title=title,
+            xaxis={"tickvals": [0, 1], "ticktext": ["before", "after"], "range": [-0.15, 1.15]},
+            yaxis={"autorange": "reversed", "title": "position", "dtick": 1},
+            height=max(260, 28 * n + 120),
+            margin={"l": 50, "r": 20, "t": 50, "b": 40},
+        )
     )
     return fig
 
@@ -147,25 +154,29 @@ def timeline_chart(trace: Trace) -> go.Figure:
         starts.append(t)
         t += float(r["latency_ms"])
     labels = [f"{i + 1}. {STAGE_TITLES[r['stage']]}" for i, r in enumerate(rows)]
+    # one unit for bars, labels, hover, axis and title
+    unit, div = time_unit([t])
+    fmt = ".1f" if unit == "ms" else ".2f"
     fig = go.Figure(
         go.Bar(
             y=labels,
-            x=[r["latency_ms"] for r in rows],
-            base=starts,
+            x=[float(r["latency_ms"]) / div for r in rows],
+            base=[s / div for s in starts],
             orientation="h",
             marker_color=COLOURS["line"],
-            text=[f"{r['latency_ms']:.1f} ms" for r in rows],
+            text=[f"{float(r['latency_ms']) / div:{fmt}} {unit}" for r in rows],
             textposition="outside",
-            hovertemplate="%{y}: %{x:.1f} ms (starts at %{base:.1f} ms)<extra></extra>",
+            hovertemplate=f"%{{y}}: %{{x:{fmt}}} {unit} (starts at %{{base:{fmt}}} {unit})<extra></extra>",
         )
     )
     fig.update_layout(
-        title=f"Stage latencies (total {t:.0f} ms)",
-        xaxis={"title": "ms since start"},
-        yaxis={"autorange": "reversed"},
-        template="plotly_white",
-        height=max(220, 30 * len(rows) + 100),
-        margin={"l": 100, "r": 40, "t": 50, "b": 40},
+        **neutral_layout(
+            title=f"Stage latencies (total {t / div:,.{0 if unit == 'ms' else 1}f} {unit})",
+            xaxis={"title": f"{unit} since start", "tickformat": ",.0f" if unit == "ms" else ",.1f"},
+            yaxis={"autorange": "reversed"},
+            height=max(220, 30 * len(rows) + 100),
+            margin={"l": 100, "r": 40, "t": 50, "b": 40},
+        )
     )
     return fig
 
@@ -201,12 +212,13 @@ def cost_chart(trace: Trace) -> go.Figure:
     )
     tot = trace.totals
     fig.update_layout(
-        barmode="stack",
-        title=f"Tokens per stage (total {tot.tokens_in + tot.tokens_out:,}; cost {fmt_cost(tot.cost)})",
-        yaxis={"title": "tokens"},
-        template="plotly_white",
-        height=360,
-        margin={"l": 50, "r": 20, "t": 50, "b": 60},
+        **neutral_layout(
+            barmode="stack",
+            title=f"Tokens per stage (total {tot.tokens_in + tot.tokens_out:,}; cost {fmt_cost(tot.cost)})",
+            yaxis={"title": "tokens"},
+            height=360,
+            margin={"l": 50, "r": 20, "t": 50, "b": 60},
+        )
     )
     return fig
 

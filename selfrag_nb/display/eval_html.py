@@ -1,24 +1,31 @@
-"""Static HTML of evaluation results (no script; scripts only in ``save``'s charts).
+"""The evaluation views: one view tree per type, two faces from it.
 
-    EvalReport     -> report_html(report, charts=False)
-                        what ran (set, hash, k, rows) | variants | summary by
-                        variant x category (CSS bars for rates) | [plotly charts:
-                        charts=True, used by report.save] | calibration |
-                        where the variants disagree | per model role | failures
-    Calibration    -> calibration_html(cal, embedded=False)
-                        the suggestion, the set it was chosen on, the sweep table
-    RegressionDiff -> regression_html(diff)
-                        counts, then one folded table per status (broke first)
+    EvalReport     -> report_view(report)
+                        head (set, hash, k, rows, time) + variant legend | variants
+                        | charts, one tab each (outcome / decision accuracy,
+                        recall@k, refusals and errors, latency) | summary by variant
+                        x category (sortable) | calibration | where the variants
+                        disagree | per model role | failures, one <details> per variant
+    Calibration    -> calibration_view(cal)
+                        suggestion, the set it was chosen on, the curve, the sweep
+    RegressionDiff -> regression_view(diff)
+                        counts, then one tab per list (broke first)
+      -> static face  report_html / calibration_html / regression_html:
+                      <style> + tree.to_html(view)  (no script; tabs shown one
+                      under the other, each with its heading)
+      -> widget face  EvalWidget (eval_widget.py): tree.to_json(view) mounted by
+                      mount.js; data-tabs / data-sort / <details data-key> work there
 
-Every text goes through ``markup.escape`` (controls shown as ⟨U+XXXX⟩), as
-in every other view. Layout rules, for JupyterLab and a saved page alike:
-the root carries ``tex2jax_ignore mathjax_ignore`` (MathJax would typeset
-"$0 ... $0" as math), every table sits in a wrapper that scrolls sideways
-inside the output (the page never grows past its width), cells are
-left-aligned (JupyterLab right-aligns by default), and ids break only after
-a separator (``_id``: <wbr> after - _ / . : # @ +, long ones cut with "…" and
-the whole id on hover), never mid-word. Registered here for each type: text = the object's own ``to_text``, html =
-the functions above, widget = EvalWidget (eval_widget.py, imported when built).
+Charts are SVG nodes from svg_charts.py, in the variants' colours
+(eval/charts.py ``variant_colours``, the mapping the plotly figures use too).
+Layout rules, for JupyterLab, marimo and a saved page alike: the root carries
+``tex2jax_ignore mathjax_ignore`` (MathJax would typeset "$0 ... $0"), every
+table sits in a ``srnb-scroll`` wrapper that scrolls sideways inside its card
+(nothing is cut at a card's edge, the page never grows past its width), and an
+id never breaks inside: it stays on one line, cut with "…" past ``ID_CHARS``,
+the whole id on hover. Evidence is named by its document's file, the chunk id
+on hover. The tree is cut to fit STATE_BUDGET (questions, reasons, rows kept
+per list), loosest limits first.
 """
 
 from __future__ import annotations
@@ -26,312 +33,645 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.markup import escape
+from selfrag_nb.display.names import file_name
+from selfrag_nb.display.svg_charts import bar_chart, box_chart, line_chart, swatch, time_unit
+from selfrag_nb.display.tree import Node, frag, h, to_html, to_json
 from selfrag_nb.eval.calibrate import SWEEP_COLUMNS, Calibration
 from selfrag_nb.eval.regression import RegressionDiff
-from selfrag_nb.eval.report import EvalReport, format_metric
+from selfrag_nb.eval.report import EvalReport
+from selfrag_nb.formats import fmt_cost, fmt_tokens
 
 __all__ = [
-    "EVAL_CSS",
+    "KEY_METRICS",
     "ROOT_CLASS",
     "calibration_html",
+    "calibration_view",
     "disagreement_kind",
+    "eval_css",
+    "eval_view",
     "regression_html",
+    "regression_view",
     "report_html",
+    "report_view",
 ]
 
-# Columns of the summary shown in the static view (the rest stay in .summary).
-_SHOWN = (
-    "n",
-    "outcome_accuracy",
-    "decision_accuracy",
-    "recall_at_k",
-    "mrr",
-    "grading_precision",
-    "grading_recall",
-    "correct_refusals",
-    "wrong_refusals",
-    "unsupported_answers",
-    "citation_errors",
-    "must_include_hit_rate",
-    "secret_leaks",
-    "latency_p50_ms",
-    "latency_p95_ms",
-    "cost",
-    "failures",
-)
-
 #: Class of every root element: MathJax (JupyterLab, Notebook) leaves it alone.
-ROOT_CLASS = "tex2jax_ignore mathjax_ignore"
+ROOT_CLASS = "srnb-root srnb-ev tex2jax_ignore mathjax_ignore"
+#: Characters of an id shown before it is cut with "…" (ids never wrap).
+ID_CHARS = 40
 
-# ``div.selfrag-eval`` outranks JupyterLab's ``.jp-RenderedHTMLCommon td``
-# (right-aligned, fixed layout, centred tables).
-EVAL_CSS = """
-div.selfrag-eval{font-family:system-ui,-apple-system,sans-serif;font-size:13px;color:#222;max-width:100%;box-sizing:border-box}
-div.selfrag-eval .tbl{max-width:100%;overflow-x:auto;margin:6px 0 12px}
-div.selfrag-eval table{border-collapse:collapse;margin:0;table-layout:auto;width:auto}
-div.selfrag-eval table th,div.selfrag-eval table td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
-div.selfrag-eval table th{background:#f4f4f4;font-weight:600;white-space:normal;min-width:3.5em}
-div.selfrag-eval table td.n{font-variant-numeric:tabular-nums;white-space:nowrap}
-div.selfrag-eval table td.t{max-width:360px;overflow-wrap:break-word;word-break:normal}
-div.selfrag-eval .id{font-family:ui-monospace,monospace;font-size:12px;overflow-wrap:normal;word-break:normal}
-div.selfrag-eval tr.all td{font-weight:600;background:#fafafa}
-div.selfrag-eval .bar{display:inline-block;height:8px;background:#4c78a8;margin-right:4px;vertical-align:middle}
-div.selfrag-eval .muted{color:#777}
-"""
+#: The summary columns: (key, label, kind, better).
+#: kind: rate (0..1) | count | ms | tokens | cost | calls; better: up | down | "" (neither).
+KEY_METRICS: tuple[tuple[str, str, str, str], ...] = (
+    ("outcome_accuracy", "outcome accuracy", "rate", "up"),
+    ("decision_accuracy", "decision accuracy", "rate", "up"),
+    ("recall_at_k", "recall@k", "rate", "up"),
+    ("mrr", "MRR", "rate", "up"),
+    ("grading_precision", "grading precision", "rate", "up"),
+    ("grading_recall", "grading recall", "rate", "up"),
+    ("correct_refusals", "correct refusals", "count", "up"),
+    ("wrong_refusals", "wrong refusals", "count", "down"),
+    ("unsupported_answers", "unsupported answers", "count", "down"),
+    ("citation_errors", "citation errors", "count", "down"),
+    ("must_include_hit_rate", "must_include hit rate", "rate", "up"),
+    ("must_not_include_violations", "must_not_include violations", "count", "down"),
+    ("secret_leaks", "secret leaks", "count", "down"),
+    ("protected_preservation", "protected preservation", "rate", "up"),
+    ("latency_p50_ms", "P50 latency", "ms", "down"),
+    ("latency_p95_ms", "P95 latency", "ms", "down"),
+    ("tokens_in", "tokens in", "tokens", "down"),
+    ("tokens_out", "tokens out", "tokens", "down"),
+    ("cost", "cost", "cost", "down"),
+    ("model_calls", "model calls", "calls", ""),
+    ("failures", "failing rows", "count", "down"),
+)
+_BARS = (
+    ("outcome_accuracy", "outcome accuracy"),
+    ("decision_accuracy", "decision accuracy"),
+    ("recall_at_k", "recall@k"),
+)
+_REFUSALS = (
+    ("correct_refusals", "correct refusals", "ok"),
+    ("wrong_refusals", "wrong refusals", "bad"),
+    ("unsupported_answers", "unsupported answers", "warn"),
+    ("citation_errors", "citation errors", "info"),
+)
+_TONES = {"ok": "#2da44e", "bad": "#e5534b", "warn": "#d4a72c", "info": "#4493f8"}
+_STATIC = Path(__file__).parent / "static"
 
-_SEP = re.compile(r"([-_/.:#@+])")
+# (characters per question, per reason / other text, rows per list), loosest first:
+# the first whose tree fits STATE_BUDGET wins.
+_LIMITS = ((400, 400, 60), (240, 240, 25), (120, 160, 10), (60, 100, 4))
+Limits = tuple[int, int, int]
 
 
-def _id(text: object, limit: int = 48) -> str:
-    """An id that wraps only after a separator (<wbr>), never mid-word; longer
-    than ``limit``: cut with "…", the whole id in the tooltip."""
+@lru_cache(maxsize=1)
+def eval_css() -> str:
+    """The record views' stylesheet followed by the evaluation view's own, comments stripped."""
+    from selfrag_nb.display.html import css
+
+    raw = re.sub(r"/\*.*?\*/", "", (_STATIC / "eval.css").read_text(encoding="utf-8"), flags=re.S)
+    return css() + re.sub(r"\s*\n\s*", "", raw).strip()
+
+
+# ------------------------------------------------------------------ pieces
+
+
+def _id(text: object) -> Node:
+    """An id on one line (never broken inside), cut with "…", the whole id on hover."""
     full = str(text)
-    shown = full if len(full) <= limit else full[: limit - 1] + "…"
-    parts = [p for p in _SEP.split(shown) if p]
-    # no break after a leading separator ("+rewrite" stays whole)
-    body = "".join(escape(p) + ("<wbr>" if i and _SEP.fullmatch(p) else "") for i, p in enumerate(parts))
-    return f'<span class="id" title="{escape(full)}">{body}</span>'
+    shown = full if len(full) <= ID_CHARS else full[: ID_CHARS - 1] + "…"
+    return h("span", "srnb-id", shown, title=full)
 
 
-def _table(head: str, body: str) -> str:
-    """A table in a wrapper that scrolls sideways inside the output."""
-    return f'<div class="tbl"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+def _t(text: object, n: int) -> str:
+    """One line of at most ``n`` characters; tree.text_kids labels controls in both faces."""
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= n else flat[: n - 1] + "…"
 
 
-def _cell(name: str, v: Any) -> str:
-    text = escape(format_metric(name, v))
-    rate = name in ("outcome_accuracy", "decision_accuracy", "recall_at_k", "mrr") or name.endswith(
-        ("_rate", "_precision", "_recall", "preservation")
+def _table(cols: Sequence[Any], rows: Sequence[Node], *, cls: str = "", sort: bool = False) -> Node:
+    """A table in a wrapper that scrolls sideways inside its card (never cut by it)."""
+    head = h("thead", "", h("tr", "", [c if isinstance(c, Node) else h("th", "", c) for c in cols]))
+    table = h(
+        "table",
+        f"srnb-table {cls}".strip(),
+        head,
+        h("tbody", "", rows),
+        data_sort=sort or None,
+        data_key=cls or None,
     )
-    if rate and isinstance(v, (int, float)) and not math.isnan(v):
-        # A CSS bar, not a script: the static view stays inert.
-        return f'<td class="n"><span class="bar" style="width:{round(40 * float(v))}px"></span>{text}</td>'
-    return f'<td class="n">{text}</td>'
+    return h("div", "srnb-scroll", table)
+
+
+def _more(shown: int, total: int, where: str) -> Node | None:
+    if shown >= total:
+        return None
+    return h("div", "srnb-trunc", f"showing {shown} of {total}: {where} has every row")
+
+
+def _value(kind: str, v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "unknown" if kind in ("cost", "tokens") else "n/a"
+    if kind == "rate":
+        return f"{float(v):.3f}"
+    if kind == "ms":
+        return f"{float(v):,.0f} ms"
+    if kind == "cost":
+        return fmt_cost(float(v))
+    if kind == "tokens":
+        return fmt_tokens(float(v))
+    return f"{int(v):,}" if float(v).is_integer() else f"{float(v):,.2f}"
+
+
+def _num_cell(kind: str, v: Any, cls: str = "") -> Node:
+    """A number, right-aligned; mount.js sorts a column by the number in its text."""
+    return h("td", f"srnb-r srnb-num {cls}".strip(), _value(kind, v))
+
+
+def _badge(text: str, tone: str = "") -> Node:
+    return h("span", f"srnb-badge srnb-{tone}" if tone else "srnb-badge", text)
+
+
+def _root(*kids: Any) -> Node:
+    return h("div", ROOT_CLASS, kids, dir="ltr")
+
+
+def _section(title: str, *kids: Any, cls: str = "") -> Node:
+    return h("section", f"srnb-card {cls}".strip(), h("h4", "srnb-ev-h", title), kids)
 
 
 # ------------------------------------------------------------------ report
 
 
-def _summary_html(report: EvalReport) -> str:
-    # Labels with spaces, not underscores: the header wraps, the table stays narrow.
-    head = "".join(f"<th>{escape(c.replace('_', ' '))}</th>" for c in ("variant", "category", *_SHOWN))
-    body = []
-    for rec in report.summary_records():
-        cls = ' class="all"' if rec["category"] == "all" else ""
-        cells = f'<td class="t">{_id(rec["variant"])}</td><td class="t">{escape(rec["category"])}</td>'
-        cells += "".join(_cell(c, rec[c]) for c in _SHOWN)
-        body.append(f"<tr{cls}>{cells}</tr>")
-    return _table(head, "".join(body))
+def _head(report: EvalReport, colours: dict[str, str], limits: Limits) -> Node:
+    qd = report.questions.describe()
+    failing = sum(1 for r in report.rows if r.failed_checks)
+    facts = [
+        f"{len({r.id for r in report.rows})} question(s) of {qd['count']}",
+        f"set hash {qd['hash']}",
+        f"recall@{report.k}",
+        f"{len(report.rows)} rows",
+        f"{report.seconds:.1f} s",
+        f"{failing} failing row(s)",
+    ]
+    if report.out:
+        facts.append(f"rows in {report.out}")
+    legend = [
+        h(
+            "span",
+            "srnb-ev-key",
+            swatch(colours[v]),
+            _id(v),
+            title=f"overrides {json.dumps(report.variants.get(v, {}), sort_keys=True, default=str)}",
+        )
+        for v in report._variant_order()
+    ]
+    return h(
+        "div",
+        "srnb-head",
+        h(
+            "h3",
+            "srnb-q",
+            f"Evaluation: {len(report._variant_order())} variant(s) on ",
+            _t(qd["name"], limits[0]),
+        ),
+        h("div", "srnb-meta", " · ".join(facts)),
+        h("div", "srnb-legend", legend),
+    )
 
 
-def _variants_html(report: EvalReport) -> str:
-    rows = "".join(
-        f'<tr><td class="t">{_id(n)}</td><td class="t">{escape(json.dumps(ov, sort_keys=True))}</td>'
-        f'<td class="t">{_id(report.config_versions.get(n, ""))}</td></tr>'
+def _variants(report: EvalReport, limits: Limits) -> Node:
+    rows = [
+        h(
+            "tr",
+            "",
+            h("td", "", _id(n)),
+            h("td", "srnb-code", _t(json.dumps(ov, sort_keys=True, default=str), limits[1])),
+            h("td", "", _id(report.config_versions.get(n, ""))),
+        )
         for n, ov in report.variants.items()
-    )
-    return _table("<th>variant</th><th>overrides</th><th>config version</th>", rows)
+    ]
+    return _section("Variants", _table(["variant", "overrides", "config version"], rows))
 
 
-def _failures_html(report: EvalReport, limit: int = 200) -> str:
-    failing = [r for r in report.rows if r.failed_checks]
-    if not failing:
-        return "<p>No failing rows.</p>"
-    head = "".join(
-        f"<th>{escape(c)}</th>"
-        for c in (
-            "variant",
-            "id",
-            "category",
-            "question",
-            "outcome",
-            "failure reason",
-            "evidence",
-            "config",
-        )
-    )
-    body = []
-    for r in failing[:limit]:
-        evidence = ", ".join(_id(e, 32) for e in r.evidence[:5]) + (" ..." if len(r.evidence) > 5 else "")
-        cells = (
-            _id(r.variant),
-            _id(r.id),
-            escape(r.category),
-            escape(r.question),
-            escape(r.outcome or "-"),
-            escape(r.failure_reason or ""),
-            evidence,
-            _id(r.config_version, 16),
-        )
-        body.append("<tr>" + "".join(f'<td class="t">{c}</td>' for c in cells) + "</tr>")
-    more = f'<p class="muted">{len(failing) - limit} more in .failures</p>' if len(failing) > limit else ""
-    return _table(head, "".join(body)) + more
-
-
-def _roles_html(report: EvalReport) -> str:
-    """Per variant and model role: tokens, dollars, mean latency per question."""
-    body = []
-    for rec in report.role_records():
-        cells = [
-            f'<td class="t">{_id(rec["variant"])}</td>',
-            f'<td class="t">{escape(rec["role"])}</td>',
-            f'<td class="n">{escape(format_metric("tokens_in", rec["tokens_in"]))}</td>',
-            f'<td class="n">{escape(format_metric("tokens_out", rec["tokens_out"]))}</td>',
-            f'<td class="n">{escape(format_metric("cost", rec["cost"]))}</td>',
-            f'<td class="n">{escape(format_metric("latency_ms", rec["latency_ms"]))}</td>',
-        ]
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    head = "".join(
-        f"<th>{c}</th>" for c in ("variant", "role", "tokens in", "tokens out", "cost", "ms per question")
-    )
-    return _table(head, "".join(body))
-
-
-def _disagreements_html(report: EvalReport, limit: int = 200) -> str:
-    """The questions where the variants ended differently or kept different evidence."""
+def _charts(report: EvalReport, records: list[dict[str, Any]], colours: dict[str, str]) -> Node:
     variants = report._variant_order()
-    rows = [a for a in report.agreement_records() if not a["agree"]]
-    if not rows:
-        return "<p>Every variant ended the same way with the same evidence on every question.</p>"
-    head = "".join(f"<th>{escape(c)}</th>" for c in ("id", "category", "question", "differs in"))
-    head += "".join(f"<th>{_id(v)}</th>" for v in variants)
-    body = []
-    for a in rows[:limit]:
-        cells = [
-            f'<td class="t">{_id(a["id"])}</td>',
-            f'<td class="t">{escape(a["category"])}</td>',
-            f'<td class="t">{escape(a["question"])}</td>',
-            f'<td class="t">{escape(disagreement_kind(a))}</td>',
-        ]
-        for v in variants:
-            kept = a["kept"][v]
-            shown = "not run" if kept is None else f"{a['outcomes'][v] or '-'} · {len(kept)} kept"
-            cells.append(f'<td class="t">{escape(shown)}</td>')
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    more = f'<p class="muted">{len(rows) - limit} more in .disagreements</p>' if len(rows) > limit else ""
-    return _table(head, "".join(body)) + more
+    cats = [c for c in dict.fromkeys(r["category"] for r in records) if c != "all"] + ["all"]
+    cell = {(r["variant"], r["category"]): r for r in records}
+    series = [(v, colours[v]) for v in variants]
+    panels = []
+    for key, label in _BARS:
+
+        def val(g: str, s: str, key: str = key) -> float | None:
+            v = cell.get((s, g), {}).get(key)
+            return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+        if all(val(g, v) is None for g in cats for v in variants):
+            continue  # nothing to draw (no labels for it): the summary says n/a
+        chart = bar_chart(
+            cats,
+            series,
+            val,
+            title=f"{label} (higher is better)",
+            fmt=lambda v: f"{v:.3f}",
+            rate=True,
+            strong="all",
+        )
+        panels.append(h("div", "srnb-tab", h("h5", "srnb-tab-h", label), chart, data_tab=label))
+    overall = {r["variant"]: r for r in records if r["category"] == "all"}
+    refusal = bar_chart(
+        variants,
+        [(label, _TONES[tone]) for _, label, tone in _REFUSALS],
+        lambda g, s: float(overall[g][next(k for k, lab, _ in _REFUSALS if lab == s)]),
+        title="questions per variant: refusals and errors, counted apart",
+        fmt=lambda v: f"{v:,.0f}",
+        whole=True,
+    )
+    legend = h(
+        "div",
+        "srnb-legend",
+        [h("span", "srnb-ev-key", swatch(_TONES[t]), lab) for _, lab, t in _REFUSALS],
+    )
+    panels.append(
+        h(
+            "div",
+            "srnb-tab",
+            h("h5", "srnb-tab-h", "refusals and errors"),
+            legend,
+            refusal,
+            data_tab="refusals and errors",
+        )
+    )
+    from selfrag_nb.eval.charts import latency_stats
+
+    boxes = [
+        (v, colours[v], latency_stats([r.latency_ms for r in report.rows if r.variant == v]))
+        for v in variants
+    ]
+    if any(b[2].get("n") for b in boxes):
+        chart = box_chart(boxes, title="latency per question")
+        panels.append(h("div", "srnb-tab", h("h5", "srnb-tab-h", "latency"), chart, data_tab="latency"))
+    return h(
+        "section", "srnb-card srnb-ev-charts", h("div", "srnb-tabs", panels, data_tabs="", data_key="charts")
+    )
+
+
+def _summary(records: list[dict[str, Any]]) -> Node:
+    # The best known value per category and metric is bold; "better" says which way.
+    best: dict[tuple[str, str], float] = {}
+    for key, _, _, better in KEY_METRICS:
+        if not better:
+            continue
+        for r in records:
+            v = r.get(key)
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                continue
+            k = (r["category"], key)
+            cur = best.get(k)
+            if cur is None or (v > cur if better == "up" else v < cur):
+                best[k] = float(v)
+    latency = [r.get(k) for r in records for k in ("latency_p50_ms", "latency_p95_ms")]
+    unit, div = time_unit(latency)
+    cols = [h("th", "", "variant"), h("th", "", "category"), h("th", "srnb-r", "n")]
+    cols += [
+        h("th", "srnb-r", lab, title=f"{'higher' if b == 'up' else 'lower'} is better" if b else None)
+        for _, lab, _, b in KEY_METRICS
+    ]
+    rows = []
+    for r in records:
+        cells = [h("td", "", _id(r["variant"])), h("td", "", r["category"]), h("td", "", str(r["n"]))]
+        for key, _, kind, _ in KEY_METRICS:
+            v = r.get(key)
+            strong = v is not None and best.get((r["category"], key)) == v and len(records) > 2
+            text = (
+                f"{float(v) / div:,.2f} s"
+                if kind == "ms" and v is not None and unit == "s"
+                else _value(kind, v)
+            )
+            # no class per cell: the stylesheet aligns the summary's number columns (a smaller tree)
+            cells.append(h("td", "srnb-ev-best" if strong else "", text))
+        rows.append(h("tr", "srnb-ev-all" if r["category"] == "all" else "", cells))
+    note = h("div", "srnb-meta", "Click a column header to sort by it; bold: the best value of its category.")
+    return _section(
+        "Summary by variant and category", note, _table(cols, rows, cls="srnb-ev-summary", sort=True)
+    )
 
 
 def disagreement_kind(a: dict[str, Any]) -> str:
-    """What differs on one agreement record, in words (views and tests share it)."""
+    """What differs on one agreement record, in words."""
     parts = [w for w, same in (("outcome", a["same_outcome"]), ("kept evidence", a["same_kept"])) if not same]
     return " and ".join(parts)
 
 
-def report_html(report: EvalReport, *, charts: bool = False) -> str:
-    """Static HTML: what ran, the summary, the failures. ``charts=True``
-    adds plotly charts (with scripts; used by ``save``)."""
-    qd = report.questions.describe()
-    parts = [
-        f'<div class="selfrag-eval {ROOT_CLASS}"><style>{EVAL_CSS}</style>',
-        f"<h3>Evaluation: {len(report._variant_order())} variant(s) on {escape(str(qd['name']))}</h3>",
-        f'<p class="muted">{qd["count"]} questions, set hash {escape(str(qd["hash"]))}, '
-        f"recall@{report.k}, {len(report.rows)} rows, {report.seconds:.1f} s"
-        + (f", rows in {escape(str(report.out))}" if report.out else "")
-        + "</p>",
-        "<h4>Variants</h4>",
-        _variants_html(report),
-        "<h4>Summary by variant and category</h4>",
-        _summary_html(report),
-    ]
-    if charts and report.rows:
-        from selfrag_nb.eval import charts as ch
-
-        summary = report.summary
-        figs = [
-            ch.metric_bars(summary, "outcome_accuracy"),
-            ch.metric_bars(summary, "recall_at_k"),
-            ch.refusal_bars(summary),
-            ch.latency_box(report.table),
+def _disagreements(report: EvalReport, limits: Limits) -> Node:
+    variants = report._variant_order()
+    agree = report.agreement_records()
+    off = [a for a in agree if not a["agree"]]
+    title = f"Where the variants disagree ({len(off)} of {len(agree)} questions)"
+    if not off:
+        return _section(
+            title, h("p", "", "Every variant ended the same way with the same evidence on every question.")
+        )
+    cols: list[Any] = ["id", "category", "question", "differs in", *(h("th", "", _id(v)) for v in variants)]
+    rows = []
+    for a in off[: limits[2]]:
+        cells = [
+            h("td", "", _id(a["id"])),
+            h("td", "", a["category"]),
+            h("td", "srnb-ev-q", _t(a["question"], limits[0])),
         ]
-        if report.calibration is not None:
-            figs.append(report.calibration.chart())
-        parts.append("<h4>Charts</h4>")
-        parts.extend(f"<div>{frag}</div>" for frag in ch.figures_html(figs))
+        cells.append(h("td", "", disagreement_kind(a)))
+        for v in variants:
+            kept = a["kept"][v]
+            cells.append(
+                h("td", "srnb-muted", "not run")
+                if kept is None
+                else h("td", "srnb-nowrap", f"{a['outcomes'][v] or '-'} · {len(kept)} kept")
+            )
+        rows.append(h("tr", "", cells))
+    return _section(title, _table(cols, rows), _more(len(rows), len(off), "report.disagreements"))
+
+
+def _roles(report: EvalReport) -> Node:
+    recs = report.role_records()
+    unit, div = time_unit([r["latency_ms"] for r in recs])
+    rows = [
+        h(
+            "tr",
+            "srnb-ev-role",
+            h("td", "", _id(r["variant"])),
+            h("td", "", r["role"]),
+            _num_cell("tokens", r["tokens_in"]),
+            _num_cell("tokens", r["tokens_out"]),
+            _num_cell("cost", r["cost"]),
+            h(
+                "td",
+                "srnb-r srnb-num",
+                "–"
+                if r["latency_ms"] is None
+                else f"{float(r['latency_ms']) / div:,.{0 if unit == 'ms' else 2}f}",
+            ),
+        )
+        for r in recs
+    ]
+    cols = [
+        "variant",
+        "role",
+        h("th", "srnb-r", "tokens in"),
+        h("th", "srnb-r", "tokens out"),
+        h("th", "srnb-r", "cost"),
+    ]
+    cols.append(h("th", "srnb-r", f"{unit} per question"))
+    return _section("Per model role", _table(cols, rows), cls="srnb-ev-roles")
+
+
+def _evidence(sources: Sequence[str], ids: Sequence[str]) -> list[Node]:
+    """Each retrieved chunk named by its document's file; the chunk id on hover."""
+    out = []
+    for i, cid in enumerate(ids[:5]):
+        name = file_name(sources[i]) if i < len(sources) and sources[i] else cid
+        out.append(h("span", "srnb-ev-doc", _t(name, 60), title=f"chunk {cid}"))
+    if len(ids) > 5:
+        out.append(h("span", "srnb-muted", f"+{len(ids) - 5} more"))
+    return out
+
+
+def _failures(report: EvalReport, limits: Limits) -> Node:
+    failing = [r for r in report.rows if r.failed_checks]
+    title = f"Failures ({len(failing)})"
+    if not failing:
+        return _section(title, h("p", "", "No failing rows."))
+    blocks = []
+    for vi, v in enumerate(report._variant_order()):
+        mine = [r for r in failing if r.variant == v]
+        if not mine:
+            continue
+        rows = []
+        for r in mine[: limits[2]]:
+            outcome = [_badge(r.outcome or "none", "bad")]
+            if r.expected:
+                outcome.append(h("div", "srnb-meta", "expected " + " / ".join(r.expected)))
+            reason: list[Any] = [_t(r.failure_reason or "", limits[1])]
+            if r.error:
+                reason.append(h("div", "srnb-ev-err", _t(r.error, limits[1])))
+            reason.append(h("div", "srnb-ev-checks", [_badge(c, "bad") for c in r.failed_checks]))
+            rows.append(
+                h(
+                    "tr",
+                    "srnb-ev-fail",
+                    h("td", "", _id(r.id)),
+                    h("td", "", r.category),
+                    h("td", "srnb-ev-q", _t(r.question, limits[0])),
+                    h("td", "", outcome),
+                    h("td", "srnb-ev-reason", reason),
+                    h("td", "", _evidence(r.retrieved, r.evidence)),
+                )
+            )
+        table = _table(["id", "category", "question", "outcome", "failure reason", "evidence"], rows)
+        blocks.append(
+            h(
+                "details",
+                "srnb-details",
+                h("summary", "", _id(v), f" · {len(mine)} failing row(s)"),
+                table,
+                _more(len(rows), len(mine), "report.failures"),
+                data_key=f"failures:{vi}",  # the index: names stay in text
+            )
+        )
+    return _section(title, blocks)
+
+
+def _report_tree(report: EvalReport, limits: Limits, charts: bool = True) -> Node:
+    from selfrag_nb.eval.charts import variant_colours
+
+    colours = variant_colours(report._variant_order())
+    kids: list[Any] = [_head(report, colours, limits), _variants(report, limits)]
+    if not report.rows:
+        kids.append(h("p", "srnb-muted", "No rows: nothing was evaluated."))
+        return _root(kids)
+    records = report.summary_records()
+    kids += [_charts(report, records, colours) if charts else None, _summary(records)]
     if report.calibration is not None:
-        parts.append("<h4>Calibration</h4>")
-        parts.append(calibration_html(report.calibration, embedded=True))
-    if len(report._variant_order()) > 1 and report.rows:
-        agree = report.agreement_records()
-        n_off = sum(not a["agree"] for a in agree)
-        parts.append(f"<h4>Where the variants disagree ({n_off} of {len(agree)} questions)</h4>")
-        parts.append(_disagreements_html(report))
+        kids.append(_calibration_card(report.calibration, limits))
+    if len(report._variant_order()) > 1:
+        kids.append(_disagreements(report, limits))
     if report.role_records():
-        parts.append("<h4>Per model role</h4>")
-        parts.append(_roles_html(report))
-    parts.append(f"<h4>Failures ({sum(1 for r in report.rows if r.failed_checks)})</h4>")
-    parts.append(_failures_html(report))
-    parts.append("</div>")
-    return "".join(parts)
+        kids.append(_roles(report))
+    kids.append(_failures(report, limits))
+    return _root(kids)
 
 
 # ------------------------------------------------------------------ calibration
 
 
-def calibration_html(cal: Calibration, *, embedded: bool = False) -> str:
-    """Static HTML (no script): the sweep table with the suggestion marked."""
-    head = "".join(f"<th>{escape(c)}</th>" for c in SWEEP_COLUMNS)
-    body = []
-    for r in cal.rows:
-        mark = ' style="font-weight:600;background:#eef5ff"' if r["value"] == cal.suggested else ""
-        cells = "".join(
-            f'<td class="n">{escape("n/a" if r[c] is None else (f"{r[c]:.3f}" if isinstance(r[c], float) else str(r[c])))}</td>'
-            for c in SWEEP_COLUMNS
-        )
-        body.append(f"<tr{mark}>{cells}</tr>")
+def _calibration_card(cal: Calibration, limits: Limits) -> Node:
     c = cal.chosen_on
-    text = (
-        f"<p>Suggested <b>{escape(cal.param)} = {cal.suggested}</b> (default {cal.default}); "
-        "score = correct refusals - wrong refusals - unsupported answers, ties go to the default. "
-        f"Chosen on <b>{escape(c['name'])}</b>: {escape(c['count'])} questions, hash {escape(c['hash'])}"
-        + (f", {escape(c['path'])}" if c.get("path") else "")
-        + ". Re-calibrate when the question set, corpus or models change.</p>"
+    rows = cal.rows
+    xs = [float(r["value"]) for r in rows]
+    lines = [(lab, tone, [r.get(k) for r in rows]) for k, lab, tone in _REFUSALS]
+    marks = [(float(cal.suggested), f"suggested {cal.suggested}", "srnb-ch-suggest")]
+    if cal.default != cal.suggested:
+        marks.append((float(cal.default), f"default {cal.default}", "srnb-ch-default"))
+    chart = (
+        line_chart(xs, lines, title=f"calibration of {cal.param}", x_label=cal.param, marks=marks)
+        if rows
+        else None
     )
-    table = _table(head, "".join(body))
-    if embedded:
-        return text + table
-    return f'<div class="selfrag-eval {ROOT_CLASS}"><style>{EVAL_CSS}</style><h4>Calibration</h4>{text}{table}</div>'
+    legend = h(
+        "div", "srnb-legend", [h("span", "srnb-ev-key", swatch(_TONES[t]), lab) for _, lab, t in _REFUSALS]
+    )
+
+    def cell(col: str, v: Any) -> Node:
+        text = "n/a" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
+        return h("td", "srnb-num" if col == "value" else "srnb-r srnb-num", text)
+
+    table = _table(
+        [h("th", "" if col == "value" else "srnb-r", col.replace("_", " ")) for col in SWEEP_COLUMNS],
+        [
+            h(
+                "tr",
+                "srnb-ev-suggested" if r["value"] == cal.suggested else "",
+                [cell(col, r.get(col)) for col in SWEEP_COLUMNS],
+            )
+            for r in rows
+        ],
+    )
+    return h(
+        "section",
+        "srnb-card srnb-ev-cal",
+        h(
+            "div",
+            "srnb-card-h",
+            h("h4", "srnb-ev-h", f"Calibration of {cal.param}"),
+            _badge(f"suggested {cal.param} = {cal.suggested}", "info"),
+            h("span", "srnb-meta", f"default {cal.default}"),
+        ),
+        h(
+            "p",
+            "srnb-row",
+            h("span", "srnb-label", "chosen on"),
+            _t(c.get("name", ""), limits[0]),
+            f" — {c.get('count', '')} questions, hash {c.get('hash', '')}",
+            f", {_t(c['path'], limits[1])}" if c.get("path") else None,
+        ),
+        h(
+            "div",
+            "srnb-meta",
+            "score = correct refusals − wrong refusals − unsupported answers; ties go to the default. "
+            "Re-calibrate when the question set, corpus or models change.",
+        ),
+        chart,
+        legend if rows else None,
+        table,
+    )
 
 
 # ------------------------------------------------------------------ regression
 
+_LISTS = (("broke", "broke", "bad"), ("still_failing", "still failing", "warn"), ("fixed", "fixed", "ok"))
+
+
+def _regression_tree(diff: RegressionDiff, limits: Limits) -> Node:
+    counts = [_badge(f"{len(getattr(diff, k))} {label}", tone) for k, label, tone in _LISTS]
+    extra = f"{diff.unchanged_passing} passing before and after"
+    if diff.not_compared:
+        extra += f" · {diff.not_compared} not in the earlier run"
+    head = h(
+        "div",
+        "srnb-head",
+        h("h3", "srnb-q", "Regression re-run"),
+        h("div", "srnb-totals", counts, h("span", "srnb-meta", extra)),
+    )
+    first = next((k for k, _, _ in _LISTS if getattr(diff, k)), "broke")
+    panels = []
+    for key, label, _ in _LISTS:
+        items = getattr(diff, key)
+        title = f"{label} ({len(items)})"
+        if not items:
+            body: Any = h("p", "srnb-muted", f"Nothing {label}.")
+        else:
+            rows = [
+                h(
+                    "tr",
+                    "srnb-ev-fail",
+                    h("td", "", _id(e["variant"])),
+                    h("td", "", _id(e["id"])),
+                    h("td", "", e["category"]),
+                    h("td", "srnb-ev-q", _t(e["question"], limits[0])),
+                    h("td", "srnb-ev-reason", _t(e["before"], limits[1]) or "—"),
+                    h("td", "srnb-ev-reason", _t(e["after"], limits[1]) or "passes"),
+                    h("td", "", [_badge(c, "bad") for c in e["new_checks"]]),
+                )
+                for e in items[: limits[2]]
+            ]
+            cols = ["variant", "id", "category", "question", "before", "after", "new checks"]
+            body = frag(_table(cols, rows), _more(len(rows), len(items), "diff.table"))
+        panels.append(
+            h(
+                "div",
+                "srnb-tab",
+                h("h5", "srnb-tab-h", title),
+                body,
+                data_tab=title,
+                data_tab_open=key == first or None,
+            )
+        )
+    card = h("section", "srnb-card", h("div", "srnb-tabs", panels, data_tabs="", data_key="regression"))
+    return _root(head, card)
+
+
+# ------------------------------------------------------------------ fitting and faces
+
+
+def _fit(build: Callable[[Limits], Node]) -> Node:
+    """The tree with the loosest limits whose widget JSON fits STATE_BUDGET."""
+    from selfrag_nb.display.state import STATE_BUDGET
+
+    node = build(_LIMITS[0])
+    for limits in _LIMITS[1:]:
+        if len(json.dumps(to_json(node), ensure_ascii=False, separators=(",", ":"))) <= STATE_BUDGET:
+            break
+        node = build(limits)
+    return node
+
+
+def report_view(report: EvalReport, *, charts: bool = True) -> Node:
+    """The view tree of an EvalReport (``charts=False``: without the charts card)."""
+    return _fit(lambda lim: _report_tree(report, lim, charts))
+
+
+def calibration_view(cal: Calibration) -> Node:
+    """The view tree of a Calibration."""
+    return _fit(lambda lim: _root(_calibration_card(cal, lim)))
+
+
+def regression_view(diff: RegressionDiff) -> Node:
+    """The view tree of a RegressionDiff."""
+    return _fit(lambda lim: _regression_tree(diff, lim))
+
+
+def eval_view(obj: object) -> Node:
+    """The view tree of an EvalReport, a Calibration or a RegressionDiff."""
+    from selfrag_nb.errors import InputTypeError
+
+    if isinstance(obj, EvalReport):
+        return report_view(obj)
+    if isinstance(obj, Calibration):
+        return calibration_view(obj)
+    if isinstance(obj, RegressionDiff):
+        return regression_view(obj)
+    raise InputTypeError(
+        f"the evaluation view shows an EvalReport, a Calibration or a RegressionDiff, not {type(obj).__name__}"
+    )
+
+
+def page(node: Node) -> str:
+    """The static face of a view tree: the root with the stylesheet first in it."""
+    inner = "".join(to_html(k) for k in node.kids)
+    return f'<div class="{node.cls}" dir="ltr"><style>{eval_css()}</style>{inner}</div>'
+
+
+def report_html(report: EvalReport, *, charts: bool = True) -> str:
+    """Static HTML (no script): the report's view tree, SVG charts included
+    unless ``charts=False``."""
+    return page(report_view(report, charts=charts))
+
+
+def calibration_html(cal: Calibration, *, embedded: bool = False) -> str:
+    """Static HTML (no script); ``embedded``: the card alone, for a page that has the stylesheet."""
+    tree = calibration_view(cal)
+    return "".join(to_html(k) for k in tree.kids) if embedded else page(tree)
+
 
 def regression_html(diff: RegressionDiff) -> str:
-    """Static HTML (no script): counts, then one table per status."""
-    parts = [
-        f'<div class="selfrag-eval selfrag-regression {ROOT_CLASS}"><style>{EVAL_CSS}</style>',
-        f"<p><b>{len(diff.fixed)}</b> fixed, <b>{len(diff.still_failing)}</b> still failing, "
-        f"<b>{len(diff.broke)}</b> broke, {diff.unchanged_passing} passing before and after.</p>",
-    ]
-    for title, items in (
-        ("Broke", diff.broke),
-        ("Still failing", diff.still_failing),
-        ("Fixed", diff.fixed),
-    ):
-        if not items:
-            continue
-        parts.append(
-            f"<details{' open' if title == 'Broke' else ''}><summary>{title} ({len(items)})</summary>"
-        )
-        head = "".join(f"<th>{c}</th>" for c in ("variant", "id", "category", "question", "before", "after"))
-        body = "".join(
-            f'<tr><td class="t">{_id(e["variant"])}</td><td class="t">{_id(e["id"])}</td>'
-            + "".join(
-                f'<td class="t">{escape(str(e[c]))}</td>' for c in ("category", "question", "before", "after")
-            )
-            + "</tr>"
-            for e in items
-        )
-        parts.append(_table(head, body) + "</details>")
-    parts.append("</div>")
-    return "".join(parts)
-
-
-# ------------------------------------------------------------------ registration
+    return page(regression_view(diff))
 
 
 def _eval_widget(obj: object) -> Any:

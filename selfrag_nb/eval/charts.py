@@ -8,11 +8,18 @@ calibration table --calibration_curve()--> the four counts per threshold value
 [figures] --figures_html()-->    HTML fragments, plotly.js inlined once (no CDN)
 
 VARIANT_PALETTE / variant_colours(names): the one variant -> colour mapping;
-the evaluation widget (display/eval_widget.py) sends the same mapping to
-eval.js, so a variant has one colour in every chart. fitted_range(values):
+the report's SVG charts (display/eval_html.py) use the same mapping, so a
+variant has one colour in every chart. fitted_range(values):
 a rate axis fitted to the data (a 0-1 axis hides a 0.82 vs 0.86
 difference); the axis title says when it does not start at 0.
-latency_stats(values): the box of a box plot, for the widget's SVG.
+latency_stats(values): the box of a box plot, for the views' SVG.
+
+These are the "give me a plotly figure" helpers; the report's own views draw
+SVG (display/svg_charts.py). A figure must read in a dark notebook as well as
+a light one: ``neutral_layout`` gives every figure a transparent background,
+mid-grey text and grid (contrast >= 3.5 on white and on near-black), and no
+SI suffixes on the axes; a time axis has one unit for the whole figure
+(``time_unit``: ms, or s from 10 s up), named in its title.
 """
 
 from __future__ import annotations
@@ -34,9 +41,15 @@ __all__ = [
     "latency_box",
     "latency_stats",
     "metric_bars",
+    "neutral_layout",
     "refusal_bars",
+    "time_unit",
     "variant_colours",
 ]
+
+#: Text colour of a figure: mid grey, legible on light and dark backgrounds.
+NEUTRAL = "#808891"
+_GRID = "rgba(128, 128, 128, 0.28)"
 
 #: Variant colours in run order, reused after eight: mid-tone, readable on
 #: light and dark backgrounds.
@@ -76,6 +89,39 @@ def _go() -> Any:
             "charts need plotly: pip install selfrag-nb (plotly is a core dependency)"
         ) from exc
     return go
+
+
+def neutral_layout(**layout: Any) -> dict[str, Any]:
+    """Layout for a figure that reads in light and dark notebooks: transparent
+    paper and plot, NEUTRAL text, translucent grey grid, full numbers on the
+    axes (no "1.5k", no "500m"). ``layout`` is merged in (axes key by key)."""
+    axis = {
+        "gridcolor": _GRID,
+        "zerolinecolor": _GRID,
+        "linecolor": _GRID,
+        "exponentformat": "none",
+        "separatethousands": True,
+    }
+    out: dict[str, Any] = {
+        "template": "none",
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "plot_bgcolor": "rgba(0,0,0,0)",
+        "font": {"color": NEUTRAL},
+        "xaxis": dict(axis),
+        "yaxis": dict(axis),
+    }
+    for key, value in layout.items():
+        if key.startswith(("xaxis", "yaxis")) and isinstance(value, dict):
+            out[key] = {**axis, **value}
+        else:
+            out[key] = value
+    return out
+
+
+def time_unit(values_ms: Sequence[float | None]) -> tuple[str, float]:
+    """(unit, divisor) for milliseconds: one unit per figure, seconds from 10 s up."""
+    known = [float(v) for v in values_ms if v is not None and not math.isnan(float(v))]
+    return ("s", 1000.0) if known and max(known) >= 10_000 else ("ms", 1.0)
 
 
 def variant_colours(names: Sequence[str]) -> dict[str, str]:
@@ -157,14 +203,21 @@ def metric_bars(summary: pd.DataFrame, metric: str = "outcome_accuracy") -> Any:
     if metric in RATE_METRICS:
         bottom, top = fitted_range([_num(v) for v in summary[metric]])
         yaxis = {"title": axis_title(label, bottom, top), "range": [bottom, top]}
+    elif metric.endswith("_ms"):
+        # one unit for the whole figure: the bars are redrawn in it
+        unit, div = time_unit([_num(v) for v in summary[metric]])
+        for trace in fig.data:
+            trace.y = [None if v is None else v / div for v in trace.y]
+        yaxis = {"title": f"{label} ({unit})", "tickformat": ",.0f" if unit == "ms" else ",.1f"}
     fig.update_layout(
-        title=f"{label} by category and variant",
-        barmode="group",
-        xaxis_title="category",
-        yaxis=yaxis,
-        legend_title="variant",
-        template="plotly_white",
-        height=380,
+        **neutral_layout(
+            title=f"{label} by category and variant",
+            barmode="group",
+            xaxis={"title": "category"},
+            yaxis=yaxis,
+            legend_title="variant",
+            height=380,
+        )
     )
     return fig
 
@@ -178,30 +231,40 @@ def refusal_bars(summary: pd.DataFrame) -> Any:
     for m in _REFUSAL_METRICS:
         fig.add_bar(name=m.replace("_", " "), x=list(overall["variant"]), y=[_num(v) for v in overall[m]])
     fig.update_layout(
-        title="Refusals, unsupported answers and citation errors (counted separately)",
-        barmode="group",
-        xaxis_title="variant",
-        yaxis_title="questions",
-        template="plotly_white",
-        height=380,
+        **neutral_layout(
+            title="Refusals, unsupported answers and citation errors (counted separately)",
+            barmode="group",
+            xaxis={"title": "variant"},
+            yaxis={"title": "questions"},
+            height=380,
+        )
     )
     return fig
 
 
 def latency_box(table: pd.DataFrame) -> Any:
-    """Box plot of per-question latency (ms), one box per variant."""
+    """Box plot of per-question latency, one box per variant, in one unit
+    (ms, or s when a question took 10 s or more)."""
     go = _go()
     fig = go.Figure()
     colours = variant_colours([str(v) for v in table["variant"]])
+    unit, div = time_unit(list(table["latency_ms"]))
+    fmt = ",.0f" if unit == "ms" else ",.2f"
     for variant, part in table.groupby("variant", sort=False):
         fig.add_box(
             name=str(variant),
-            y=list(part["latency_ms"]),
+            y=[float(v) / div for v in part["latency_ms"]],
             boxpoints="outliers",
             marker_color=colours[str(variant)],
+            hovertemplate=f"%{{y:{fmt}}} {unit}<extra>%{{x}}</extra>",
         )
     fig.update_layout(
-        title="Latency per question", yaxis_title="ms", showlegend=False, template="plotly_white", height=380
+        **neutral_layout(
+            title=f"Latency per question ({unit})",
+            yaxis={"title": unit, "tickformat": ",.0f" if unit == "ms" else ",.1f", "hoverformat": fmt},
+            showlegend=False,
+            height=380,
+        )
     )
     return fig
 
@@ -229,7 +292,7 @@ def calibration_curve(table: pd.DataFrame, param: str, suggested: Any = None, de
     ):
         if value is None:
             continue
-        fig.add_vline(x=value, line_dash=dash, line_width=1.5)
+        fig.add_vline(x=value, line_dash=dash, line_width=1.5, line_color=NEUTRAL)
         fig.add_annotation(
             x=value,
             y=1.0,
@@ -241,18 +304,20 @@ def calibration_curve(table: pd.DataFrame, param: str, suggested: Any = None, de
         )
     acc_range = fitted_range([_num(v) for v in table["outcome_accuracy"]])
     fig.update_layout(
-        title=f"Calibration of {param}",
-        xaxis_title=param,
-        yaxis={"title": "questions"},
-        yaxis2={
-            "title": axis_title("outcome accuracy", *acc_range),
-            "overlaying": "y",
-            "side": "right",
-            "range": list(acc_range),
-        },
-        template="plotly_white",
-        height=420,
-        margin={"t": 90},
+        **neutral_layout(
+            title=f"Calibration of {param}",
+            xaxis={"title": param},
+            yaxis={"title": "questions"},
+            yaxis2={
+                "title": axis_title("outcome accuracy", *acc_range),
+                "overlaying": "y",
+                "side": "right",
+                "range": list(acc_range),
+                "showgrid": False,
+            },
+            height=420,
+            margin={"t": 90},
+        )
     )
     return fig
 

@@ -7,10 +7,10 @@
                   then the per-role columns (eval/variants.py role_summary)
       .agreement  per question: same outcome / same kept evidence in every variant
       .disagreements   the questions where the variants differ
-      .failures   failing rows: question, category, candidate evidence ids,
-                  config version, failure reason
+      .failures   failing rows: question, category, candidate evidence named by
+                  file (the chunk ids stay in the rows), config version, failure reason
       .failures_as_questions() / .rerun_failures(rag2) -> RegressionDiff
-      .save("report.html")   self-contained: tables + plotly charts (JS inlined)
+      .save("report.html")   self-contained: the static view, SVG charts, no script
       .to_html() / ._repr_mimebundle_ / ._display_   through Displayable: static HTML
                   (no script, display/eval_html.py) + text/plain (+ EvalWidget in a kernel)
       .to_json() / EvalReport.load(path_or_json)
@@ -222,10 +222,25 @@ class EvalReport(Displayable):
     @property
     def failures(self) -> pd.DataFrame:
         """Failing rows: variant, id, category, question, outcome, expected,
-        candidate evidence ids, config version, failure reason, failed checks."""
+        candidate evidence, config version, failure reason, failed checks.
+        ``evidence`` names each retrieved chunk by its document's file (what a
+        person reads; a chunk id is a hash): the chunk ids stay in the rows
+        (``EvalRow.evidence``, same order) and in ``write_failures``' file."""
         from selfrag_nb.eval.regression import failures_frame
 
-        return failures_frame(self.rows, self.questions)
+        def file_name(source: str) -> str:  # display/names.py's rule: records never import display
+            return source.rstrip("/").rsplit("/", 1)[-1] or source
+
+        frame = failures_frame(self.rows, self.questions)
+        failing = [r for r in self.rows if r.failed_checks]
+        frame["evidence"] = [
+            [
+                file_name(r.retrieved[i]) if i < len(r.retrieved) and r.retrieved[i] else cid
+                for i, cid in enumerate(r.evidence)
+            ]
+            for r in failing
+        ]
+        return frame
 
     def failures_as_questions(self) -> QuestionSet:
         """The questions that failed in any variant, each once, for a re-run."""
@@ -288,14 +303,15 @@ class EvalReport(Displayable):
     def __repr__(self) -> str:
         return self.to_text()
 
-    def to_html(self, *, charts: bool = False) -> str:
-        """Static HTML: what ran, the summary, the failures. ``charts=True``
-        adds plotly charts (with scripts; used by ``save``)."""
+    def to_html(self, *, charts: bool = True) -> str:
+        """Static HTML (no script): the report's view, its SVG charts included
+        unless ``charts=False``."""
         return render_html(self, charts=charts)
 
     def save(self, path: str | Path) -> Path:
-        """Write ``.html`` (self-contained page with charts, plotly.js inlined)
-        or ``.json`` (``to_json``)."""
+        """Write ``.html`` (a self-contained page: the view with its SVG charts,
+        no script, opens offline) or ``.json`` (``to_json``). Plotly figures
+        are there on request: ``selfrag_nb.eval.charts``."""
         p = Path(path)
         if p.suffix.lower() == ".json":
             p.write_text(self.to_json(), encoding="utf-8")
@@ -304,7 +320,7 @@ class EvalReport(Displayable):
             raise InputError(f"{p}: save writes .html or .json")
         page = (
             '<!DOCTYPE html><html><head><meta charset="utf-8"><title>selfrag_nb evaluation</title></head>'
-            f"<body>{self.to_html(charts=True)}</body></html>"
+            f"<body>{self.to_html()}</body></html>"
         )
         p.write_text(page, encoding="utf-8")
         return p

@@ -1,16 +1,15 @@
-"""The evaluation views in a real browser (Debian chromium) at 1000 px wide.
+"""The evaluation views in a real browser (Debian chromium) at notebook width,
+as a person sees them: nothing cut at a card's edge, no id broken inside,
+the per-role card's last row whole, charts in the variants' colours.
 
-    report.save("report.html")   the static report with its plotly charts
-      -> the page does not scroll sideways: wide tables scroll inside their wrapper
-      -> the plotly bars' colour per variant
-    EvalWidget's module (display/js.py esm("eval.js")) + eval_css(), rendered into
-    a 1000 px page with a minimal model (get / set / on / off / save_changes)
-      -> no horizontal overflow of the page; the summary table scrolls inside
-      -> each variant's bar and latency box have the colour the plotly chart gave it
-      -> no console error, no page error; screenshots in test-artifacts/browser/
-
-No server is needed: both pages are set as content (plotly.js is inlined by
-``save``; the widget's module runs as an inline module script).
+    eval_fixtures.browser_report()   4 variants x 28 questions, per-role usage,
+                                     short ("fact-01") and long ids, hashed chunk ids
+      -> static face: report.to_html() set as the page, 950 px, light and dark
+      -> widget face: EvalWidget's tree mounted by its module (mount.js) with a
+         minimal model, 950 px, light and dark
+      -> in both: MEASURE (below); the tabs and the sortable summary work in the widget
+Screenshots: test-artifacts/browser/eval_{static,widget}_{light,dark}.png
+The same checks run in a real JupyterLab (test_browser_eval_lab.py).
 """
 
 from __future__ import annotations
@@ -20,13 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eval_fixtures import MEASURE, browser_report, check
 
-from selfrag_nb.display.eval_widget import eval_css, report_state
-from selfrag_nb.display.js import esm
-from selfrag_nb.eval.charts import variant_colours
-from selfrag_nb.eval.metrics import EvalRow
-from selfrag_nb.eval.questions import Question, QuestionSet
-from selfrag_nb.eval.report import EvalReport
+from selfrag_nb.display.eval_html import eval_css
+from selfrag_nb.display.eval_widget import EvalWidget
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
@@ -38,162 +34,67 @@ PageLog = Any
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium, pytest.mark.timeout(300)]
 
-WIDTH = 1000
-VARIANTS = {
-    "baseline": {},
-    "+rewrite": {"rewrite": True},
-    "+rerank": {"rerank": True},
-    "+rewrite+rerank": {"rewrite": True, "rerank": True},
+WIDTH = 950  # a JupyterLab notebook column
+THEMES = {
+    "light": "--jp-content-font-color1: rgba(0,0,0,0.87); --jp-content-font-color2: rgba(0,0,0,0.54);"
+    " --jp-border-color2: #e0e0e0; --jp-layout-color2: #eeeeee; --jp-layout-color0: #ffffff;"
+    " background: #ffffff; color: rgba(0,0,0,0.87);",
+    "dark": "--jp-content-font-color1: rgba(255,255,255,1); --jp-content-font-color2: rgba(255,255,255,0.7);"
+    " --jp-border-color2: #424242; --jp-layout-color2: #424242; --jp-layout-color0: #111111;"
+    " background: #111111; color: #ffffff;",
 }
-CATEGORIES = (
-    "ambiguous_follow_up_zh",  # first and long: its rotated label reaches furthest left
-    "factual",
-    "multi_hop",
-    "unanswerable",
-    "ambiguous_follow_up",
-    "access_controlled",
-    "chinese_zh",
-)
-
-
-def _report() -> EvalReport:
-    qs = QuestionSet(
-        [
-            Question(
-                id=f"{cat}/refund-policy_window.v2-section-{i:02d}",
-                category=cat,
-                question=f"Question {i} about {cat}: how long is the refund window for annual plans?",
-                expected=["answered"],
-            )
-            for cat in CATEGORIES
-            for i in range(4)
-        ],
-        name="browser layout set",
-    )
-    rows = []
-    for vi, variant in enumerate(VARIANTS):
-        for qi, q in enumerate(qs):
-            ok = (qi + vi) % 5 != 0
-            rows.append(
-                EvalRow(
-                    variant=variant,
-                    id=q.id,
-                    category=q.category,
-                    question=q.question,
-                    expected=q.expected,
-                    outcome="answered" if ok else "refused",
-                    outcome_ok=ok,
-                    latency_ms=80.0 + 7 * qi + 40 * vi + (1500 if qi == 3 else 0),
-                    cost=0.0,
-                    model_calls=3,
-                    tokens_in=1200 + qi,
-                    tokens_out=80,
-                    config_version=f"cfg-{vi}-0123456789abcdef",
-                    failed_checks=[] if ok else ["outcome"],
-                    failure_reason=None if ok else "wrong outcome: refused not in [answered]",
-                )
-            )
-    return EvalReport(rows, variants=VARIANTS, questions=qs, k=5)
-
-
-WIDGET_PAGE = """<!doctype html>
+PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><style>{css}</style>
-<style>body{{margin:0;font-family:sans-serif}} #out{{width:{width}px;box-sizing:border-box;padding:8px}}</style>
-</head><body><div id="out"></div>
-<script type="module">
+<style>body{{margin:0;font-family:sans-serif;{theme}}} #out{{width:{width}px;box-sizing:border-box;padding:8px}}</style>
+</head><body><div id="out">{body}</div>{script}</body></html>
+"""
+WIDGET_SCRIPT = """<script type="module">
 {module}
 const traits = {traits};
-const handlers = {{}};
 const model = {{
   get: (k) => traits[k],
   set: (k, v) => {{ traits[k] = v; }},
   save_changes: () => {{}},
-  on: (ev, f) => {{ (handlers[ev] = handlers[ev] || []).push(f); }},
+  on: () => {{}},
   off: () => {{}},
 }};
-render({{ model, el: document.getElementById("out") }});
+renderTree({{ model, el: document.getElementById("out") }});
 window.__rendered = true;
-</script></body></html>
-"""
+</script>"""
 
 
-def _overflow(page: Any) -> int:
-    return int(
-        page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    )
-
-
-def test_eval_views_fit_1000px_and_share_colours(page: Any, page_log: PageLog, tmp_path: Path) -> None:
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_eval_views_at_950px(page: Any, page_log: PageLog, theme: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    rep = _report()
-    colours = variant_colours(list(VARIANTS))
     page.set_viewport_size({"width": WIDTH, "height": 900})
+    rep = browser_report()
 
-    # The static report with its plotly charts, as saved.
-    saved = rep.save(tmp_path / "report.html")
-    page.set_content(saved.read_text(encoding="utf-8"), wait_until="load")
-    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .trace').length > 0")
-    page.screenshot(path=str(ARTIFACTS / "eval_report_1000px.png"), full_page=True)
-    assert _overflow(page) <= 0, "the static report makes the page scroll sideways"
-    plotly = page.evaluate(
-        "() => { const p = document.querySelector('.js-plotly-plot');"
-        " return Object.fromEntries(p.data.map((t) => [t.name, t.marker.color])); }"
-    )
-    assert plotly == colours
-    wrapped = page.evaluate(
-        "() => Array.from(document.querySelectorAll('.selfrag-eval table')).every("
-        "(t) => t.parentElement.classList.contains('tbl') && t.parentElement.clientWidth <= window.innerWidth)"
-    )
-    assert wrapped
-    align = page.evaluate("() => getComputedStyle(document.querySelector('.selfrag-eval td.n')).textAlign")
-    assert align in ("left", "start")
-
-    # The widget.
-    traits = {
-        "data": report_state(rep),
-        "mode": "report",
-        "metric": "outcome_accuracy",
-        "category": "",
-        "cell": [],
-        "tab": "broke",
-    }
-    html = WIDGET_PAGE.format(css=eval_css(), width=WIDTH, module=esm("eval.js"), traits=json.dumps(traits))
+    html = PAGE.format(css="", theme=THEMES[theme], width=WIDTH, body=rep.to_html(), script="")
     page.set_content(html, wait_until="load")
+    page.screenshot(path=str(ARTIFACTS / f"eval_static_{theme}.png"), full_page=True)
+    check(page.locator(".srnb-ev").evaluate(MEASURE), "static", theme)
+
+    w = EvalWidget(rep)
+    script = WIDGET_SCRIPT.format(module=w._esm, traits=json.dumps({"tree": w.tree, "selected_claim": -1}))
+    page.set_content(
+        PAGE.format(css=eval_css(), theme=THEMES[theme], width=WIDTH, body="", script=script),
+        wait_until="load",
+    )
     page.wait_for_function("() => window.__rendered === true")
-    page.screenshot(path=str(ARTIFACTS / "eval_widget_1000px.png"), full_page=True)
-    assert _overflow(page) <= 0, "the widget makes the page scroll sideways"
-    fills = page.evaluate(
-        "() => Object.fromEntries(Array.from(document.querySelectorAll('rect.srnb-ev-rect'))"
-        ".map((r) => [r.getAttribute('data-variant'), getComputedStyle(r).fill]))"
-    )
-    boxes = page.evaluate(
-        "() => Object.fromEntries(Array.from(document.querySelectorAll('g.srnb-ev-box'))"
-        ".map((g) => [g.getAttribute('data-variant'), getComputedStyle(g.querySelector('rect')).fill]))"
-    )
+    page.screenshot(path=str(ARTIFACTS / f"eval_widget_{theme}.png"), full_page=True)
+    check(page.locator(".srnb-ev").evaluate(MEASURE), "widget", theme)
 
-    def rgb(hex_colour: str) -> str:
-        r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
-        return f"rgb({r}, {g}, {b})"
-
-    # Category labels are rotated and end under their bars: none may reach past
-    # the chart's left or bottom edge, where the SVG cuts it (the first one is long).
-    cut = page.evaluate(
-        "() => { const svg = document.querySelector('.srnb-ev-chartwrap svg');"
-        " const box = svg.getBoundingClientRect();"
-        " return Array.from(svg.querySelectorAll('text'))"
-        ".filter((t) => t.getAttribute('transform')).filter((t) => {"
-        " const r = t.getBoundingClientRect();"
-        " return r.left < box.left - 0.5 || r.bottom > box.bottom + 0.5; }).map((t) => t.textContent); }"
+    # The charts are tabs: one shown at a time; the latency tab has one unit, s here (a 12 s question).
+    charts = page.locator(".srnb-ev-charts")
+    assert charts.locator(".srnb-chart:visible").count() == 1
+    charts.locator(".srnb-tabbar button", has_text="latency").click()
+    assert "latency per question (s, lower is better)" in charts.locator(".srnb-chart:visible").inner_text()
+    # A click on a column header sorts the summary by it.
+    summary = page.locator("table.srnb-ev-summary")
+    summary.locator("th", has_text="outcome accuracy").click()
+    col = summary.evaluate(
+        "(t) => { const i = Array.from(t.tHead.rows[0].cells).findIndex((c) => c.textContent.startsWith('outcome accuracy'));"
+        " return Array.from(t.tBodies[0].rows).map((r) => parseFloat(r.cells[i].textContent)); }"
     )
-    assert cut == [], f"category labels cut at the chart's edge: {cut}"
-    assert fills == {v: rgb(c) for v, c in colours.items()}
-    assert boxes == {v: rgb(c) for v, c in colours.items()}
-    # The summary table is wider than the page: it scrolls inside its wrapper.
-    table = page.evaluate(
-        "() => { const w = document.querySelector('.srnb-ev-scroll');"
-        " return [w.scrollWidth, w.clientWidth, getComputedStyle(w).overflowX]; }"
-    )
-    assert table[1] <= WIDTH
-    assert table[2] == "auto"
-    assert page.evaluate("() => document.querySelector('.srnb-ev').classList.contains('mathjax_ignore')")
+    assert col == sorted(col, reverse=True)
     assert page_log.errors == []

@@ -208,7 +208,7 @@ def test_cli_eval_writes_a_report(
     assert "1 variant(s) x 2 question(s)" in printed
     assert f"report: {out}" in printed
     assert out.is_file()
-    assert "Plotly" in out.read_text(encoding="utf-8")
+    assert '<svg class="srnb-svg srnb-chart-svg"' in out.read_text(encoding="utf-8")  # the view's SVG charts
     assert (tmp_path / "rows" / "rows.jsonl").is_file()
     assert eval_main(["eval", "--questions", str(tmp_path / "missing.jsonl"), "--out", str(out)]) == 2
     assert "question set not found" in capsys.readouterr().err

@@ -29,7 +29,7 @@ import pytest
 from cases import record
 
 import selfrag_nb as sr
-from selfrag_nb.display import text_summary
+from selfrag_nb.display import text_summary, tree
 from selfrag_nb.display.html import css
 from selfrag_nb.display.state import STATE_BUDGET, state_size, widget_state
 from selfrag_nb.testing import ScriptedModel
@@ -54,8 +54,9 @@ ATTRS = {
     "x", "y", "text-anchor", "font-weight", "d",
 }  # fmt: skip
 STYLE_RE = re.compile(r"^(width|left):\d{1,3}\.\d%(;width:\d{1,3}\.\d%)?$")
-# The report has its own table/bar markup.
-REPORT_TAGS = TAGS | {"h3", "h4", "p", "b", "em", "small", "code", "caption", "col", "colgroup", "br"}
+# The report is a view tree (display/tree.py): its tags and attributes are the tree's allow-lists.
+REPORT_TAGS = TAGS | set(tree.TAGS)
+REPORT_ATTRS = ATTRS | {a.lower() for a in tree.ATTRS}
 REPORT_STYLE_RE = re.compile(r"^[a-z-]+:[0-9.]+(%|px)?(;[a-z-]+:[0-9.#a-z]+(%|px)?)*;?$")
 
 FILES = {
@@ -103,15 +104,23 @@ class _Collect(HTMLParser):
             self._in_style = False
 
 
-def check_html(markup: str, *, tags: set[str], style_re: re.Pattern[str], stylesheets: int | None) -> int:
+def check_html(
+    markup: str,
+    *,
+    tags: set[str],
+    style_re: re.Pattern[str],
+    stylesheets: int | None,
+    attrs: set[str] = ATTRS,
+) -> int:
     """Assert the markup has only our tags, attributes and styles; returns the
     number of elements and attributes checked."""
     p = _Collect()
     p.feed(markup)
     p.close()
     assert p.tags <= tags, p.tags - tags
-    names = {k for k, _ in p.attrs}
-    assert names <= ATTRS, names - ATTRS
+    # data-* attributes declare behaviour for the widget (tree.py DATA_PATTERN): inert in HTML
+    names = {k for k, _ in p.attrs if attrs is ATTRS or not re.fullmatch(tree.DATA_PATTERN, k)}
+    assert names <= attrs, names - attrs
     for k, v in p.attrs:
         if k == "style":
             assert style_re.match(v), v
@@ -253,9 +262,9 @@ def test_eval_report_html_with_hostile_question_set(kb: sr.KnowledgeBase, tmp_pa
     )
     n = 0
     for out in (report.to_html(), report.to_html(charts=False)):
-        n += check_html(out, tags=REPORT_TAGS, style_re=REPORT_STYLE_RE, stylesheets=None)
+        n += check_html(out, tags=REPORT_TAGS, style_re=REPORT_STYLE_RE, stylesheets=None, attrs=REPORT_ATTRS)
     saved = report.save(tmp_path / "report.html").read_text(encoding="utf-8")
-    # the saved file embeds plotly's own script; nothing from the data is live
+    # the saved file is the same view (no script at all); nothing from the data is live
     for live in (
         '<script>alert("x")',
         "<img src=x onerror",

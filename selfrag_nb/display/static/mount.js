@@ -6,6 +6,11 @@
 //     data-claim="i"       click/Enter selects claim i; every data-for-claim="i" lights up
 //                          (model "selected_claim" follows when the widget has it)
 //     <details data-key>   stays open or closed across redraws
+//     data-tabs            its data-tab="label" children show one at a time, with a
+//                          button per label (data-tab-open: the first one shown); the
+//                          static face shows them one under the other
+//     table[data-sort]     a click on a column header sorts the rows by that column:
+//                          the number in each cell's text (n/a, unknown last), else text
 //
 // Joined in front of a widget's own module by display/js.py (module("mount.js", ...)):
 // the generic view is tree_view.js, one line; the explorer and Prompt Lab add their own.
@@ -70,6 +75,83 @@ function pager(list, state) {
   show(state.pages.get(key) || 0);
 }
 
+function tabs(box, state) {
+  const panels = Array.from(box.children).filter((c) => c.hasAttribute("data-tab"));
+  if (!panels.length) return;
+  const key = box.getAttribute("data-key") || "";
+  const bar = document.createElement("div");
+  bar.className = "srnb-tabbar";
+  bar.setAttribute("role", "tablist");
+  const buttons = panels.map((p) => {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "srnb-btn";
+    b.setAttribute("role", "tab");
+    b.textContent = p.getAttribute("data-tab");
+    return b;
+  });
+  const show = (i) => {
+    state.tabs.set(key, panels[i].getAttribute("data-tab"));
+    panels.forEach((p, j) => { p.hidden = j !== i; });
+    buttons.forEach((b, j) => {
+      b.classList.toggle("srnb-tab-on", j === i);
+      b.setAttribute("aria-selected", String(j === i));
+    });
+  };
+  buttons.forEach((b, i) => b.addEventListener("click", () => show(i)));
+  bar.append(...buttons);
+  box.prepend(bar);
+  box.setAttribute("data-mounted", "");
+  const kept = panels.findIndex((p) => p.getAttribute("data-tab") === state.tabs.get(key));
+  const first = panels.findIndex((p) => p.hasAttribute("data-tab-open"));
+  show(kept >= 0 ? kept : Math.max(0, first));
+}
+
+function cellValue(row, col) {
+  const cell = row.children[col];
+  const text = cell ? cell.textContent.trim() : "";
+  const n = parseFloat(text.replace(/[^0-9.eE+-]/g, ""));
+  return /[0-9]/.test(text) && !Number.isNaN(n) ? n : text;
+}
+
+function sortable(table, state) {
+  const head = table.tHead && table.tHead.rows[0];
+  const body = table.tBodies[0];
+  if (!head || !body) return;
+  const key = table.getAttribute("data-key") || "";
+  const sort = (col, dir) => {
+    state.sort.set(key, [col, dir]);
+    const rows = Array.from(body.rows);
+    rows.sort((a, b) => {
+      const x = cellValue(a, col), y = cellValue(b, col);
+      const xn = typeof x === "number", yn = typeof y === "number";
+      if (xn !== yn) return xn ? -1 : 1; // numbers first, n/a and unknown last
+      const c = xn ? x - y : String(x).localeCompare(String(y));
+      return dir === "asc" ? c : -c;
+    });
+    body.append(...rows);
+    Array.from(head.cells).forEach((th, i) => {
+      if (i === col) th.setAttribute("data-sorted", dir);
+      else th.removeAttribute("data-sorted");
+    });
+  };
+  Array.from(head.cells).forEach((th, i) => {
+    th.classList.add("srnb-clickable");
+    th.setAttribute("tabindex", "0");
+    th.title = th.title || "sort by this column";
+    const pick = () => sort(i, th.getAttribute("data-sorted") === "desc" ? "asc" : "desc");
+    th.addEventListener("click", pick);
+    th.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" || ev.key === " ") {
+        ev.preventDefault();
+        pick();
+      }
+    });
+  });
+  const kept = state.sort.get(key);
+  if (kept) sort(kept[0], kept[1]);
+}
+
 function selectClaim(root, model, index) {
   for (const el of root.querySelectorAll(".srnb-sel")) el.classList.remove("srnb-sel");
   if (index !== null) {
@@ -91,6 +173,10 @@ export function attach(root, model, state) {
     d.addEventListener("toggle", () => state.open.set(key, d.open));
   }
   for (const list of root.querySelectorAll("[data-page]")) pager(list, state);
+  state.tabs = state.tabs || new Map();
+  state.sort = state.sort || new Map();
+  for (const box of root.querySelectorAll("[data-tabs]")) tabs(box, state);
+  for (const table of root.querySelectorAll("table[data-sort]")) sortable(table, state);
   for (const el of root.querySelectorAll("[data-claim]")) {
     el.setAttribute("tabindex", "0");
     el.setAttribute("role", "button");
@@ -117,7 +203,7 @@ export function mount(el, tree, model, state) {
 }
 
 export function newState() {
-  return { open: new Map(), pages: new Map() };
+  return { open: new Map(), pages: new Map(), tabs: new Map(), sort: new Map() };
 }
 
 /** anywidget's render for a widget whose model holds "tree". */
