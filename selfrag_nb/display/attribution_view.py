@@ -207,7 +207,12 @@ def _matrix(a: Attribution) -> list[Node]:
             for effect, (sym, cls, _) in CELL.items()
         ],
     )
-    hint = h("div", "srnb-attr-hint", "click a claim to light up the chunks it is lost without")
+    hint = h(
+        "div",
+        "srnb-attr-hint",
+        "open a claim below for its sentence in the answer and the evidence it quoted; "
+        "in a running notebook a click on a claim also lights up the chunks it is lost without",
+    )
     return [h("div", "srnb-attr-scroll", table), legend, hint]
 
 
