@@ -16,8 +16,8 @@ ALLOWED = {"selfrag_nb._displayable", "selfrag_nb.cli"}
 #: Types with text and HTML faces but no widget: a finished lab run is shown
 #: interactively inside the Prompt Lab's widget, not on its own.
 #: Read once, right after the cell ran: text and static HTML, no widget.
-#: An attribution is a table to read, not to steer (its matrix is static HTML).
-STATIC_ONLY = {"LabRun", "IngestReport", "Attribution", "AttributionPlan"}
+#: An attribution plan is one line read before running.
+STATIC_ONLY = {"LabRun", "IngestReport", "AttributionPlan"}
 
 
 def _module_name(path: Path) -> str:

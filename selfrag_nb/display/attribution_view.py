@@ -1,39 +1,63 @@
-"""Static faces of an Attribution (and its AttributionPlan): which chunk each claim stands on.
+"""Faces of an Attribution (and its AttributionPlan): which chunk each claim stands on.
 
-    Attribution -> attribution_text(a)   one line: "attribution: 5 claims × 4 chunks, 3 decisive cells"
-                                         (or "attribution: nothing to attribute (<reason>)")
-                -> attribution_html(a)   a card:
-                     head     counts, verify calls, model, wall time
-                     matrix   claims (rows) x chunks (columns, [n] and document name,
-                              superseded flagged); each cell the claim's verdict
-                              without that chunk, decisive cells marked
-                     claims   one <details> per claim, the matrix row links to it:
-                              its sentence in the answer (highlighted), its verdict,
-                              the evidence spans it quoted and what leaving each
-                              sentence out did
+    attribution_node(a) -> Node           the one view tree, built once:
+        div.srnb-root.srnb-attr
+          card   head      counts, verify calls, model, wall time
+                 matrix    claims (rows) x chunks (columns: [n], document name,
+                           superseded flagged); each cell the claim's verdict
+                           without that chunk, its effect as a symbol and a border
+                           (decisive cells carry data-for-claim="i")
+                 legend    the five effects, drawn as the cells are
+                 claims    one <details data-key> per claim: its sentence in the
+                           answer (marked), the chunks it is lost without, the
+                           evidence spans it quoted and what cutting each did
+                           (the sentence and the spans carry data-for-claim="i")
+          a claim (the matrix row's head, the <details> summary) is data-claim="i"
+    attribution_text(a)  one line: "attribution: 5 claims × 4 chunks, 3 decisive cells"
+    attribution_html(a)  to_html(tree) inside the root, with static/attribution.css;
+                         no script: each claim's detail opens as a <details>
+    widget               AttributionWidget (attribution_widget.py): ViewWidget fed
+                         to_json(tree); mount.js makes the claims buttons: a click
+                         lights the claim's decisive cells, sentence and spans
 AttributionPlan -> plan_text / plan_html  the calls and estimated tokens, before running
 
-Static only (no widget). Self-contained on purpose: its own stylesheet and
-markup, only ``markup``'s escaping helpers shared, so it moves to another
-display layer as it is. Claims, spans and document names come from models
-and documents: every one goes through ``markup.esc`` / ``attr`` / ``marked``.
+Claims, spans and document names come from models and documents: in the tree
+they are text kids only (tree.py escapes them in the static face, the widget
+sets them with textContent; control characters become labelled spans).
 """
 
 from __future__ import annotations
 
-import hashlib
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
 
 from selfrag_nb.attribution import Attribution, AttributionPlan, ClaimAttribution
 from selfrag_nb.display import faces
-from selfrag_nb.display.markup import attr, esc, fmt_ms, fmt_tokens, marked, neutralize
+from selfrag_nb.display.markup import fmt_ms, fmt_tokens, neutralize
+from selfrag_nb.display.tree import Node, h, to_html
 
-__all__ = ["attribution_html", "attribution_text", "plan_html", "plan_text"]
+__all__ = [
+    "CELL",
+    "attribution_css",
+    "attribution_html",
+    "attribution_node",
+    "attribution_text",
+    "plan_html",
+    "plan_text",
+]
 
 ROOT = "srnb-root srnb-attr tex2jax_ignore mathjax_ignore"
+CSS_FILE = Path(__file__).parent / "static" / "attribution.css"
 #: Characters of a claim shown in its matrix row (the whole claim is in its details).
 _ROW_CHARS = 90
-#: effect -> (symbol, CSS class, words for the tooltip)
-_CELL = {
+#: Characters of the answer, a claim or a span shown (a note says when cut).
+_TEXT_CHARS = 4000
+#: effect -> (symbol, CSS class, words for the tooltip and screen readers).
+#: The symbols differ in shape and the CSS borders in style (solid, dashed,
+#: dotted, none), so no effect is told by its colour alone.
+CELL = {
     "decisive": ("●", "srnb-attr-decisive", "lost without this chunk"),
     "weakened": ("◐", "srnb-attr-weakened", "only partly supported without this chunk"),
     "strengthened": ("▲", "srnb-attr-strengthened", "better supported without this chunk"),
@@ -42,47 +66,12 @@ _CELL = {
 }
 _VERDICT_CLASS = {"supported": "srnb-attr-ok", "partial": "srnb-attr-warn", "unsupported": "srnb-attr-bad"}
 
-_CSS = (
-    ".srnb-attr{--a-border:var(--jp-border-color2,rgba(128,128,128,.35));"
-    "--a-muted:var(--jp-content-font-color2,rgba(128,128,128,.95));--a-panel:rgba(128,128,128,.07);"
-    "--a-ok:rgba(45,164,78,.16);--a-warn:rgba(212,167,44,.2);--a-bad:rgba(229,83,75,.22);"
-    "--a-info:rgba(68,147,248,.14);font-family:var(--jp-ui-font-family,system-ui,sans-serif);"
-    "font-size:13px;line-height:1.5;max-width:980px;unicode-bidi:isolate}"
-    ".srnb-attr *{box-sizing:border-box}"
-    ".srnb-attr-card{border:1px solid var(--a-border);border-radius:8px;padding:8px 12px;margin:8px 0}"
-    ".srnb-attr-h{display:flex;flex-wrap:wrap;gap:6px 10px;align-items:baseline;margin-bottom:6px}"
-    ".srnb-attr-title{font-weight:600;font-size:14px}.srnb-attr-meta{color:var(--a-muted);font-size:12px}"
-    ".srnb-attr-reason{border-left:4px solid #4493f8;background:var(--a-info);padding:4px 10px;border-radius:4px}"
-    ".srnb-attr-matrix{border-collapse:collapse;margin:4px 0;font-size:12.5px}"
-    ".srnb-attr-matrix th,.srnb-attr-matrix td{border:1px solid var(--a-border);padding:2px 6px;vertical-align:top}"
-    ".srnb-attr-matrix thead th{font-weight:600;max-width:12em;overflow-wrap:anywhere}"
-    ".srnb-attr-matrix tbody th{font-weight:400;text-align:left;max-width:34em}"
-    ".srnb-attr-matrix td{text-align:center;vertical-align:middle;min-width:3.2em}"
-    ".srnb-attr-decisive{background:var(--a-bad);font-weight:700}.srnb-attr-weakened{background:var(--a-warn)}"
-    ".srnb-attr-strengthened{background:var(--a-info)}.srnb-attr-unaffected{color:var(--a-muted)}"
-    ".srnb-attr-unknown{color:var(--a-muted);font-style:italic}"
-    ".srnb-attr-v{display:inline-block;border:1px solid var(--a-border);border-radius:999px;padding:0 7px;"
-    "font-size:11px;font-weight:600;white-space:nowrap}"
-    ".srnb-attr-ok{background:var(--a-ok)}.srnb-attr-warn{background:var(--a-warn)}.srnb-attr-bad{background:var(--a-bad)}"
-    ".srnb-attr-stale{color:#e5534b;font-weight:600}"
-    ".srnb-attr details{border:1px solid var(--a-border);border-radius:6px;margin:4px 0;padding:2px 8px}"
-    ".srnb-attr summary{cursor:pointer}"
-    ".srnb-block{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--a-panel);border-radius:6px;"
-    "padding:6px 10px;margin:4px 0;max-height:320px;overflow-y:auto}"
-    ".srnb-attr-mark{background:var(--a-warn);border-bottom:2px solid #d4a72c}"
-    ".srnb-attr-legend{color:var(--a-muted);font-size:11.5px}"
-    ".srnb-trunc{color:var(--a-muted);font-style:italic;font-size:11.5px}"
-    ".srnb-ctl{font-family:monospace;font-size:10px;border:1px dotted #e5534b;border-radius:3px;padding:0 2px;color:#e5534b}"
-)
 
-
-def _uid(a: Attribution | AttributionPlan) -> str:
-    """A stable id prefix for the in-page links (the same record draws the same HTML)."""
-    return "srnb-attr-" + hashlib.sha256(a.model_dump_json().encode("utf-8")).hexdigest()[:10]
-
-
-def _wrap(body: str) -> str:
-    return f'<div class="{ROOT}" dir="ltr"><style>{_CSS}</style><section class="srnb-attr-card">{body}</section></div>'
+@cache
+def attribution_css() -> str:
+    """static/attribution.css, comments and indentation stripped (the widget loads the file)."""
+    raw = re.sub(r"/\*.*?\*/", "", CSS_FILE.read_text(encoding="utf-8"), flags=re.S)
+    return re.sub(r"\s*\n\s*", "", raw).strip()
 
 
 # ------------------------------------------------------------------ text
@@ -112,98 +101,215 @@ def plan_text(p: AttributionPlan) -> str:
     )
 
 
-# ------------------------------------------------------------------ HTML
+# ------------------------------------------------------------------ the tree
 
 
-def _head(a: Attribution) -> str:
+def _clip(text: str, limit: int) -> list[Any]:
+    """``text`` cut to ``limit`` characters, and a note saying so when it was."""
+    if len(text) <= limit:
+        return [text]
+    return [
+        text[:limit],
+        h("span", "srnb-trunc", f" … truncated: showing {limit:,} of {len(text):,} characters"),
+    ]
+
+
+def _tip(text: str) -> str:
+    """An attribute value made of data: controls as visible labels (attributes hold no spans), cut."""
+    return neutralize(text)[:500]
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _ROW_CHARS else text[:_ROW_CHARS] + "…"
+
+
+def _verdict(v: str) -> Node:
+    return h("span", f"srnb-attr-v {_VERDICT_CLASS[v]}", v)
+
+
+def _card(*kids: Any) -> Node:
+    return h("div", ROOT, h("section", "srnb-attr-card", *kids), dir="ltr")
+
+
+def _title(text: str, meta: str = "") -> Node:
+    return h(
+        "div", "srnb-attr-h", h("span", "srnb-attr-title", text), meta and h("span", "srnb-attr-meta", meta)
+    )
+
+
+def _head(a: Attribution) -> Node:
     t = a.totals
     calls = f"{t.model_calls} verify call{'s' * (t.model_calls != 1)}"
     tokens = f" · {fmt_tokens(t.tokens_in)} tokens in" if t.tokens_in else ""
-    return (
-        '<div class="srnb-attr-h"><span class="srnb-attr-title">Attribution</span>'
-        f'<span class="srnb-attr-meta">{esc(attribution_text(a).removeprefix("attribution: "), 300)}'
-        f" · {calls}{tokens} · model {esc(a.model, 120)} · {fmt_ms(a.wall_ms)}</span></div>"
+    counts = attribution_text(a).removeprefix("attribution: ")
+    return _title("Attribution", f"{counts} · {calls}{tokens} · model {a.model[:120]} · {fmt_ms(a.wall_ms)}")
+
+
+def _column(a: Attribution, chunk_id: str) -> Node:
+    c = a.chunk(chunk_id)
+    return h(
+        "th",
+        "srnb-attr-col",
+        f"[{c.index}] ",
+        h("bdi", "", _short(c.name)),
+        c.superseded and [" ", h("span", "srnb-attr-stale", "⚠", title="superseded document")],
+        title=_tip(f"{c.ref.source} · {c.ref.heading} · chunk {c.chunk_id}"),
+        data_chunk=c.index,
     )
 
 
-def _column(a: Attribution, chunk_id: str) -> str:
-    c = a.chunk(chunk_id)
-    stale = ' <span class="srnb-attr-stale" title="superseded document">⚠</span>' if c.superseded else ""
-    tip = attr(f"{c.ref.source} · {c.ref.heading} · chunk {c.chunk_id}")
-    return f'<th scope="col" title="{tip}">[{c.index}] {esc(c.name, 80)}{stale}</th>'
-
-
-def _row(a: Attribution, i: int, row: ClaimAttribution, uid: str) -> str:
-    short = row.text if len(row.text) <= _ROW_CHARS else row.text[:_ROW_CHARS] + "…"
+def _row(a: Attribution, i: int, row: ClaimAttribution) -> Node:
     cells = []
     for cell in row.cells:
-        symbol, cls, words = _CELL[cell.effect]
+        symbol, cls, words = CELL[cell.effect]
         name = a.chunk(cell.chunk_id).name
-        tip = attr(f"without {name}: {cell.verdict or 'unknown'} ({words})")
-        cells.append(f'<td class="{cls}" title="{tip}" data-effect="{cell.effect}">{symbol}</td>')
-    verdict = f'<span class="srnb-attr-v {_VERDICT_CLASS[row.verdict]}">{row.verdict}</span>'
-    return (
-        f'<tr><th scope="row"><a href="#{uid}-c{i}">{i + 1}.</a> {esc(short, _ROW_CHARS + 1)} '
-        f"{verdict}</th>{''.join(cells)}</tr>"
+        tip = _tip(f"without {name}: {cell.verdict or 'unknown'} ({words})")
+        cells.append(
+            h(
+                "td",
+                cls,
+                symbol,
+                title=tip,
+                aria_label=f"{cell.effect}: {tip}",
+                data_effect=cell.effect,
+                data_chunk=a.chunk(cell.chunk_id).index,
+                # the claim's decisive chunks light up when the claim is selected
+                data_for_claim=i if cell.effect == "decisive" else None,
+            )
+        )
+    head = h(
+        "th",
+        "srnb-attr-claim",
+        f"{i + 1}. ",
+        h("bdi", "", _short(row.text)),
+        " ",
+        _verdict(row.verdict),
+        data_claim=i,
+        title="show this claim's sentence, decisive chunks and evidence",
     )
+    return h("tr", "", head, cells)
 
 
-def _matrix(a: Attribution, uid: str) -> str:
-    head = "".join(_column(a, c.chunk_id) for c in a.chunks)
-    rows = "".join(_row(a, i, row, uid) for i, row in enumerate(a.claims))
-    legend = ", ".join(f"{sym} {effect}" for effect, (sym, _, _) in _CELL.items())
-    return (
-        f'<table class="srnb-attr-matrix"><thead><tr><th scope="col">claim · verdict with every chunk</th>'
-        f"{head}</tr></thead><tbody>{rows}</tbody></table>"
-        f'<div class="srnb-attr-legend">each cell: the claim without that chunk — {legend}</div>'
+def _matrix(a: Attribution) -> list[Node]:
+    head = [h("th", "", "claim · verdict with every chunk")] + [_column(a, c.chunk_id) for c in a.chunks]
+    table = h(
+        "table",
+        "srnb-attr-matrix",
+        h("thead", "", h("tr", "", head)),
+        h("tbody", "", [_row(a, i, row) for i, row in enumerate(a.claims)]),
     )
+    legend = h(
+        "div",
+        "srnb-attr-legend",
+        "each cell: the claim with that chunk left out —",
+        [
+            h("span", "", h("span", f"srnb-attr-sym {cls}", sym, aria_hidden="true"), effect)
+            for effect, (sym, cls, _) in CELL.items()
+        ],
+    )
+    hint = h(
+        "div",
+        "srnb-attr-hint",
+        "open a claim below for its sentence in the answer and the evidence it quoted; "
+        "in a running notebook a click on a claim also lights up the chunks it is lost without",
+    )
+    return [h("div", "srnb-attr-scroll", table), legend, hint]
 
 
-def _details(a: Attribution, i: int, row: ClaimAttribution, uid: str) -> str:
-    if 0 <= row.start < row.end <= len(a.answer):
-        sentence = marked(a.answer, [(row.start, row.end, '<mark class="srnb-attr-mark">', "</mark>")])
+def _sentence(a: Attribution, i: int, row: ClaimAttribution) -> Node:
+    """The answer with the claim's sentence marked (the claim alone when not found in it)."""
+    if 0 <= row.start < row.end <= len(a.answer) and row.end <= _TEXT_CHARS:
+        kids: list[Any] = [
+            a.answer[: row.start],
+            h("mark", "srnb-attr-mark", a.answer[row.start : row.end], data_for_claim=i),
+            _clip(a.answer[row.end :], max(0, _TEXT_CHARS - row.end)),
+        ]
     else:
-        sentence = marked(row.text, [])
-    spans = []
+        kids = [h("mark", "srnb-attr-mark", _clip(row.text, _TEXT_CHARS), data_for_claim=i)]
+    return h("div", "srnb-block srnb-attr-sentence", kids, dir="auto")
+
+
+def _evidence(a: Attribution, i: int, row: ClaimAttribution) -> list[Node]:
+    known = {c.chunk_id for c in a.chunks}
+    out: list[Node] = []
     for q in row.evidence:
-        name = a.chunk(q.chunk_id).name if any(c.chunk_id == q.chunk_id for c in a.chunks) else q.chunk_id
+        name = a.chunk(q.chunk_id).name if q.chunk_id in known else q.chunk_id
         left_out = next((s for s in row.sentences if s.chunk_id == q.chunk_id and s.span == q.span), None)
         effect = (
-            f" · without this sentence: {esc(left_out.verdict or 'unknown', 20)} ({left_out.effect})"
+            f" · without this sentence: {left_out.verdict or 'unknown'} ({left_out.effect})"
             if left_out
             else ""
         )
-        spans.append(f"<div>from {esc(name, 120)}{effect}</div>{marked(q.span, [])}")
-    decisive = ", ".join(a.chunk(c).name for c in row.decisive) or "none"
-    evidence = "".join(spans) or '<div class="srnb-attr-legend">the verifier quoted no evidence</div>'
-    return (
-        f'<details id="{uid}-c{i}"><summary>{i + 1}. <span class="srnb-attr-v {_VERDICT_CLASS[row.verdict]}">'
-        f"{row.verdict}</span> {esc(row.text, 300)}</summary>"
-        f"<div>in the answer:</div>{sentence}"
-        f"<div>lost without: {esc(decisive, 600)}</div>"
-        f"<div>evidence quoted:</div>{evidence}</details>"
+        out.append(h("div", "srnb-attr-label", "from ", h("bdi", "", name[:120]), effect))
+        out.append(
+            h("div", "srnb-block srnb-attr-span", _clip(q.span, _TEXT_CHARS), dir="auto", data_for_claim=i)
+        )
+    return out or [h("div", "srnb-attr-hint", "the verifier quoted no evidence")]
+
+
+def _details(a: Attribution, i: int, row: ClaimAttribution) -> Node:
+    decisive = ", ".join(f"[{a.chunk(c).index}] {a.chunk(c).name}" for c in row.decisive) or "none"
+    return h(
+        "details",
+        "srnb-attr-detail",
+        h(
+            "summary",
+            "",
+            h(
+                "span",
+                "srnb-attr-claim",
+                f"{i + 1}. ",
+                _verdict(row.verdict),
+                " ",
+                _clip(row.text, 300),
+                data_claim=i,
+            ),
+        ),
+        h("div", "srnb-attr-label", "in the answer:"),
+        _sentence(a, i, row),
+        h("div", "srnb-attr-label", "lost without: ", h("bdi", "srnb-attr-lost", decisive[:600])),
+        h("div", "srnb-attr-label", "evidence quoted:"),
+        _evidence(a, i, row),
+        data_key=f"attr-claim-{i}",
     )
+
+
+def attribution_node(a: Attribution) -> Node:
+    """The view tree of an attribution: both faces are drawn from it."""
+    if a.reason:
+        return _card(
+            _title("Attribution"), h("div", "srnb-attr-reason", f"nothing to attribute: {a.reason[:600]}")
+        )
+    return _card(_head(a), _matrix(a), [_details(a, i, row) for i, row in enumerate(a.claims)])
+
+
+def _static(node: Node) -> str:
+    """The static face of a root node: its stylesheet first, then the tree (no script)."""
+    inner = "".join(to_html(k) for k in node.kids)
+    return f'<div class="{ROOT}" dir="ltr"><style>{attribution_css()}</style>{inner}</div>'
 
 
 def attribution_html(a: Attribution) -> str:
     """Static HTML of an attribution (no script; every text escaped)."""
-    if a.reason:
-        return _wrap(
-            '<div class="srnb-attr-h"><span class="srnb-attr-title">Attribution</span></div>'
-            f'<div class="srnb-attr-reason">nothing to attribute: {esc(a.reason, 600)}</div>'
-        )
-    uid = _uid(a)
-    details = "".join(_details(a, i, row, uid) for i, row in enumerate(a.claims))
-    return _wrap(_head(a) + _matrix(a, uid) + details)
+    return _static(attribution_node(a))
+
+
+def plan_node(p: AttributionPlan) -> Node:
+    """The view tree of an attribution plan: its one line, in a card."""
+    return _card(_title("Attribution plan"), h("div", "", plan_text(p).removeprefix("attribution plan: ")))
 
 
 def plan_html(p: AttributionPlan) -> str:
-    """Static HTML of an attribution plan: its one line, in a card."""
-    return _wrap(
-        '<div class="srnb-attr-h"><span class="srnb-attr-title">Attribution plan</span></div>'
-        f"<div>{esc(plan_text(p).removeprefix('attribution plan: '), 1000)}</div>"
-    )
+    """Static HTML of an attribution plan."""
+    return _static(plan_node(p))
 
 
-faces.register(Attribution, text=attribution_text, html=attribution_html, widget=None)
+def _attribution_widget(obj: Any) -> Any:
+    from selfrag_nb.display.attribution_widget import AttributionWidget
+
+    return AttributionWidget(attribution_node(obj), shown=obj)
+
+
+faces.register(Attribution, text=attribution_text, html=attribution_html, widget=_attribution_widget)
+# A plan is read once, before running: one line, no widget.
 faces.register(AttributionPlan, text=plan_text, html=plan_html, widget=None)

@@ -3,7 +3,7 @@ with the offline model: the scenario is run through the API here and the
 lesson's outcome and verdicts are asserted. The notebook's own scenario
 strings are checked to be the ones tested, so the two cannot drift apart.
 
-Section 8 (record once, replay in class) is tested by executing the
+Section 10 (record once, replay in class) is tested by executing the
 notebook's two cassette cells: the recording cell against a real loopback
 HTTP server with a key set, then the replay cell with the key removed and the
 server stopped.
@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 import selfrag_nb as sr
+from selfrag_nb.attribution import Attribution
 from selfrag_nb.testing import LoopbackServer
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "04_workshop.ipynb"
@@ -30,6 +31,8 @@ LIE = "Pro subscriptions can be refunded within 90 days [1]. Refunds are paid in
 FOLLOW_UP = "Is there a Linux version of it?"
 INJECTION_Q = "Are all refunds approved automatically?"
 SECRET_Q = "What is the codename of the planned acquisition?"
+PAYROLL_Q = "When are salaries paid?"
+PAYROLL_DOC = "Salaries are paid on the 25th of each month."
 
 
 def _cells() -> list[dict[str, Any]]:
@@ -53,7 +56,18 @@ def rag(kb: sr.KnowledgeBase) -> sr.SelfRAG:
 
 def test_the_notebook_runs_the_scenarios_tested_here() -> None:
     code = "\n".join(_source(c) for c in _cells() if c["cell_type"] == "code")
-    for text in (FACT, IRRELEVANT, REFUND, LIE, FOLLOW_UP, INJECTION_Q, SECRET_Q, '"你好"'):
+    for text in (
+        FACT,
+        IRRELEVANT,
+        REFUND,
+        LIE,
+        FOLLOW_UP,
+        INJECTION_Q,
+        SECRET_Q,
+        PAYROLL_Q,
+        PAYROLL_DOC,
+        '"你好"',
+    ):
         assert text in code, text
 
 
@@ -152,12 +166,62 @@ def test_7_a_user_without_access_is_refused_without_a_hint(rag: sr.SelfRAG) -> N
     assert "HALCYON-9" in finance.answer
 
 
+def test_8_every_refusal_caused_by_access_control_is_found_by_its_reason_kind(
+    rag: sr.SelfRAG, tmp_path: Path
+) -> None:
+    folder = tmp_path / "payroll"
+    folder.mkdir()
+    (folder / "calendar.md").write_text(
+        f"---\ntitle: Payroll calendar\n---\n# Payroll calendar\n\n{PAYROLL_DOC}\n", encoding="utf-8"
+    )
+    hr_kb = sr.KnowledgeBase.open(tmp_path / "hr_kb", embedder="hashing", default_access="private")
+    hr_kb.ingest(folder, acl={"roles": ["hr"]})
+    hr_rag = sr.SelfRAG(hr_kb)
+    sample = [q for q in sr.questions("sample") if q.category in ("factual", "unauthorized")]
+    traces = [rag.ask(q.question, user=q.make_user()) for q in sample]
+    users = [sr.User("hana", roles=["hr"]), sr.User("ana", roles=["staff"]), sr.User("anonymous")]
+    traces += [hr_rag.ask(PAYROLL_Q, user=u) for u in users]
+    ex = sr.explore(traces)
+    assert len(ex) == 18
+    blocked = ex.filter(outcome="refused", reason_kind="no_access")
+    # exactly the people without the hr role, on the question only hr may read the answer to
+    assert sorted((t.question, t.user.id) for t in blocked) == [(PAYROLL_Q, "ana"), (PAYROLL_Q, "anonymous")]
+    assert "25th" in traces[-3].answer  # hr reads it
+    for t in blocked:
+        assert t.retrieval.hits == []  # nothing this user may read matched at all
+        assert "25th" not in t.answer
+    # the sample's unauthorized questions are refused too, but their askers read other
+    # documents: no_evidence, so the refusal never hints that a hidden one exists
+    for q, t in zip(sample, traces, strict=False):
+        if q.category == "unauthorized":
+            assert (t.outcome, t.finish.reason_kind) == ("refused", "no_evidence"), q.question
+
+
+def test_9_the_retry_count_stands_on_the_webhooks_chunk(rag: sr.SelfRAG) -> None:
+    t = rag.ask(FACT)
+    a = t.attribution()
+    assert isinstance(a, Attribution)
+    retry = next(c for c in a.claims if "8 times" in c.text)
+    assert retry.verdict == "supported"
+    (decisive,) = retry.decisive  # lost without exactly one chunk
+    chunk = a.chunk(decisive)
+    assert chunk.name == "Webhooks"
+    text = next(h.text for h in t.retrieval.hits if h.chunk_id == decisive)
+    assert "8 times" in text  # the number comes from that chunk
+    cell = next(c for c in retry.cells if c.chunk_id == decisive)
+    assert cell.verdict == "unsupported"
+    assert all(c.effect != "decisive" for c in retry.cells if c.chunk_id != decisive)
+    # the notebook asks about this claim
+    code = "\n".join(_source(c) for c in _cells() if c["cell_type"] == "code")
+    assert '"8 times" in c.text' in code
+
+
 def _cassette_cells() -> tuple[str, str]:
     by_tag = {tag: _source(c) for c in _cells() for tag in c.get("metadata", {}).get("tags", [])}
     return by_tag["cassette-record"], by_tag["cassette-replay"]
 
 
-def test_8_recording_is_guarded_without_a_key(
+def test_10_recording_is_guarded_without_a_key(
     kb: sr.KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     record, replay = _cassette_cells()
@@ -172,7 +236,7 @@ def test_8_recording_is_guarded_without_a_key(
     assert ns["replayed"] == []
 
 
-def test_8_record_with_a_key_then_replay_with_no_key_and_no_network(
+def test_10_record_with_a_key_then_replay_with_no_key_and_no_network(
     kb: sr.KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     record, replay = _cassette_cells()
