@@ -42,7 +42,7 @@ from selfrag_nb.display import eval_html as _eval_html  # noqa: F401 - registers
 from selfrag_nb.display import ingest_html as _ingest_html  # noqa: F401 - registers the ingest report's faces
 from selfrag_nb.display import prompt_lab_html as _prompt_lab_html  # noqa: F401 - registers the lab's faces
 from selfrag_nb.display.faces import WIDGET_MIME, StaticView, in_kernel, marimo_view, mimebundle
-from selfrag_nb.display.html import RECORD_TYPES, static_html
+from selfrag_nb.display.html import RECORD_TYPES, static_html, view_tree
 from selfrag_nb.display.text import text_summary
 
 __all__ = [
@@ -76,7 +76,7 @@ def _register() -> None:
     from selfrag_nb.display import faces
 
     for cls in RECORD_TYPES:
-        faces.register(cls, text=text_summary, html=static_html, widget=_trace_widget)
+        faces.register(cls, text=text_summary, tree=view_tree, html=static_html, widget=_trace_widget)
 
 
 _register()
