@@ -3,6 +3,10 @@ three faces for each object, registered per type in one seam (faces.py).
 
     obj (a Displayable: record / Trace / Hits / EvalReport / Calibration /
          RegressionDiff / PromptLab / LabRun / Comparison / IngestReport)
+      faces.tree(obj)      the view tree (tree.py), built once: records, Trace and Hits
+                           (html.py view_tree), Comparison (compare_tree), IngestReport
+                           (ingest_tree); their text/html is to_html of it and their
+                           widget mounts to_json of it (static/mount.js)
       ._repr_mimebundle_() -> faces.mimebundle(obj)
            text/plain   faces.text(obj)     records: text_summary   (text.py)
                                             eval: the objects' own to_text
@@ -23,8 +27,9 @@ three faces for each object, registered per type in one seam (faces.py).
       charts.*             -> plotly figures           (charts.py, plotly imported lazily)
 
 Text enters HTML only through markup.py's ``escape`` (escaped, bidi and
-invisible characters shown as labels); the widgets' JS labels the same set
-(selfrag_nb.text.VIEW_CONTROLS, joined to each view by js.py with prelude.js).
+invisible characters shown as labels); a view tree labels them while it is
+built (tree.text_kids), and the evaluation and lab widgets' JS labels the same
+set (selfrag_nb.text.VIEW_CONTROLS, joined to each view by js.py with prelude.js).
 
 Importing this package registers every renderer (text.py, html.py,
 eval_html.py, prompt_lab_html.py, compare_html.py, ingest_html.py and the widget faces below). Views never

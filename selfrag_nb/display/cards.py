@@ -162,6 +162,8 @@ class Ctx:
     in_trace: bool = False
     #: The record being drawn, as a ``data-key`` prefix: its folds stay open across redraws.
     key: str = ""
+    # Nodes are immutable: a chunk's label is built once per view and shared.
+    _labels: dict[tuple[str, bool], Node] = field(default_factory=dict, repr=False)
 
     def name(self, chunk_id: str) -> dict[str, Any] | None:
         ref = self.refs.get(chunk_id)
@@ -169,6 +171,12 @@ class Ctx:
 
     def label(self, chunk_id: str, *, rank: bool = True) -> Node:
         """#rank, file name, title › heading, trust flags; the id on hover."""
+        made = self._labels.get((chunk_id, rank))
+        if made is None:
+            made = self._labels[(chunk_id, rank)] = self._label(chunk_id, rank)
+        return made
+
+    def _label(self, chunk_id: str, rank: bool) -> Node:
         n = self.name(chunk_id)
         if n is None:
             return h("span", "srnb-id", esc(short_id(chunk_id), 40), title=f"chunk {chunk_id}")

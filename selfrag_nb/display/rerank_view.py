@@ -119,7 +119,14 @@ def bump_svg(r: Rerank, ctx: Ctx) -> Node:
             text_anchor="end",
             font_weight=600,
         ),
-        h("text", "srnb-svg-label", "after ([evidence number])", x=rx, y=14, font_weight=600),
+        h(
+            "text",
+            "srnb-svg-label",
+            "after ([evidence number])" if ctx.evidence_no else "after",
+            x=rx,
+            y=14,
+            font_weight=600,
+        ),
     ]
     for i, c in enumerate(r.before[:n]):
         y = TOP + i * ROW_H + 10
@@ -227,7 +234,8 @@ def rerank_card(r: Rerank, ctx: Ctx) -> Node:
     body.append(h("table", "srnb-table", h("thead", "", h("tr", "", heads)), h("tbody", "", rows)))
     body.append(h("div", "srnb-meta", f"reranker score: {SCORE_NOTE}"))
     if not why and not r.fallback and r.before:
-        body.append(h("div", "srnb-muted", "the reranker gave scores, no reasons"))
+        said = "scores, no reasons" if r.scores else "an order, no scores or reasons"
+        body.append(h("div", "srnb-muted", f"the reranker gave {said}"))
     tag = badge(
         "fallback" if r.fallback else f"{len(r.before)} → {len(r.after)}", "bad" if r.fallback else "info"
     )

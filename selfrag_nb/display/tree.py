@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, TypeAlias
 
 from selfrag_nb.display.markup import CONTROL_RE, escape, neutralize
@@ -186,8 +187,13 @@ class Node:
         return out
 
 
+@lru_cache(maxsize=1024)
+def _name_ok(name: str) -> bool:
+    return name in ATTRS or _DATA_RE.match(name) is not None
+
+
 def _check_attr(tag: str, name: str, value: str) -> None:
-    if name in ATTRS or _DATA_RE.match(name):
+    if _name_ok(name):
         if name == "style" and not _STYLE_RE.match(value):
             raise ValueError(f"<{tag}> style {value!r}: only widths and custom properties")
         return
@@ -214,15 +220,16 @@ def text_kids(text: str) -> list[Kid]:
 def _kids(items: Iterable[Any]) -> list[Kid]:
     out: list[Kid] = []
     for item in items:
-        if item is None or item is False or item == "":
-            continue
-        if isinstance(item, Node):
+        if isinstance(item, str):  # the commonest kid first: text
+            if item:
+                out.extend(text_kids(item))
+        elif isinstance(item, Node):
             if item.tag == "":  # a fragment: its kids join the parent
                 out.extend(item.kids)
             else:
                 out.append(item)
-        elif isinstance(item, str):
-            out.extend(text_kids(item))
+        elif item is None or item is False:
+            continue
         elif isinstance(item, (list, tuple)):
             out.extend(_kids(item))
         else:
@@ -283,7 +290,7 @@ def _write(node: Kid, out: list[str]) -> None:
     if node.tag in VOID_TAGS:
         return
     kids = node.kids
-    page = node.attr("data-page")
+    page = node.attr("data-page") if node.attrs else None
     if page and page.isdigit() and len(kids) > int(page) > 0:
         # no script in the static face: what the widget pages is folded here
         n = int(page)
