@@ -284,7 +284,7 @@ def _write(node: Kid, out: list[str]) -> None:
     if node.cls:
         out.append(f' class="{escape(node.cls)}"')
     for name, value in node.attrs:
-        # "=" encoded too (markup.attr's rule): no "src=" of the data reads like an attribute
+        # "=" encoded too: no "src=" of the data ever reads like an attribute
         out.append(f' {name}="{escape(value).replace("=", "&#61;")}"' if value != "" else f" {name}")
     out.append(">")
     if node.tag in VOID_TAGS:

@@ -52,8 +52,10 @@ TAGS = {
 ATTRS = {
     "class", "style", "title", "dir", "role", "aria-label", "viewbox", "width", "height", "xmlns",
     "x", "y", "text-anchor", "font-weight", "d",
+    # declared behaviour (display/tree.py): pager, claim -> evidence, remembered folds
+    "data-page", "data-noun", "data-key", "data-claim", "data-for-claim",
 }  # fmt: skip
-STYLE_RE = re.compile(r"^(width|left):\d{1,3}\.\d%(;width:\d{1,3}\.\d%)?$")
+STYLE_RE = re.compile(r"^(width|--srnb-at|--srnb-left):\d{1,3}\.\d%(;width:\d{1,3}\.\d%)?$")
 # The report has its own table/bar markup.
 REPORT_TAGS = TAGS | {"h3", "h4", "p", "b", "em", "small", "code", "caption", "col", "colgroup", "br"}
 REPORT_STYLE_RE = re.compile(r"^[a-z-]+:[0-9.]+(%|px)?(;[a-z-]+:[0-9.#a-z]+(%|px)?)*;?$")
