@@ -4,7 +4,9 @@
     python benchmarks/bench_display.py
 
 Also reports the text summary, the widget state build and a 100-hit trace for
-scale. The trace is the test fixture (tests/display/display_fixtures.py).
+scale. The trace is the test fixture (tests/support/display_fixtures.py). The
+widget state is the view tree as JSON (``to_json(view_tree(trace))``), the
+same tree the static HTML serialises.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "display"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from display_fixtures import build_full_trace, make_hits  # noqa: E402 - path set up above
 
 from selfrag_nb.display import static_html, text_summary  # noqa: E402
-from selfrag_nb.display.state import state_size, widget_state  # noqa: E402
+from selfrag_nb.display.html import view_tree  # noqa: E402
+from selfrag_nb.display.state import state_size  # noqa: E402
+from selfrag_nb.display.tree import to_json  # noqa: E402
 from selfrag_nb.trace import Retrieval, Trace  # noqa: E402
 
 
@@ -40,8 +44,8 @@ def main() -> int:
     static_html(trace)  # warm: stylesheet read once
     html_ms = median_ms(lambda: static_html(trace))
     text_ms = median_ms(lambda: text_summary(trace))
-    state_ms = median_ms(lambda: widget_state(trace))
-    size = state_size(widget_state(trace))
+    state_ms = median_ms(lambda: to_json(view_tree(trace)))
+    size = state_size(to_json(view_tree(trace)))
     html_kb = len(static_html(trace).encode()) / 1000
 
     big = Trace(question="scale", started_at=0.0, records=[Retrieval(hits=make_hits(100))])

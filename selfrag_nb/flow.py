@@ -15,7 +15,7 @@
     derived here, used everywhere else:
       STAGES            names in order         trace.py (record order), pipeline.py
       RETRIEVAL_STAGES  skipped when decide says "no retrieval"
-      TITLES            what views call each stage (html.py; trace.js is pinned by a test)
+      TITLES            what views call each stage (display/html.py; the widget mounts the same tree)
       ROLES             model roles in flow order (llm/schemas.py Role, prompts, runner)
 
 A stage class (selfrag_nb/stages/) names its step with ``name``; the

@@ -18,6 +18,11 @@ ALLOWED = {"selfrag_nb._displayable", "selfrag_nb.cli"}
 #: Read once, right after the cell ran: text and static HTML, no widget.
 #: An attribution plan is one line read before running.
 STATIC_ONLY = {"LabRun", "IngestReport", "AttributionPlan"}
+#: Types whose view is one tree (display/tree.py): their html and widget faces derive from it.
+TREE_VIEWS = {
+    "Decision", "Rewrite", "Retrieval", "Grades", "Rerank", "Assessment", "Generation", "Support",
+    "Usefulness", "Outcome", "Trace", "Hits", "Comparison", "IngestReport",
+}  # fmt: skip
 
 
 def _module_name(path: Path) -> str:
@@ -169,6 +174,8 @@ def test_every_displayable_type_has_its_faces() -> None:
     } <= names
     for cls in leaves:
         want = {"text", "html"} if cls.__name__ in STATIC_ONLY else {"text", "html", "widget"}
+        if cls.__name__ in TREE_VIEWS:  # built once as a view tree: html and widget derive from it
+            want.add("tree")
         assert faces_of(cls) == want, cls.__name__
 
 
@@ -199,7 +206,7 @@ def test_one_control_set_feeds_the_views_the_widgets_and_the_injection_flagger()
     js_class = re.search(r"const CTL = /(\[.*?\])/g;", ctl_line())
     assert js_class is not None
     assert js_class.group(1) == char_class(VIEW_CONTROLS)
-    for name in ("trace.js", "prompt_lab.js"):
+    for name in ("prompt_lab.js",):
         module = esm(name)
         assert module.startswith(ctl_line())
         assert module.count("const CTL") == 1, name

@@ -3,7 +3,13 @@ three faces for each object, registered per type in one seam (faces.py).
 
     obj (a Displayable: record / Trace / Hits / EvalReport / Calibration /
          RegressionDiff / PromptLab / LabRun / Comparison / IngestReport /
-         Explorer)
+         Explorer / Attribution)
+      faces.tree(obj)      the view tree (tree.py), built once: records, Trace and Hits
+                           (html.py view_tree), Comparison (compare_tree), IngestReport
+                           (ingest_tree); their text/html is to_html of it and their
+                           widget mounts to_json of it (static/mount.js); the
+                           evaluation views (eval_html.py) and the attribution matrix
+                           (attribution_view.py) are trees too
       ._repr_mimebundle_() -> faces.mimebundle(obj)
            text/plain   faces.text(obj)     records: text_summary   (text.py)
                                             eval: the objects' own to_text
@@ -18,19 +24,21 @@ three faces for each object, registered per type in one seam (faces.py).
                                             compare: compare_html.py
                                             ingest: ingest_html.py (static only)
                                             explorer: explore_view.py
-                                            attribution: attribution_view.py (static only)
+                                            attribution: attribution_view.py
            widget view  faces.widget(obj)   TraceWidget (widget.py), EvalWidget
                                             (eval_widget.py), PromptLabWidget
                                             (prompt_lab_widget.py), CompareWidget
                                             (compare_widget.py), ExploreWidget
-                                            (explore_widget.py): only inside a kernel
+                                            (explore_widget.py), AttributionWidget
+                                            (attribution_widget.py): only inside a kernel
       ._display_()         -> faces.marimo_view(obj)   mo.ui.anywidget(...) in marimo
       view(obj)            -> faces.widget(obj)        the interactive view, explicitly
       charts.*             -> plotly figures           (charts.py, plotly imported lazily)
 
 Text enters HTML only through markup.py's ``escape`` (escaped, bidi and
-invisible characters shown as labels); the widgets' JS labels the same set
-(selfrag_nb.text.VIEW_CONTROLS, joined to each view by js.py with prelude.js).
+invisible characters shown as labels); a view tree labels them while it is
+built (tree.text_kids), and the Prompt Lab and explorer widgets' JS labels the
+same set (selfrag_nb.text.VIEW_CONTROLS, joined to each view by js.py with prelude.js).
 
 Importing this package registers every renderer (text.py, html.py,
 eval_html.py, prompt_lab_html.py, compare_html.py, ingest_html.py and the widget faces below). Views never
@@ -50,7 +58,7 @@ from selfrag_nb.display import explore_view as _explore_view  # noqa: F401 - reg
 from selfrag_nb.display import ingest_html as _ingest_html  # noqa: F401 - registers the ingest report's faces
 from selfrag_nb.display import prompt_lab_html as _prompt_lab_html  # noqa: F401 - registers the lab's faces
 from selfrag_nb.display.faces import WIDGET_MIME, StaticView, in_kernel, marimo_view, mimebundle
-from selfrag_nb.display.html import RECORD_TYPES, static_html
+from selfrag_nb.display.html import RECORD_TYPES, static_html, view_tree
 from selfrag_nb.display.text import text_summary
 
 __all__ = [
@@ -84,7 +92,7 @@ def _register() -> None:
     from selfrag_nb.display import faces
 
     for cls in RECORD_TYPES:
-        faces.register(cls, text=text_summary, html=static_html, widget=_trace_widget)
+        faces.register(cls, text=text_summary, tree=view_tree, html=static_html, widget=_trace_widget)
 
 
 _register()

@@ -1,29 +1,45 @@
-"""The pieces every record card is built from (static HTML, no script).
+"""The pieces every record card is built from: view-tree builders (tree.py Nodes).
 
     Ctx / ctx_for(obj)   what a record's view may borrow from its trace
-                         (chunk texts from the retrieval, support per attempt)
+                         (chunk texts from the retrieval, support per attempt,
+                         the evidence numbers [n] the model was shown)
                          and how it names chunks (its own ``refs`` when alone):
                          label(id) = #rank file › heading path + trust flags
+    esc / block / marked untrusted text as nodes: inline (isolated in <bdi>),
+                         a paragraph (dir="auto"), a paragraph with ranges wrapped
+                         (claims, evidence marks); long texts cut with a note
     card(rec, badges, body)  one .srnb-card: stage title, badges, latency,
                              model-call count, fallbacks banner, body, calls_view
-    badge meta row fold bar  small trusted pieces around escaped text
+    badge meta row fold bar  small pieces around that text
     calls_view(calls)    the model-call inspector (prompts, raw output, tokens, cost)
 
-Every text goes through markup.py (``esc`` / ``block`` / ``escape``).
+Text is only ever a ``str`` kid: tree.py escapes it for the static face and
+the widget sets it with ``textContent``, so nothing here writes markup.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from selfrag_nb.display.markup import attr, block, cut, esc, escape, fmt_cost, fmt_ms, fmt_tokens, pct
+from selfrag_nb.display.markup import TEXT_LIMIT, fmt_cost, fmt_ms, fmt_tokens, pct
 from selfrag_nb.display.names import chunk_name, short_id
+from selfrag_nb.display.tree import Kid, Node, frag, h
 from selfrag_nb.flow import TITLES
 from selfrag_nb.store.types import ChunkRef, Hit
-from selfrag_nb.trace import Fallback, ModelCall, Outcome, Retrieval, Support, Trace, _NamesChunks
+from selfrag_nb.trace import (
+    Assessment,
+    Fallback,
+    Generation,
+    ModelCall,
+    Outcome,
+    Retrieval,
+    Support,
+    Trace,
+    _NamesChunks,
+)
 
 __all__ = [
     "CALL_TEXT_LIMIT",
@@ -37,23 +53,27 @@ __all__ = [
     "badge",
     "band_of",
     "bar",
+    "block",
     "breakable",
     "calls_view",
     "card",
     "costs",
     "ctx_for",
+    "cut_note",
+    "esc",
     "fallbacks",
-    "flags_html",
+    "flags",
     "fold",
+    "marked",
     "meta",
     "offline_badge",
     "outcome_tone",
     "row",
 ]
 
-#: Items (hits, grades, claims) shown before a "show N more" fold.
+#: Items (hits, grades, claims) shown before the pager (widget) or a "show N more" fold (static).
 PAGE = 20
-#: Items rendered at all in the static view; the rest are counted, not shown.
+#: Items put in a view at all; the rest are counted, not shown.
 STATIC_MAX_ITEMS = 500
 #: Shorter limits for model-call messages (prompts repeat the evidence).
 CALL_TEXT_LIMIT = 6_000
@@ -71,6 +91,62 @@ def costs(calls: Sequence[ModelCall]) -> float | None:
     return None if any(v is None for v in vals) else float(sum(v or 0.0 for v in vals))
 
 
+# ------------------------------------------------------------ text
+
+
+def cut_note(text: str, limit: int) -> tuple[str, Node | None]:
+    """``text`` cut to ``limit`` characters and the note saying so (None when whole)."""
+    if len(text) <= limit:
+        return text, None
+    note = h("span", "srnb-trunc", f"… truncated: showing {limit:,} of {len(text):,} characters")
+    return text[:limit], note
+
+
+def esc(text: object, limit: int = TEXT_LIMIT) -> Node:
+    """Inline text: isolated in ``<bdi>`` (right-to-left text cannot reorder the UI), cut."""
+    s, note = cut_note(str(text), limit)
+    return frag(h("bdi", "", s), " " if note else None, note)
+
+
+def block(text: str, limit: int = TEXT_LIMIT, cls: str = "srnb-block") -> Node:
+    """A paragraph of untrusted text, its direction decided by its own content."""
+    s, note = cut_note(text, limit)
+    return h("div", cls, s, " " if note else None, note, dir="auto")
+
+
+#: A range of a text to wrap: (start, end, wrap(kids) -> node).
+Range = tuple[int, int, Callable[[list[Kid]], Node]]
+
+
+def marked(text: str, ranges: Iterable[Range], limit: int = TEXT_LIMIT, cls: str = "srnb-block") -> Node:
+    """A block with some character ranges wrapped in nodes (claims, evidence marks).
+    Overlapping ranges keep the earliest; ranges past the cut are clipped."""
+    s, note = cut_note(text, limit)
+    out: list[Any] = []
+    pos = 0
+    for r_start, r_end, wrap in sorted(ranges, key=lambda r: (r[0], -r[1])):
+        start, end = max(r_start, pos), min(r_end, len(s))
+        if end <= start:
+            continue
+        out.append(s[pos:start])
+        out.append(wrap(list(h("span", "", s[start:end]).kids)))
+        pos = end
+    out.append(s[pos:])
+    return h("div", cls, out, " " if note else None, note, dir="auto")
+
+
+_BREAK_AFTER = re.compile(r"(?<=[/_\-.])")
+
+
+def breakable(text: str, limit: int = 300) -> Node:
+    """A name (file, path, id) that may wrap after / _ - . but never inside a word."""
+    s, note = cut_note(text, limit)
+    parts: list[Any] = []
+    for i, p in enumerate(_BREAK_AFTER.split(s)):
+        parts.extend([h("wbr") if i else None, p])
+    return frag(h("bdi", "", parts), " " if note else None, note)
+
+
 # ----------------------------------------------------------- context
 
 
@@ -81,27 +157,38 @@ class Ctx:
     chunks: dict[str, Hit] = field(default_factory=dict)
     refs: dict[str, ChunkRef] = field(default_factory=dict)
     supports: dict[int, Support] = field(default_factory=dict)
+    #: chunk id -> its number [n] in the evidence the model was shown (first Assess/Generate).
+    evidence_no: dict[str, int] = field(default_factory=dict)
     in_trace: bool = False
+    #: The record being drawn, as a ``data-key`` prefix: its folds stay open across redraws.
+    key: str = ""
+    # Nodes are immutable: a chunk's label is built once per view and shared.
+    _labels: dict[tuple[str, bool], Node] = field(default_factory=dict, repr=False)
 
     def name(self, chunk_id: str) -> dict[str, Any] | None:
         ref = self.refs.get(chunk_id)
         return chunk_name(ref) if ref is not None else None
 
-    def label(self, chunk_id: str, *, rank: bool = True) -> str:
+    def label(self, chunk_id: str, *, rank: bool = True) -> Node:
         """#rank, file name, title › heading, trust flags; the id on hover."""
+        made = self._labels.get((chunk_id, rank))
+        if made is None:
+            made = self._labels[(chunk_id, rank)] = self._label(chunk_id, rank)
+        return made
+
+    def _label(self, chunk_id: str, rank: bool) -> Node:
         n = self.name(chunk_id)
         if n is None:
-            return (
-                f'<span class="srnb-id" title="chunk {attr(chunk_id)}">{esc(short_id(chunk_id), 40)}</span>'
-            )
-        tip = attr(f"{n['source']} · chunk {chunk_id}")
-        out = f'<span class="srnb-chunk" title="{tip}">'
-        if rank and n["rank"]:
-            out += f'<span class="srnb-rank">#{n["rank"]}</span> '
-        out += f'<span class="srnb-src">{breakable(n["file"], 300)}</span>'
-        if n["path"]:
-            out += f' <span class="srnb-path">{esc(n["path"], 300)}</span>'
-        return out + flags_html(n["flags"]) + "</span>"
+            return h("span", "srnb-id", esc(short_id(chunk_id), 40), title=f"chunk {chunk_id}")
+        return h(
+            "span",
+            "srnb-chunk",
+            [h("span", "srnb-rank", f"#{n['rank']}"), " "] if rank and n["rank"] else None,
+            h("span", "srnb-src", breakable(n["file"], 300)),
+            [" ", h("span", "srnb-path", esc(n["path"], 300))] if n["path"] else None,
+            flags(n["flags"]),
+            title=f"{n['source']} · chunk {chunk_id}"[:500],
+        )
 
     def short(self, chunk_id: str, n: int = 28) -> str:
         """Plain text: the file name (⚠ first when superseded), cut with an ellipsis."""
@@ -119,15 +206,17 @@ def ctx_for(obj: object) -> Ctx:
     if isinstance(obj, Trace):
         ctx.in_trace = True
         for ret in obj._all(Retrieval):
-            for h in ret.hits:
-                ctx.chunks.setdefault(h.chunk_id, h)
-                ctx.refs.setdefault(h.chunk_id, ChunkRef.from_hit(h))
+            for hit in ret.hits:
+                ctx.chunks.setdefault(hit.chunk_id, hit)
+                ctx.refs.setdefault(hit.chunk_id, ChunkRef.from_hit(hit))
         for sup in obj.supports:
             ctx.supports[sup.attempt] = sup
         for rec in obj.records:
             if isinstance(rec, _NamesChunks):
                 for k, v in rec.refs.items():
                     ctx.refs.setdefault(k, v)
+            if isinstance(rec, (Assessment, Generation)) and rec.evidence and not ctx.evidence_no:
+                ctx.evidence_no = {c: i for i, c in enumerate(rec.evidence, 1)}
     elif isinstance(obj, _NamesChunks):
         ctx.refs.update(obj.refs)
     return ctx
@@ -136,129 +225,155 @@ def ctx_for(obj: object) -> Ctx:
 # ------------------------------------------------------------ pieces
 
 
-def badge(text: str, tone: str = "", title: str = "") -> str:
+def badge(text: str, tone: str = "", title: str = "") -> Node:
     cls = f"srnb-badge srnb-{tone}" if tone else "srnb-badge"
-    t = f' title="{attr(title)}"' if title else ""
-    return f'<span class="{cls}"{t}>{esc(text, 200)}</span>'
+    return h("span", cls, esc(text, 200), title=title[:500] or None)
 
 
-def offline_badge() -> str:
+def offline_badge() -> Node:
     return badge(OFFLINE_NOTE, "offline")
 
 
-def meta(*items: str) -> str:
+def meta(*items: Any) -> Node | None:
     parts = [i for i in items if i]
-    sep = '<span class="srnb-meta-sep">·</span>'
-    return f'<span class="srnb-meta">{sep.join(parts)}</span>' if parts else ""
+    if not parts:
+        return None
+    out: list[Any] = []
+    for i, p in enumerate(parts):
+        out.extend([h("span", "srnb-meta-sep", "·") if i else None, p])
+    return h("span", "srnb-meta", out)
 
 
-def row(label: str, value_html: str) -> str:
-    return f'<div class="srnb-row"><span class="srnb-label">{escape(label)}</span>{value_html}</div>'
+def num(text: str) -> Node:
+    return h("span", "srnb-num", text)
 
 
-def fold(items: Sequence[str], noun: str, page: int = PAGE, wrap: tuple[str, str] = ("", "")) -> str:
-    """First ``page`` items, then a ``<details>`` with the rest (capped)."""
-    head = "".join(items[:page])
-    out = wrap[0] + head + wrap[1]
-    rest = items[page:STATIC_MAX_ITEMS]
-    if rest:
-        out += (
-            f'<details class="srnb-details srnb-more"><summary>show {len(rest)} more {noun}</summary>'
-            f"{wrap[0]}{''.join(rest)}{wrap[1]}</details>"
-        )
+def row(label: str, *value: Any) -> Node:
+    return h("div", "srnb-row", h("span", "srnb-label", label), value)
+
+
+def fold(items: Sequence[Node], noun: str, key: str, page: int = PAGE, tag: str = "div") -> Node:
+    """A list the widget pages and the static face folds after ``page`` items (tree.py's
+    ``data-page``); past STATIC_MAX_ITEMS a note counts what is not shown."""
     hidden = len(items) - STATIC_MAX_ITEMS
-    if hidden > 0:
-        out += f'<div class="srnb-trunc">{hidden:,} more {noun} not shown here (see the widget or trace.to_pandas())</div>'
-    return out
+    return frag(
+        h(
+            tag,
+            f"srnb-items srnb-items-{noun}",
+            items[:STATIC_MAX_ITEMS],
+            data_page=page,
+            data_key=key,
+            data_noun=noun,
+        ),
+        h("div", "srnb-trunc", f"{hidden:,} more {noun} not shown here (see trace.to_pandas())")
+        if hidden > 0
+        else None,
+    )
 
 
-def fallbacks(fbs: Sequence[Fallback]) -> str:
-    return "".join(
-        f'<div class="srnb-banner"><strong>fallback:</strong> {esc(f.what, 500)} — {esc(f.reason, 2000)}</div>'
+def fallbacks(fbs: Sequence[Fallback]) -> list[Node]:
+    return [
+        h(
+            "div",
+            "srnb-banner",
+            h("strong", "", "fallback:"),
+            " ",
+            esc(f.what, 500),
+            " — ",
+            esc(f.reason, 2000),
+        )
         for f in fbs
+    ]
+
+
+_STATUS_TONE = {"ok": "ok", "repaired": "warn", "unparsed": "bad", "error": "bad"}
+
+
+def _call(c: ModelCall, i: int, key: str) -> Node:
+    inj = ", ".join(c.injection_flags)
+    summary = h(
+        "summary",
+        "",
+        h("span", "srnb-rank", f"#{i}"),
+        " ",
+        esc(c.role, 50),
+        " · ",
+        esc(c.model, 200),
+        " ",
+        badge(c.parse_status, _STATUS_TONE[c.parse_status]),
+        " ",
+        [badge("offline", "offline", OFFLINE_NOTE), " "] if c.offline else None,
+        [badge("cached", "info"), " "] if c.cached else None,
+        [badge(f"injection: {inj}", "bad"), " "] if inj else None,
+        meta(
+            fmt_ms(c.latency_ms),
+            f"in {fmt_tokens(c.tokens_in)} / out {fmt_tokens(c.tokens_out)} tokens",
+            f"cost {fmt_cost(c.cost)}",
+            f"{c.retries} retries" if c.retries else "",
+        ),
     )
+    body: list[Any] = [row("prompt hash", h("span", "srnb-id", esc(c.prompt_hash or "—", 200)))]
+    if c.offline:
+        body.append(row("model", offline_badge()))
+    if c.parse_error:
+        body.append(row("parse error", esc(c.parse_error, 2000)))
+    if c.error:
+        body.append(row("error", esc(c.error, 2000)))
+    if c.fallback:
+        body.append(row("fallback", esc(c.fallback, 2000)))
+    for m in c.messages:
+        body.append(h("div", "srnb-label", esc(m.get("role", "?"), 40)))
+        body.append(block(m.get("content", ""), CALL_TEXT_LIMIT, "srnb-block srnb-code"))
+    body.append(h("div", "srnb-label", "raw output"))
+    body.append(block(c.raw, CALL_TEXT_LIMIT, "srnb-block srnb-code"))
+    return h("details", "srnb-details", summary, body, data_key=f"{key}-call-{i}")
 
 
-def calls_view(calls: Sequence[ModelCall]) -> str:
-    """The model-call inspector: one folded table, each call folded again."""
+def calls_view(calls: Sequence[ModelCall], key: str = "calls") -> Node | None:
+    """The model-call inspector: one folded list, each call folded again."""
     if not calls:
-        return ""
-    rows = []
-    for i, c in enumerate(calls, 1):
-        status_tone = {"ok": "ok", "repaired": "warn", "unparsed": "bad", "error": "bad"}[c.parse_status]
-        flags = ", ".join(c.injection_flags)
-        summary = (
-            f'<span class="srnb-rank">#{i}</span> {esc(c.role, 50)} · {esc(c.model, 200)} '
-            f"{badge(c.parse_status, status_tone)} "
-            + (badge("offline", "offline", OFFLINE_NOTE) + " " if c.offline else "")
-            + (badge("cached", "info") + " " if c.cached else "")
-            + (badge(f"injection: {flags}", "bad") + " " if flags else "")
-            + meta(
-                fmt_ms(c.latency_ms),
-                f"in {fmt_tokens(c.tokens_in)} / out {fmt_tokens(c.tokens_out)} tokens",
-                f"cost {fmt_cost(c.cost)}",
-                f"{c.retries} retries" if c.retries else "",
-            )
-        )
-        body = [
-            row("prompt hash", f'<span class="srnb-id">{esc(c.prompt_hash or "—", 200)}</span>'),
-        ]
-        if c.offline:
-            body.append(row("model", offline_badge()))
-        if c.parse_error:
-            body.append(row("parse error", esc(c.parse_error, 2000)))
-        if c.error:
-            body.append(row("error", esc(c.error, 2000)))
-        if c.fallback:
-            body.append(row("fallback", esc(c.fallback, 2000)))
-        for m in c.messages:
-            role = m.get("role", "?")
-            body.append(
-                f'<div class="srnb-label">{esc(role, 40)}</div>'
-                + block(m.get("content", ""), CALL_TEXT_LIMIT, "srnb-block srnb-code")
-            )
-        body.append(
-            '<div class="srnb-label">raw output</div>' + block(c.raw, CALL_TEXT_LIMIT, "srnb-block srnb-code")
-        )
-        rows.append(f'<details class="srnb-details"><summary>{summary}</summary>{"".join(body)}</details>')
-    n = len(calls)
-    return (
-        f'<details class="srnb-details"><summary>model calls ({n}) · tokens '
-        f"{sum(c.tokens_in or 0 for c in calls):,} in / {sum(c.tokens_out or 0 for c in calls):,} out · "
-        f"cost {fmt_cost(costs(calls))}</summary>{''.join(rows)}</details>"
+        return None
+    tin = sum(c.tokens_in or 0 for c in calls)
+    tout = sum(c.tokens_out or 0 for c in calls)
+    head = f"model calls ({len(calls)}) · tokens {tin:,} in / {tout:,} out · cost {fmt_cost(costs(calls))}"
+    return h(
+        "details",
+        "srnb-details",
+        h("summary", "", head),
+        [_call(c, i, key) for i, c in enumerate(calls, 1)],
+        data_key=key,
     )
 
 
-def card(rec: Any, badges: str, body: str, extra_meta: Sequence[str] = ()) -> str:
+def card(rec: Any, badges: Any, body: Any, extra_meta: Sequence[Any] = (), key: str = "") -> Node:
+    """One record's card; ``key`` makes its folds' open state survive redraws (unique per trace)."""
     calls: list[ModelCall] = rec.calls
-    offline = any(c.offline for c in calls)
-    head = (
-        f'<div class="srnb-card-h"><span class="srnb-stage">{STAGE_TITLES[rec.stage]}</span>{badges}'
-        + meta(
-            f'<span class="srnb-num">{fmt_ms(rec.latency_ms)}</span>',
+    key = key or rec.stage
+    head = h(
+        "div",
+        "srnb-card-h",
+        h("span", "srnb-stage", STAGE_TITLES[rec.stage]),
+        badges,
+        meta(
+            num(fmt_ms(rec.latency_ms)),
             f"{len(calls)} model call{'s' if len(calls) != 1 else ''}",
             *extra_meta,
-        )
-        + (offline_badge() if offline else "")
-        + "</div>"
+        ),
+        offline_badge() if any(c.offline for c in calls) else None,
     )
-    return (
-        f'<section class="srnb-card srnb-card-{rec.stage}">{head}{fallbacks(rec.fallbacks)}{body}'
-        f"{calls_view(calls)}</section>"
+    return h(
+        "section",
+        f"srnb-card srnb-card-{rec.stage}",
+        head,
+        fallbacks(rec.fallbacks),
+        body,
+        calls_view(calls, f"{key}-calls"),
     )
 
 
-_BREAK_AFTER = re.compile(r"(?<=[/_\-.])")
-
-
-def breakable(text: str, limit: int = 300) -> str:
-    """A name (file, path, id) that may wrap after / _ - . but never inside a word."""
-    s, note = cut(text, limit)
-    return "<bdi>" + "<wbr>".join(escape(p, ctl="span") for p in _BREAK_AFTER.split(s)) + "</bdi>" + note
-
-
-def flags_html(flags: Sequence[Sequence[str]]) -> str:
-    return "".join(f" {badge(text, tone, tip)}" for text, tone, tip in flags)
+def flags(items: Sequence[Sequence[str]]) -> list[Any]:
+    """A chunk's trust flags (⚠ superseded, effective date, ...) as badges."""
+    return [[" ", badge(text, tone, tip)] for text, tone, tip in items]
 
 
 def band_of(score: float, low: int = 50, high: int = 80) -> str:
@@ -266,13 +381,15 @@ def band_of(score: float, low: int = 50, high: int = 80) -> str:
     return "high" if score >= high else "partial" if score >= low else "irrelevant"
 
 
-def bar(score: float, band: str, ticks: Sequence[int] = (), title: str = "") -> str:
-    """A 0-100 bar; ``ticks`` are the threshold lines drawn across it."""
-    lines = "".join(f'<div class="srnb-tick" style="left:{pct(t)}"></div>' for t in ticks)
-    tip = escape(title or f"score {score:g}")
-    return (
-        f'<div class="srnb-bar" title="{tip}">'
-        f'<div class="srnb-bar-fill srnb-fill-{band}" style="width:{pct(score)}"></div>{lines}</div>'
+def bar(score: float, band: str, ticks: Sequence[int] = (), title: str = "") -> Node:
+    """A 0-100 bar; ``ticks`` are the threshold lines drawn across it (placed by a
+    custom property: the view tree allows widths and custom properties only)."""
+    return h(
+        "div",
+        "srnb-bar",
+        h("div", f"srnb-bar-fill srnb-fill-{band}", style=f"width:{pct(score)}"),
+        [h("div", "srnb-tick", style=f"--srnb-at:{pct(t)}") for t in ticks],
+        title=title or f"score {score:g}",
     )
 
 

@@ -30,13 +30,21 @@ from typing import Any
 
 from selfrag_nb.comparison import Comparison, Item, Side, StageRow
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import badge, flags_html
+from selfrag_nb.display.cards import badge, block, esc, flags
 from selfrag_nb.display.html import css
-from selfrag_nb.display.markup import block, esc, escape
 from selfrag_nb.display.names import doc_flags
 from selfrag_nb.display.text import one_line
+from selfrag_nb.display.tree import Node, h, to_page
 
-__all__ = ["DETAILS", "MARK_LABELS", "ROOT_CLASS", "compare_css", "compare_html", "compare_text"]
+__all__ = [
+    "DETAILS",
+    "MARK_LABELS",
+    "ROOT_CLASS",
+    "compare_css",
+    "compare_html",
+    "compare_text",
+    "compare_tree",
+]
 
 #: The root element's classes: the shared look, this view, and MathJax opt-out.
 ROOT_CLASS = "srnb-root srnb-cmp tex2jax_ignore mathjax_ignore"
@@ -85,16 +93,15 @@ def compare_text(cmp: Comparison) -> str:
     return "\n".join(lines)
 
 
-# ------------------------------------------------------------------ html
+# ------------------------------------------------------------------ tree
 
 
-def _item(it: Item) -> str:
+def _item(it: Item) -> Node:
     cls = "srnb-cmp-item" + (f" srnb-cmp-{it.mark}" if it.mark else "")
     tips = [f"chunk {it.chunk_id}"] if it.chunk_id else []
     if it.mark:
         tips.append(MARK_LABELS[it.mark])
-    tip = f' title="{escape(" · ".join(tips))}"' if tips else ""
-    return f'<li class="{cls}"{tip}>{esc(it.text, 2_000)}{flags_html(doc_flags(it.doc))}</li>'
+    return h("li", cls, esc(it.text, 2_000), flags(doc_flags(it.doc)), title=" · ".join(tips)[:500] or None)
 
 
 #: What a stage's expandable part holds, by stage (the <details> summary).
@@ -111,23 +118,22 @@ DETAILS = {
 }
 
 
-def _side(side: Side, stage: str, open_: bool) -> str:
+def _side(side: Side, stage: str, open_: bool, key: str) -> Node:
     if not side.ran:
-        return '<div class="srnb-cmp-cell srnb-cmp-none"><span class="srnb-muted">did not run</span></div>'
-    out = f'<div class="srnb-cmp-sum">{esc(side.summary, 500)}</div>'
-    body = ""
+        return h("div", "srnb-cmp-cell srnb-cmp-none", h("span", "srnb-muted", "did not run"))
+    body: list[Any] = []
     if side.items:
-        body += f'<ul class="srnb-cmp-items">{"".join(_item(i) for i in side.items)}</ul>'
+        body.append(h("ul", "srnb-cmp-items", [_item(i) for i in side.items]))
     if side.text:
-        body += block(side.text, cls="srnb-block srnb-cmp-text")
+        body.append(block(side.text, cls="srnb-block srnb-cmp-text"))
+    more = None
     if body:
-        flag = " open" if open_ else ""
-        what = escape(DETAILS.get(stage, "details"))
-        out += f'<details class="srnb-details"{flag}><summary>{what}</summary>{body}</details>'
-    return f'<div class="srnb-cmp-cell">{out}</div>'
+        summary = h("summary", "", DETAILS.get(stage, "details"))
+        more = h("details", "srnb-details", summary, body, open=open_, data_key=f"cmp-{stage}-{key}")
+    return h("div", "srnb-cmp-cell", h("div", "srnb-cmp-sum", esc(side.summary, 500)), more)
 
 
-def _row(r: StageRow, first: bool) -> str:
+def _row(r: StageRow, first: bool) -> Node:
     if not (r.left.ran or r.right.ran):
         state, tag = "srnb-cmp-skip", badge("ran on neither side")
     elif r.same:
@@ -136,86 +142,115 @@ def _row(r: StageRow, first: bool) -> str:
         state, tag = "srnb-cmp-diff srnb-cmp-first", badge("≠ first divergence", "bad")
     else:
         state, tag = "srnb-cmp-diff", badge("≠ differs", "warn")
-    what = f'<div class="srnb-cmp-what">{esc(r.what, 2_000)}</div>' if r.what else ""
-    return (
-        f'<section class="srnb-cmp-row {state}" data-stage="{escape(r.stage)}">'
-        f'<div class="srnb-cmp-stage"><span class="srnb-stage">{escape(r.title)}</span> {tag}'
-        f'<div class="srnb-meta">{escape(r.kind)}</div></div>'
-        f"{_side(r.left, r.stage, first)}{_side(r.right, r.stage, first)}{what}</section>"
+    return h(
+        "section",
+        f"srnb-cmp-row {state}",
+        h("div", "srnb-cmp-stage", h("span", "srnb-stage", r.title), " ", tag, h("div", "srnb-meta", r.kind)),
+        _side(r.left, r.stage, first, "a"),
+        _side(r.right, r.stage, first, "b"),
+        h("div", "srnb-cmp-what", esc(r.what, 2_000)) if r.what else None,
+        data_stage=r.stage,
     )
 
 
-def _header(cmp: Comparison) -> str:
+def _header(cmp: Comparison) -> Node:
     qa, qb = cmp.questions
     if qa == qb:
-        q = f'<div class="srnb-q" dir="auto">{esc(qa, 2_000)}</div>'
+        q: list[Any] = [h("div", "srnb-q", esc(qa, 2_000), dir="auto")]
     else:
-        q = "".join(
-            f'<div class="srnb-q" dir="auto"><span class="srnb-label">{esc(lab, 200)}</span>{esc(x, 2_000)}</div>'
+        q = [
+            h("div", "srnb-q", h("span", "srnb-label", esc(lab, 200)), esc(x, 2_000), dir="auto")
             for lab, x in zip(cmp.labels, cmp.questions, strict=True)
-        )
-    sides = []
-    for lab, out in zip(cmp.labels, cmp.outcomes, strict=True):
-        sides.append(
-            f'<span class="srnb-cmp-label">{esc(lab, 200)}</span> '
-            + (badge(out, "info") if out else badge("in progress"))
-        )
-    line = '<div class="srnb-totals">' + '<span class="srnb-meta">vs</span>'.join(sides) + "</div>"
-    return f'<div class="srnb-head">{q}{line}</div>'
+        ]
+    sides: list[Any] = []
+    for i, (lab, out) in enumerate(zip(cmp.labels, cmp.outcomes, strict=True)):
+        if i:
+            sides.append(h("span", "srnb-meta", "vs"))
+        sides += [
+            h("span", "srnb-cmp-label", esc(lab, 200)),
+            " ",
+            badge(out, "info") if out else badge("in progress"),
+        ]
+    return h("div", "srnb-head", q, h("div", "srnb-totals", sides))
 
 
-def _banner(cmp: Comparison) -> str:
+def _banner(cmp: Comparison) -> Node:
     first = cmp.first_divergence
     if first is None:
-        return '<div class="srnb-banner srnb-cmp-banner srnb-cmp-nodiff"><strong>No divergence:</strong> every stage matches.</div>'
-    return (
-        f'<div class="srnb-banner srnb-banner-bad srnb-cmp-banner"><strong>First divergence: '
-        f"{escape(first.title)}</strong> ({escape(first.kind)}) — {esc(first.what, 2_000)}</div>"
+        return h(
+            "div",
+            "srnb-banner srnb-cmp-banner srnb-cmp-nodiff",
+            h("strong", "", "No divergence:"),
+            " every stage matches.",
+        )
+    return h(
+        "div",
+        "srnb-banner srnb-banner-bad srnb-cmp-banner",
+        h("strong", "", f"First divergence: {first.title}"),
+        f" ({first.kind}) — ",
+        esc(first.what, 2_000),
     )
 
 
-def _config(cmp: Comparison) -> str:
-    head = '<div class="srnb-card-h"><span class="srnb-stage">Configuration</span>'
+def _config(cmp: Comparison) -> Node:
+    title = h("span", "srnb-stage", "Configuration")
     if not cmp.config:
-        return f'<section class="srnb-card srnb-cmp-config">{head}{badge("same", "ok")}</div></section>'
+        return h("section", "srnb-card srnb-cmp-config", h("div", "srnb-card-h", title, badge("same", "ok")))
     la, lb = (esc(x, 200) for x in cmp.labels)
-    rows = "".join(
-        f'<tr><td class="srnb-id">{esc(c.key, 200)}</td><td>{esc(c.left, 2_000)}</td><td>{esc(c.right, 2_000)}</td></tr>'
+    rows = [
+        h(
+            "tr",
+            "",
+            h("td", "srnb-id", esc(c.key, 200)),
+            h("td", "", esc(c.left, 2_000)),
+            h("td", "", esc(c.right, 2_000)),
+        )
         for c in cmp.config
-    )
+    ]
     n = len(cmp.config)
     count = badge(f"{n} difference" + ("s" if n != 1 else ""), "warn")
-    return (
-        f'<section class="srnb-card srnb-cmp-config">{head}{count}</div>'
-        f'<table class="srnb-table"><thead><tr><th>setting</th><th>{la}</th><th>{lb}</th></tr></thead>'
-        f"<tbody>{rows}</tbody></table></section>"
+    head = h("thead", "", h("tr", "", h("th", "", "setting"), h("th", "", la), h("th", "", lb)))
+    return h(
+        "section",
+        "srnb-card srnb-cmp-config",
+        h("div", "srnb-card-h", title, count),
+        h("table", "srnb-table", head, h("tbody", "", rows)),
     )
 
 
-def _legend() -> str:
-    return (
-        '<div class="srnb-legend">'
-        + "".join(
-            f'<span class="srnb-cmp-item srnb-cmp-{k}">{escape(v)}</span>' for k, v in MARK_LABELS.items()
-        )
-        + "<span>hover a chunk for its id</span></div>"
+def _legend() -> Node:
+    marks = [h("span", f"srnb-cmp-item srnb-cmp-{k}", v) for k, v in MARK_LABELS.items()]
+    return h("div", "srnb-legend", marks, h("span", "", "hover a chunk for its id"))
+
+
+def compare_tree(cmp: Comparison) -> Node:
+    """The comparison's one view tree (root included): both faces serialise it."""
+    first = cmp.first_divergence.stage if cmp.first_divergence else None
+    la, lb = (esc(x, 200) for x in cmp.labels)
+    grid_head = h(
+        "div",
+        "srnb-cmp-row srnb-cmp-cols",
+        h("div", ""),
+        h("div", "srnb-col-h", la),
+        h("div", "srnb-col-h", lb),
+    )
+    rows = [_row(r, r.stage == first) for r in cmp.rows]
+    return h(
+        "div",
+        ROOT_CLASS,
+        _header(cmp),
+        _banner(cmp),
+        _legend(),
+        h("div", "srnb-cmp-grid", grid_head, rows),
+        _config(cmp),
+        dir="ltr",
     )
 
 
 def compare_html(cmp: Comparison, **_: Any) -> str:
-    """Self-contained static HTML of a Comparison (no script)."""
-    first = cmp.first_divergence.stage if cmp.first_divergence else None
-    la, lb = (esc(x, 200) for x in cmp.labels)
-    grid_head = (
-        f'<div class="srnb-cmp-row srnb-cmp-cols"><div></div><div class="srnb-col-h">{la}</div>'
-        f'<div class="srnb-col-h">{lb}</div></div>'
-    )
-    rows = "".join(_row(r, r.stage == first) for r in cmp.rows)
-    return (
-        f'<div class="{ROOT_CLASS}" dir="ltr"><style>{compare_css()}</style>'
-        f"{_header(cmp)}{_banner(cmp)}{_legend()}"
-        f'<div class="srnb-cmp-grid">{grid_head}{rows}</div>{_config(cmp)}</div>'
-    )
+    """Self-contained static HTML of a Comparison (no script): the tree, its
+    stylesheet inlined as the root's first child."""
+    return to_page(compare_tree(cmp), compare_css())
 
 
 def _compare_widget(obj: object) -> Any:
@@ -224,4 +259,4 @@ def _compare_widget(obj: object) -> Any:
     return CompareWidget(obj)
 
 
-faces.register(Comparison, text=compare_text, html=compare_html, widget=_compare_widget)
+faces.register(Comparison, text=compare_text, tree=compare_tree, html=compare_html, widget=_compare_widget)

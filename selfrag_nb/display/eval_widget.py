@@ -26,7 +26,7 @@ __all__ = ["EvalWidget"]
 class EvalWidget(ViewWidget):
     """An EvalReport, a Calibration or a RegressionDiff, mounted by mount.js."""
 
-    _css = eval_css()  # type: ignore[assignment]  # anywidget takes a path or the CSS text
+    _css = eval_css()  # anywidget takes a path or the CSS text
 
     def __init__(self, obj: object, **kwargs: Any) -> None:
         super().__init__(eval_view(obj), shown=obj, **kwargs)

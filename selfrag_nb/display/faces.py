@@ -6,12 +6,18 @@
                                                  else StaticView(obj)
       ._repr_html_()        -> html(obj)
     text(obj)    one-line (or short) text/plain     singledispatch on type(obj)
+    tree(obj)    the view tree (display/tree.py)    singledispatch on type(obj)
     html(obj)    static HTML, no script, escaped     singledispatch on type(obj)
     widget(obj)  the AnyWidget view                  singledispatch on type(obj)
 
 A display module registers each of its types once, all faces together::
 
-    faces.register(Trace, text=text_summary, html=static_html, widget=_trace_widget)
+    faces.register(Trace, text=text_summary, tree=view_tree, widget=_trace_widget)
+
+With ``tree=`` the other faces derive from the one tree: ``html`` defaults to
+the tree as a static page (tree.to_page with trace.css) and ``widget="tree"``
+is the generic ViewWidget mounting it; a type passes its own ``html`` or
+``widget`` only to add something (its stylesheet, a stepper's ``update``).
 
 ``widget`` functions import their AnyWidget module inside the call, so
 registering (which happens when ``selfrag_nb.display`` is imported) pulls in
@@ -43,6 +49,7 @@ __all__ = [
     "mimebundle",
     "register",
     "text",
+    "tree",
     "widget",
 ]
 
@@ -69,21 +76,59 @@ def widget(obj: object) -> Any:
     raise InputTypeError(f"selfrag_nb.display has no widget view of {type(obj).__name__}")
 
 
+@singledispatch
+def tree(obj: object) -> Any:
+    """The view tree of ``obj`` (a display.tree.Node, root included)."""
+    raise InputTypeError(f"selfrag_nb.display has no view tree of {type(obj).__name__}")
+
+
 _NO_WIDGET = widget.dispatch(object)
-_text, _html, _widget = text, html, widget  # register's keywords shadow the names
+_text, _html, _widget, _tree = text, html, widget, tree  # register's keywords shadow the names
+
+
+def _page_of(make: Callable[[Any], Any]) -> Callable[..., str]:
+    def page(obj: object, **_: Any) -> str:
+        from selfrag_nb.display.html import css
+        from selfrag_nb.display.tree import to_page
+
+        return to_page(make(obj), css())
+
+    return page
+
+
+def _view_widget_of(make: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def view(obj: object) -> Any:
+        from selfrag_nb.display.tree_widget import ViewWidget
+
+        return ViewWidget(make(obj), shown=obj)
+
+    return view
 
 
 def register(
     cls: type,
     *,
     text: Callable[[Any], str],
-    html: Callable[..., str],
-    widget: Callable[[Any], Any] | None,
+    html: Callable[..., str] | None = None,
+    tree: Callable[[Any], Any] | None = None,
+    widget: Callable[[Any], Any] | str | None = None,
 ) -> None:
-    """Register the faces of ``cls`` (``widget=None``: static only)."""
+    """Register the faces of ``cls``. ``tree``: the view tree the other faces derive
+    from (``html`` defaults to its static page, ``widget="tree"`` mounts it);
+    ``widget=None``: static only."""
+    if html is None:
+        if tree is None:
+            raise InputTypeError(f"faces.register({cls.__name__}): give html= or tree=")
+        html = _page_of(tree)
     _text.register(cls, text)
     _html.register(cls, html)
-    if widget is not None:
+    if tree is not None:
+        _tree.register(cls, tree)
+    if widget == "tree":
+        if tree is None:
+            raise InputTypeError(f'faces.register({cls.__name__}): widget="tree" needs tree=')
+        widget = _view_widget_of(tree)
+    if callable(widget):
         _widget.register(cls, widget)
 
 
@@ -93,9 +138,9 @@ def has_widget(cls: type) -> bool:
 
 
 def faces_of(cls: type) -> set[str]:
-    """The faces registered for ``cls``: a subset of {"text", "html", "widget"}."""
+    """The faces registered for ``cls``: a subset of {"text", "tree", "html", "widget"}."""
     out = set()
-    for name, fn in (("text", text), ("html", html), ("widget", widget)):
+    for name, fn in (("text", text), ("tree", tree), ("html", html), ("widget", widget)):
         if fn.dispatch(cls) is not fn.dispatch(object):
             out.add(name)
     return out

@@ -1,6 +1,7 @@
 """Static faces of an IngestReport: what one ingest did, and whose access changed.
 
-    IngestReport -> ingest_html(report)   a card: counts (added / updated / unchanged /
+    IngestReport -> ingest_tree(report)   a view tree (tree.py); ingest_html = its static page:
+                                          a card: counts (added / updated / unchanged /
                                           removed / skipped, chunks, version), then
                                           "access changed": one row per document,
                                           before -> after, widened rows marked
@@ -11,65 +12,70 @@
 
 Static only (no widget): a report is read once, right after the cell ran.
 Source names, role names and skip reasons come from the documents, so all of
-it goes through ``markup.esc``.
+it is text in the tree (escaped by ``to_html``).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import badge
+from selfrag_nb.display.cards import badge, esc
 from selfrag_nb.display.html import ROOT_CLASS, css
-from selfrag_nb.display.markup import esc, neutralize
+from selfrag_nb.display.markup import neutralize
+from selfrag_nb.display.tree import Node, h, to_page
 from selfrag_nb.store.types import IngestReport
 
-__all__ = ["ingest_html", "ingest_text"]
+__all__ = ["ingest_html", "ingest_text", "ingest_tree"]
 
 #: Rows of each table before the rest is summarised ("and N more").
 _ROWS = 50
 _TONE = {"widened": "bad", "narrowed": "info", "changed": "info"}
 
 
-def _more(n: int) -> str:
-    return f'<div class="srnb-muted">and {n:,} more</div>' if n > 0 else ""
+def _more(n: int) -> Node | None:
+    return h("div", "srnb-muted", f"and {n:,} more") if n > 0 else None
 
 
-def _access(report: IngestReport) -> str:
+def _table(heads: list[str], rows: list[list[Any]]) -> Node:
+    return h(
+        "table",
+        "srnb-table",
+        h("thead", "", h("tr", "", [h("th", "", x) for x in heads])),
+        h("tbody", "", [h("tr", "", [h("td", "", c) for c in r]) for r in rows]),
+    )
+
+
+def _access(report: IngestReport) -> list[Any]:
     if not report.acl_changes:
-        return ""
-    rows = "".join(
-        f"<tr><td>{esc(c.source, 300)}</td><td>{esc(c.before.describe(), 300)}</td>"
-        f"<td>{esc(c.after.describe(), 300)}</td>"
-        f"<td>{badge(c.kind, _TONE[c.kind])}</td></tr>"
+        return []
+    rows = [
+        [
+            esc(c.source, 300),
+            esc(c.before.describe(), 300),
+            esc(c.after.describe(), 300),
+            badge(c.kind, _TONE[c.kind]),
+        ]
         for c in report.acl_changes[:_ROWS]
-    )
-    return (
-        '<div class="srnb-col-h">access changed: who may read each document, before → after</div>'
-        '<table class="srnb-table"><thead><tr><th>document</th><th>before</th><th>after</th>'
-        f"<th>change</th></tr></thead><tbody>{rows}</tbody></table>" + _more(len(report.acl_changes) - _ROWS)
-    )
+    ]
+    return [
+        h("div", "srnb-col-h", "access changed: who may read each document, before → after"),
+        _table(["document", "before", "after", "change"], rows),
+        _more(len(report.acl_changes) - _ROWS),
+    ]
 
 
-def _pairs(title: str, header: str, pairs: list[tuple[str, str]]) -> str:
+def _pairs(title: str, header: str, pairs: list[tuple[str, str]]) -> list[Any]:
     """A (file, message) table: the skipped files or the warnings."""
     if not pairs:
-        return ""
-    rows = "".join(
-        f"<tr><td>{esc(path, 300)}</td><td>{esc(text, 600)}</td></tr>" for path, text in pairs[:_ROWS]
-    )
-    return (
-        f'<div class="srnb-col-h">{title}</div><table class="srnb-table"><thead><tr><th>file</th>'
-        f"<th>{header}</th></tr></thead><tbody>{rows}</tbody></table>" + _more(len(pairs) - _ROWS)
-    )
+        return []
+    rows = [[esc(path, 300), esc(text, 600)] for path, text in pairs[:_ROWS]]
+    return [h("div", "srnb-col-h", title), _table(["file", header], rows), _more(len(pairs) - _ROWS)]
 
 
-def ingest_html(report: IngestReport) -> str:
-    """Static HTML of one ingest (no script; every name escaped)."""
+def ingest_tree(report: IngestReport) -> Node:
+    """One ingest as a view tree (root included; every name is text)."""
     widened = sum(c.widened for c in report.acl_changes)
-    badges = (
-        badge(f"{widened} widened", "bad", "someone can read these now who could not before")
-        if widened
-        else ""
-    )
     counts = " · ".join(
         f"{n:,} {label}"
         for label, n in (
@@ -82,20 +88,30 @@ def ingest_html(report: IngestReport) -> str:
         )
     )
     version = f" · version {report.version}" if report.version is not None else ""
-    head = (
-        f'<div class="srnb-card-h"><span class="srnb-stage">Ingest</span>{badges}'
-        f'<span class="srnb-meta">{counts} · chunks +{report.chunks_added:,}/−{report.chunks_removed:,}'
-        f"{version} · {report.seconds:.2f} s</span></div>"
+    head = h(
+        "div",
+        "srnb-card-h",
+        h("span", "srnb-stage", "Ingest"),
+        badge(f"{widened} widened", "bad", "someone can read these now who could not before")
+        if widened
+        else None,
+        h(
+            "span",
+            "srnb-meta",
+            f"{counts} · chunks +{report.chunks_added:,}/−{report.chunks_removed:,}{version} · {report.seconds:.2f} s",
+        ),
     )
-    body = (
-        _access(report)
-        + _pairs("warnings", "warning", report.warnings)
-        + _pairs("skipped", "reason", report.skipped)
-    )
-    return (
-        f'<div class="{ROOT_CLASS}" dir="ltr"><style>{css()}</style>'
-        f'<section class="srnb-card srnb-card-ingest">{head}{body}</section></div>'
-    )
+    body = [
+        _access(report),
+        _pairs("warnings", "warning", report.warnings),
+        _pairs("skipped", "reason", report.skipped),
+    ]
+    return h("div", ROOT_CLASS, h("section", "srnb-card srnb-card-ingest", head, body), dir="ltr")
+
+
+def ingest_html(report: IngestReport) -> str:
+    """Static HTML of one ingest (no script; every name escaped)."""
+    return to_page(ingest_tree(report), css())
 
 
 def ingest_text(report: IngestReport) -> str:
@@ -109,4 +125,4 @@ def ingest_text(report: IngestReport) -> str:
     return "\n".join(lines)
 
 
-faces.register(IngestReport, text=ingest_text, html=ingest_html, widget=None)
+faces.register(IngestReport, text=ingest_text, tree=ingest_tree, html=ingest_html, widget=None)

@@ -1,9 +1,11 @@
 """The ES modules the widgets load: one shared prelude joined to each view.
 
-    esm("trace.js") = "const CTL = /[...]/g;"   generated from selfrag_nb.text.VIEW_CONTROLS
+    esm("eval.js")  = "const CTL = /[...]/g;"   generated from selfrag_nb.text.VIEW_CONTROLS
                       + static/prelude.js       shared DOM helpers (h, add, t, badge, ...)
-                      + PARTS["trace.js"]       the view's other files (trace_chunks.js)
-                      + static/trace.js         the view's own code, ``export default { render }``
+                      + PARTS["eval.js"]        the view's other files, if it is split
+                      + static/eval.js          the view's own code, ``export default { render }``
+    module("mount.js", "tree_view.js")          the view-tree widget (records, traces,
+                      comparisons): allow-lists generated from tree.py + mount.js
 
 Each widget class sets ``_esm = esm(<its file>)`` (anywidget takes the module
 source as a string), so the browser labels exactly the characters the static
@@ -23,7 +25,7 @@ __all__ = ["PARTS", "allow_lists", "ctl_line", "esm", "module"]
 
 STATIC = Path(__file__).parent / "static"
 #: Files joined before a view's own file (a view split to stay readable).
-PARTS: dict[str, tuple[str, ...]] = {"trace.js": ("trace_chunks.js",)}
+PARTS: dict[str, tuple[str, ...]] = {}
 
 
 def ctl_line() -> str:

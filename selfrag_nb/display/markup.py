@@ -5,24 +5,26 @@
                                    (CONTROL_RE = text.VIEW_CONTROLS) shown as a label:
                                      ctl="text"  ⟨U+202E⟩      anywhere (attributes, SVG, tables)
                                      ctl="span"  <span class="srnb-ctl">U+202E</span>  element content
-      attr(text)          an attribute value (tooltips): escape, and "=" as &#61; so
-                          no "name=" of the data ever reads like an attribute
       esc(text, limit)    inline: escape + truncation note, isolated in <bdi>
       block(text, limit)  a paragraph, dir="auto"
-      marked(text, ranges) a block with trusted tags around character ranges
     neutralize(text)      the same labels for plain text (text/plain faces, widget state)
+
+The record, trace and comparison views are view trees (tree.py): their text
+reaches HTML through ``escape`` in ``tree.to_html`` (attribute values there
+also get ``=`` as ``&#61;``), and cards.py builds their inline text, blocks
+and marked ranges as nodes. ``esc`` and ``block`` here serve the string
+renderers still built by hand (the Prompt Lab).
 
 No renderer calls ``html.escape`` itself (tests/display/test_display_escaping.py
 checks): a hostile question (U+202E, U+200B, ``<script>``, ``"``) looks the
 same, inert and visible, in every view. Also here: number formats and the
-span finders shared by the static HTML and the widget state.
+span finders the views share.
 """
 
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable
 from typing import Literal
 
 from selfrag_nb.cleantext import clean, clean_text
@@ -32,7 +34,6 @@ from selfrag_nb.text import VIEW_CONTROLS, char_class
 __all__ = [
     "CONTROL_RE",
     "TEXT_LIMIT",
-    "attr",
     "block",
     "cut",
     "esc",
@@ -42,7 +43,6 @@ __all__ = [
     "fmt_ms",
     "fmt_tokens",
     "locate_span",
-    "marked",
     "neutralize",
     "pct",
 ]
@@ -76,11 +76,6 @@ def escape(text: object, *, ctl: Literal["text", "span"] = "text") -> str:
     return CONTROL_RE.sub(_span_label if ctl == "span" else _text_label, escaped)
 
 
-def attr(text: object, limit: int = 500) -> str:
-    """A tooltip or other attribute value made of data: escaped, cut, ``=`` encoded."""
-    return escape(str(text)[:limit]).replace("=", "&#61;")
-
-
 def cut(text: str, limit: int) -> tuple[str, str]:
     """``text`` cut to ``limit`` characters and the HTML note saying so ("" when whole)."""
     if len(text) <= limit:
@@ -99,25 +94,6 @@ def block(text: str, limit: int = TEXT_LIMIT, cls: str = "srnb-block") -> str:
     """A paragraph of untrusted text, its direction decided by its own content."""
     s, note = cut(text, limit)
     return f'<div class="{cls}" dir="auto">{escape(s, ctl="span")}{note}</div>'
-
-
-def marked(
-    text: str, ranges: Iterable[tuple[int, int, str, str]], limit: int = TEXT_LIMIT, cls: str = "srnb-block"
-) -> str:
-    """A block with some character ranges wrapped in trusted open/close tags.
-    Overlapping ranges keep the earliest; ranges past the cut are clipped."""
-    s, note = cut(text, limit)
-    out: list[str] = []
-    pos = 0
-    for r_start, r_end, open_tag, close_tag in sorted(ranges, key=lambda r: (r[0], -r[1])):
-        start, end = max(r_start, pos), min(r_end, len(s))
-        if end <= start:
-            continue
-        out.append(escape(s[pos:start], ctl="span"))
-        out.append(open_tag + escape(s[start:end], ctl="span") + close_tag)
-        pos = end
-    out.append(escape(s[pos:], ctl="span"))
-    return f'<div class="{cls}" dir="auto">{"".join(out)}{note}</div>'
 
 
 # ----------------------------------------------------------------- spans

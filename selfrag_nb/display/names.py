@@ -5,7 +5,7 @@
            file   the source's last path segment       refund-policy-2024.md
            path   title › heading, the title said once  Refund Policy (2024) › Refund window
            flags  (text, tone, tooltip) from TRUST_KEYS  ⚠ superseded · effective 2024-01-01
-      -> static HTML: cards.Ctx.label / short      widget: state["refs"] -> trace.js
+      -> cards.Ctx.label / short: the view tree both faces (static HTML, widget) show
 
 One function for both faces, so the static HTML and the widget name a chunk
 the same way. Chunk ids are never the visible name when the document is

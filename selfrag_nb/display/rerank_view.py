@@ -1,76 +1,164 @@
-"""The Rerank card (static HTML): a before/after slope chart and a table.
+"""The Rerank card (a view tree): a before/after slope chart and a table.
 
     Rerank(before, after, scores, reasons, refs)
       -> banner when the previous order was kept (fallback)
+      -> note when a superseded document comes first: rerankers order by
+         relevance to the question and do not read document status
+      -> legend: the three numbers a chunk carries, and how they map
+           #n   retrieval rank (the search's order)
+           1.   place before / after reranking
+           [n]  evidence number: what Assess and Generate cite (the order after reranking)
       -> bump_svg: one line per chunk from its place before to its place
-         after; dropped chunks dashed; labels are file names (⚠ when the
-         document is superseded), each with a <title> naming source and id
+         after; dropped chunks dashed; each label names the chunk distinctly
+         (file › last heading, "(chunk k)" when still equal; ⚠ when the
+         document is superseded), with a <title> naming source and id
       -> table: chunk (rank, file, heading path, trust flags) · before ·
-         after · move · score · why (the reranker's reason, when it gave one)
+         after · move · [n] · reranker score (higher = better, its own scale)
+         · why (the reranker's reason, when it gave one)
 
 Labels are cut with an ellipsis to fit the chart; the table shows them whole.
 """
 
 from __future__ import annotations
 
-from selfrag_nb.display.cards import Ctx, badge, card, fold
-from selfrag_nb.display.markup import attr, esc, escape
+from typing import Any
+
+from selfrag_nb.display.cards import STATIC_MAX_ITEMS, Ctx, badge, card, esc
+from selfrag_nb.display.tree import Node, h
 from selfrag_nb.trace import Rerank
 
-__all__ = ["bump_svg", "rerank_card"]
+__all__ = ["SCORE_NOTE", "bump_svg", "chart_labels", "rerank_card"]
 
 #: Slope chart geometry (px): label columns either side of the lines.
-WIDTH, LEFT_X, RIGHT_X, ROW_H, TOP = 640, 250, 330, 20, 22
-#: Characters of a label that fit a label column at 11 px.
-LABEL_CHARS = 34
+WIDTH, LEFT_X, RIGHT_X, ROW_H, TOP = 700, 290, 370, 20, 22
+#: Characters of a chunk's name that fit a label column at 11 px (after its numbers).
+LABEL_CHARS = 36
+#: What the reranker's score is, next to the number.
+SCORE_NOTE = (
+    "the reranker's own scale: higher = more relevant; not comparable with grades (0–100) or search scores"
+)
 
 
-def _label(ctx: Ctx, chunk_id: str, xy: tuple[int, int], i: int, anchor: str) -> str:
+def _superseded(ctx: Ctx, chunk_id: str) -> bool:
+    name = ctx.name(chunk_id)
+    return name is not None and any(tone == "bad" for _, tone, _ in name["flags"])
+
+
+def _fit(file: str, head: str, n: int) -> str:
+    """``file › head`` in ``n`` characters: the heading (what tells chunks of one
+    file apart) is kept, the file name is cut first."""
+    text = f"{file} › {head}" if head else file
+    if len(text) <= n:
+        return text
+    if head and len(head) < n - 8:
+        room = n - len(head) - 3
+        return f"{file[: room - 1]}… › {head}"
+    return text[: n - 1] + "…"
+
+
+def chart_labels(r: Rerank, ctx: Ctx) -> dict[str, str]:
+    """A distinct short name per chunk: file › last heading, with ``(chunk k)``
+    when two are still equal (several chunks of one section)."""
+    ids = list(dict.fromkeys([*r.before, *r.after]))
+    out: dict[str, str] = {}
+    for c in ids:
+        name = ctx.name(c)
+        if name is None:
+            out[c] = ctx.short(c, LABEL_CHARS)
+            continue
+        head = str(name["path"]).split(" › ")[-1] if name["path"] else ""
+        mark = "⚠ " if _superseded(ctx, c) else ""
+        out[c] = mark + _fit(str(name["file"]), head, LABEL_CHARS - len(mark))
+    seen: dict[str, int] = {}
+    for c in ids:
+        if list(out.values()).count(out[c]) > 1:
+            seen[out[c]] = k = seen.get(out[c], 0) + 1
+            out[c] = f"{out[c]} (chunk {k})"
+    return out
+
+
+def _label(ctx: Ctx, chunk_id: str, text: str, xy: tuple[int, int], anchor: str) -> Node:
     x, y = xy
     name = ctx.name(chunk_id)
-    text = f"{i}. {ctx.short(chunk_id, LABEL_CHARS)}"
-    bad = name is not None and any(tone == "bad" for _, tone, _ in name["flags"])
     tip = f"{name['source']} · {name['path']} · chunk {chunk_id}" if name else f"chunk {chunk_id}"
-    cls = "srnb-svg-label srnb-svg-bad" if bad else "srnb-svg-label"
-    end = ' text-anchor="end"' if anchor == "end" else ""
+    cls = "srnb-svg-label srnb-svg-bad" if _superseded(ctx, chunk_id) else "srnb-svg-label"
     # The tooltip sits beside the label in a <g>, so it is never part of the label's text.
-    return f'<g><title>{attr(tip)}</title><text class="{cls}" x="{x}" y="{y}"{end}>{escape(text)}</text></g>'
+    return h(
+        "g",
+        "",
+        h("title", "", tip[:500]),
+        h("text", cls, text, x=x, y=y, text_anchor="end" if anchor == "end" else None),
+    )
 
 
-def bump_svg(r: Rerank, ctx: Ctx) -> str:
-    """Before/after order as a slope chart: one line per chunk, dropped chunks dashed."""
+def _rank(ctx: Ctx, chunk_id: str) -> str:
+    name = ctx.name(chunk_id)
+    return f"#{name['rank']} " if name and name["rank"] else ""
+
+
+def _evidence(ctx: Ctx, chunk_id: str) -> str:
+    n = ctx.evidence_no.get(chunk_id)
+    return f"[{n}] " if n else ""
+
+
+def bump_svg(r: Rerank, ctx: Ctx) -> Node:
+    """Before/after order as a slope chart: one line per chunk, dropped chunks dashed.
+    Left labels: place before · retrieval rank · name; right: place after · [n] · name."""
     n = min(max(len(r.before), len(r.after), 1), 50)
     lx, rx = LEFT_X, RIGHT_X
     height = TOP + n * ROW_H + 6
     after_pos = {c: i for i, c in enumerate(r.after)}
-    parts = [
-        f'<svg class="srnb-svg" role="img" aria-label="rerank order before and after" '
-        f'viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
-        f'<text class="srnb-svg-label" x="{lx}" y="14" text-anchor="end" font-weight="600">before</text>',
-        f'<text class="srnb-svg-label" x="{rx}" y="14" font-weight="600">after</text>',
+    names = chart_labels(r, ctx)
+    parts: list[Any] = [
+        h(
+            "text",
+            "srnb-svg-label",
+            "before (#retrieval rank)",
+            x=lx,
+            y=14,
+            text_anchor="end",
+            font_weight=600,
+        ),
+        h(
+            "text",
+            "srnb-svg-label",
+            "after ([evidence number])" if ctx.evidence_no else "after",
+            x=rx,
+            y=14,
+            font_weight=600,
+        ),
     ]
     for i, c in enumerate(r.before[:n]):
         y = TOP + i * ROW_H + 10
-        parts.append(_label(ctx, c, (lx - 8, y + 4), i + 1, "end"))
+        parts.append(_label(ctx, c, f"{i + 1}. {_rank(ctx, c)}{names[c]}", (lx - 8, y + 4), "end"))
         j = after_pos.get(c)
         if j is not None and j < n:
             y2 = TOP + j * ROW_H + 10
-            parts.append(
-                f'<path class="srnb-svg-line" d="M{lx} {y} C{lx + 40} {y} {rx - 40} {y2} {rx} {y2}"/>'
-            )
+            parts.append(h("path", "srnb-svg-line", d=f"M{lx} {y} C{lx + 40} {y} {rx - 40} {y2} {rx} {y2}"))
         else:
-            parts.append(f'<path class="srnb-svg-line srnb-svg-drop" d="M{lx} {y} L{lx + 30} {y}"/>')
+            parts.append(h("path", "srnb-svg-line srnb-svg-drop", d=f"M{lx} {y} L{lx + 30} {y}"))
     for j, c in enumerate(r.after[:n]):
-        parts.append(_label(ctx, c, (rx + 8, TOP + j * ROW_H + 14), j + 1, "start"))
-    parts.append("</svg>")
-    return "".join(parts)
+        parts.append(
+            _label(ctx, c, f"{j + 1}. {_evidence(ctx, c)}{names[c]}", (rx + 8, TOP + j * ROW_H + 14), "start")
+        )
+    return h(
+        "svg",
+        "srnb-svg",
+        parts,
+        role="img",
+        aria_label="rerank order before and after",
+        viewBox=f"0 0 {WIDTH} {height}",
+        width=WIDTH,
+        height=height,
+        xmlns="http://www.w3.org/2000/svg",
+    )
 
 
-def _move(i: int | None, j: int | None) -> str:
+def _move(i: int | None, j: int | None) -> Any:
     if i is None:
         return "new"
     if j is None:
-        return '<span class="srnb-muted">✗ dropped</span>'
+        return h("span", "srnb-muted", "✗ dropped")
     if j < i:
         return f"↑ {i - j}"
     if j > i:
@@ -78,39 +166,78 @@ def _move(i: int | None, j: int | None) -> str:
     return "= same"
 
 
-def rerank_card(r: Rerank, ctx: Ctx) -> str:
-    body = ""
-    if r.fallback:
-        body += (
-            f'<div class="srnb-banner srnb-banner-bad"><strong>fallback: previous order kept</strong> — '
-            f"{esc(r.fallback, 2000)}</div>"
+def _legend(ctx: Ctx) -> Node:
+    parts = [
+        h("span", "", "#n retrieval rank (the search's order)"),
+        h("span", "", "1. 2. … place before → after reranking"),
+    ]
+    if ctx.evidence_no:
+        parts.append(
+            h("span", "", "[n] evidence number cited by Assess and Generate (the order after reranking)")
         )
-    body += bump_svg(r, ctx)
+    return h("div", "srnb-legend", parts)
+
+
+def rerank_card(r: Rerank, ctx: Ctx) -> Node:
+    body: list[Any] = []
+    if r.fallback:
+        body.append(
+            h(
+                "div",
+                "srnb-banner srnb-banner-bad",
+                h("strong", "", "fallback: previous order kept"),
+                " — ",
+                esc(r.fallback, 2000),
+            )
+        )
+    elif r.after and _superseded(ctx, r.after[0]):
+        body.append(
+            h(
+                "div",
+                "srnb-banner",
+                h("strong", "", "⚠ a superseded document ranks first: "),
+                "the reranker orders chunks by relevance to the question and does not read document "
+                "status, so a superseded version can outrank the current one (Assess and Generate see the flag).",
+            )
+        )
+    body += [_legend(ctx), bump_svg(r, ctx)]
     before_pos = {c: i for i, c in enumerate(r.before)}
     after_pos = {c: i for i, c in enumerate(r.after)}
     why = bool(r.reasons)
+    cited = bool(ctx.evidence_no)
     rows = []
-    for c in [*r.before, *(c for c in r.after if c not in before_pos)]:
+    for c in [*r.before, *(c for c in r.after if c not in before_pos)][:STATIC_MAX_ITEMS]:
         i, j = before_pos.get(c), after_pos.get(c)
         score = r.scores.get(c)
         rows.append(
-            f"<tr><td>{ctx.label(c)}</td>"
-            f'<td class="srnb-r srnb-num">{"—" if i is None else i + 1}</td>'
-            f'<td class="srnb-r srnb-num">{"—" if j is None else j + 1}</td><td class="srnb-nowrap">{_move(i, j)}</td>'
-            f'<td class="srnb-r srnb-num">{"—" if score is None else f"{score:.3g}"}</td>'
-            + (f"<td>{esc(r.reasons.get(c, ''), 500)}</td>" if why else "")
-            + "</tr>"
+            h(
+                "tr",
+                "",
+                h("td", "", ctx.label(c)),
+                h("td", "srnb-r srnb-num", "—" if i is None else str(i + 1)),
+                h("td", "srnb-r srnb-num", "—" if j is None else str(j + 1)),
+                h("td", "srnb-nowrap", _move(i, j)),
+                h("td", "srnb-r srnb-num", _evidence(ctx, c).strip() or "—") if cited else None,
+                h("td", "srnb-r srnb-num", "—" if score is None else f"{score:.3g}"),
+                h("td", "", esc(r.reasons.get(c, ""), 500)) if why else None,
+            )
         )
-    table = (
-        '<table class="srnb-table"><thead><tr><th>chunk</th><th class="srnb-r">before</th>'
-        '<th class="srnb-r">after</th><th>move</th><th class="srnb-r">score</th>'
-        + ("<th>why (reranker)</th>" if why else "")
-        + "</tr></thead><tbody>"
-    )
-    body += fold(rows, "chunks", wrap=(table, "</tbody></table>"))
+    heads = [
+        h("th", "", "chunk (#retrieval rank)"),
+        h("th", "srnb-r", "before"),
+        h("th", "srnb-r", "after"),
+        h("th", "", "move"),
+        h("th", "srnb-r", "[n] cited as") if cited else None,
+        h("th", "srnb-r", "reranker score", title=SCORE_NOTE),
+        h("th", "", "why (reranker)") if why else None,
+    ]
+    body.append(h("table", "srnb-table", h("thead", "", h("tr", "", heads)), h("tbody", "", rows)))
+    body.append(h("div", "srnb-meta", f"reranker score: {SCORE_NOTE}"))
     if not why and not r.fallback and r.before:
-        body += '<div class="srnb-muted">the reranker gave scores, no reasons</div>'
+        said = "scores, no reasons" if r.scores else "an order, no scores or reasons"
+        body.append(h("div", "srnb-muted", f"the reranker gave {said}"))
     tag = badge(
         "fallback" if r.fallback else f"{len(r.before)} → {len(r.after)}", "bad" if r.fallback else "info"
     )
-    return card(r, tag, body, (f"by {esc(r.reranker or 'unknown reranker', 200)}", f"keep {r.keep}"))
+    extra = (["by ", esc(r.reranker or "unknown reranker", 200)], f"keep {r.keep}")
+    return card(r, tag, body, extra, key=ctx.key)

@@ -15,14 +15,17 @@ whatever the data:
   markup.py's ``escape``, the one door into HTML), the widget
   sets it with ``textContent``. Invisible and bidi control characters in data
   are split out by ``text_kids`` into labelled ``srnb-ctl`` spans while the
-  tree is built, so both faces show the same ``U+202E`` label;
+  tree is built, so both faces show the same ``U+202E`` label (in attribute
+  values, tooltips, both faces write ``⟨U+202E⟩``, and ``to_html`` encodes
+  ``=`` too so no ``src=`` of the data reads like an attribute);
 - tags and attributes come from allow-lists (no ``on*``, ``href``, ``src``,
   ``srcdoc``; ``style`` only as widths and custom properties); a view that asks
   for anything else is a programming error raised at build time. mount.js
   checks the same lists again, so a tree from anywhere else cannot widen them.
 
 Behaviour is declared, not scripted: ``data-page="20"`` on a list pages its
-children (static face: the rest inside a "show N more" ``<details>``),
+children (static face: the rest inside a "show N more" ``<details>``; with
+``data-noun="hits"`` both faces name what is counted),
 ``data-claim``/``data-for-claim`` link a claim to its evidence, ``data-key`` on
 a ``<details>`` keeps it open across redraws. mount.js attaches these.
 """
@@ -32,9 +35,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, TypeAlias
 
-from selfrag_nb.display.markup import CONTROL_RE, escape
+from selfrag_nb.display.markup import CONTROL_RE, escape, neutralize
 from selfrag_nb.errors import InputError
 
 __all__ = [
@@ -47,6 +51,7 @@ __all__ = [
     "text_kids",
     "to_html",
     "to_json",
+    "to_page",
 ]
 
 #: Elements a view may use (HTML, plus the SVG subset charts draw with).
@@ -183,8 +188,13 @@ class Node:
         return out
 
 
+@lru_cache(maxsize=1024)
+def _name_ok(name: str) -> bool:
+    return name in ATTRS or _DATA_RE.match(name) is not None
+
+
 def _check_attr(tag: str, name: str, value: str) -> None:
-    if name in ATTRS or _DATA_RE.match(name):
+    if _name_ok(name):
         if name == "style" and not _STYLE_RE.match(value):
             raise InputError(f"<{tag}> style {value!r}: only widths and custom properties")
         return
@@ -211,15 +221,16 @@ def text_kids(text: str) -> list[Kid]:
 def _kids(items: Iterable[Any]) -> list[Kid]:
     out: list[Kid] = []
     for item in items:
-        if item is None or item is False or item == "":
-            continue
-        if isinstance(item, Node):
+        if isinstance(item, str):  # the commonest kid first: text
+            if item:
+                out.extend(text_kids(item))
+        elif isinstance(item, Node):
             if item.tag == "":  # a fragment: its kids join the parent
                 out.extend(item.kids)
             else:
                 out.append(item)
-        elif isinstance(item, str):
-            out.extend(text_kids(item))
+        elif item is None or item is False:
+            continue
         elif isinstance(item, (list, tuple)):
             out.extend(_kids(item))
         else:
@@ -251,8 +262,8 @@ def frag(*kids: Any) -> Node:
 # ------------------------------------------------------------- static HTML
 
 
-def _more_label(n: int) -> str:
-    return f"show {n:,} more"
+def _more_label(n: int, noun: str | None = None) -> str:
+    return f"show {n:,} more {noun}" if noun else f"show {n:,} more"
 
 
 def to_html(node: Kid) -> str:
@@ -274,19 +285,21 @@ def _write(node: Kid, out: list[str]) -> None:
     if node.cls:
         out.append(f' class="{escape(node.cls)}"')
     for name, value in node.attrs:
-        out.append(f' {name}="{escape(value)}"' if value != "" else f" {name}")
+        # "=" encoded too: no "src=" of the data ever reads like an attribute
+        out.append(f' {name}="{escape(value).replace("=", "&#61;")}"' if value != "" else f" {name}")
     out.append(">")
     if node.tag in VOID_TAGS:
         return
     kids = node.kids
-    page = node.attr("data-page")
+    page = node.attr("data-page") if node.attrs else None
     if page and page.isdigit() and len(kids) > int(page) > 0:
         # no script in the static face: what the widget pages is folded here
         n = int(page)
         for k in kids[:n]:
             _write(k, out)
         rest = kids[n:]
-        out.append(f'<details class="srnb-more"><summary>{_more_label(len(rest))}</summary>')
+        label = _more_label(len(rest), node.attr("data-noun"))
+        out.append(f'<details class="srnb-more"><summary>{escape(label)}</summary>')
         for k in rest:
             _write(k, out)
         out.append("</details>")
@@ -294,6 +307,15 @@ def _write(node: Kid, out: list[str]) -> None:
         for k in kids:
             _write(k, out)
     out.append(f"</{node.tag}>")
+
+
+def to_page(root: Node, css: str) -> str:
+    """A static page: ``root`` with an inline stylesheet as its first child. ``css``
+    is the package's own stylesheet (trusted); ``<style>`` is not a view tag, so
+    a tree cannot carry one."""
+    shell = to_html(Node(root.tag, root.cls, (), root.attrs))
+    opening = shell[: -len(f"</{root.tag}>")]
+    return opening + f"<style>{css}</style>" + "".join(to_html(k) for k in root.kids) + f"</{root.tag}>"
 
 
 # ------------------------------------------------------------- widget JSON
@@ -309,7 +331,8 @@ def to_json(node: Kid) -> Any:
     if node.cls:
         out["c"] = node.cls
     if node.attrs:
-        out["a"] = dict(node.attrs)
+        # attribute values (tooltips) carry control characters as ⟨U+XXXX⟩, as to_html writes them
+        out["a"] = {k: neutralize(v) for k, v in node.attrs}
     if node.kids:
         out["k"] = [to_json(k) for k in node.kids]
     return out

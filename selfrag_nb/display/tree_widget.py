@@ -3,7 +3,8 @@
     ViewWidget(node, shown=obj)
       tree = to_json(node)      ----->  static/mount.js build() + attach()
       selected_claim  <------------>    click a data-claim node
-      _repr_mimebundle_   the widget + text/html (the same tree through to_html)
+      _repr_mimebundle_   the widget + text/html (the same tree through to_html; the
+                          shown object's static page, stylesheet included, when there is one)
                           + text/plain (the shown object's summary, when there is one)
       .show(node, shown=obj)  replaces the tree (open <details> and pages are kept)
 
@@ -38,7 +39,7 @@ class ViewWidget(anywidget.AnyWidget):
     """Any view tree, mounted with textContent only; behaviour from data attributes."""
 
     _esm = module("mount.js", "tree_view.js")
-    _css = _STATIC / "trace.css"
+    _css: str | Path = _STATIC / "trace.css"
 
     tree = traitlets.Dict().tag(sync=True)
     #: Index of the selected claim (-1: none); set by a click on a ``data-claim`` node.
@@ -64,5 +65,7 @@ class ViewWidget(anywidget.AnyWidget):
             if self._shown is not None:
                 from selfrag_nb.display import faces
 
+                # the shown object's own static page: the same tree, with its stylesheet
+                data["text/html"] = faces.html(self._shown)
                 data["text/plain"] = faces.text(self._shown)
         return bundle

@@ -121,6 +121,9 @@ def server_env(cache: Path, home: Path) -> dict[str, str]:
         PYTHONUNBUFFERED="1",
     )
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
+    # Kernels and marimo import this checkout's package, not whatever the venv
+    # was installed from (a worktree's tests must exercise its own code).
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     return env
 
 

@@ -205,12 +205,13 @@ def expand(details: Any) -> None:
 
 
 def select_claim(view: Any) -> Any:
-    """Click the first claim of the verify card; return the <mark> the
-    evidence panel puts on the span found for it."""
-    view.locator(".srnb-card-verify .srnb-row.srnb-clickable").first.click()
-    view.locator(".srnb-card-verify .srnb-row.srnb-selected").wait_for()
-    mark = view.locator(".srnb-panel mark.srnb-mark").first
-    mark.wait_for()
+    """Click the first claim of the verify card; return the <mark> on the span
+    its evidence block (revealed and highlighted by the selection) shows."""
+    view.locator(".srnb-card-verify [data-claim]").first.click()
+    evidence = view.locator(".srnb-card-verify .srnb-evidence-for.srnb-sel").first
+    evidence.wait_for()
+    mark = evidence.locator("mark.srnb-mark").first
+    mark.wait_for()  # visible: the claim's fold opened to show it
     return mark
 
 
@@ -270,11 +271,22 @@ def test_tour_runs_and_views_are_interactive(jupyterlab: Server, page: Any, page
     assert view.locator(".srnb-head .srnb-q").inner_text() == asked.group(1)
     assert view.locator(".srnb-card-totals .srnb-tl-bar").count() >= 5
 
-    # Expand a retrieved chunk: its text is built on first open.
+    # Expand a retrieved chunk: its text is folded until opened.
     hit = view.locator(".srnb-card-retrieve details.srnb-hit").first
-    assert hit.locator(".srnb-block").count() == 0
+    assert not hit.locator(".srnb-block").is_visible()
     expand(hit)
     assert hit.locator(".srnb-block").inner_text().strip()
+
+    # Click a claim in the answer: it and its evidence in Verify light up, the
+    # evidence's fold opens and shows the marked span.
+    claim = view.locator(".srnb-card-generate [data-claim]").first
+    claim.click()
+    index = claim.get_attribute("data-claim")
+    evidence = view.locator(f".srnb-card-verify [data-for-claim='{index}']")
+    evidence.wait_for()
+    assert "srnb-sel" in (claim.get_attribute("class") or "")
+    assert "srnb-sel" in (evidence.get_attribute("class") or "")
+    assert evidence.locator("mark.srnb-mark").first.inner_text().strip()
 
     # Expand a graded chunk.
     graded = view.locator(".srnb-card-grade .srnb-grade-notes details").first
@@ -289,9 +301,9 @@ def test_tour_runs_and_views_are_interactive(jupyterlab: Server, page: Any, page
     assert support.count() == 1, "no widget shows a verify card"
     mark = select_claim(support)
     assert mark.inner_text().strip()
-    support.locator(".srnb-card-verify .srnb-row.srnb-selected").click()
-    support.locator(".srnb-card-verify .srnb-row.srnb-selected").wait_for(state="detached")
-    assert support.locator(".srnb-panel mark.srnb-mark").count() == 0
+    support.locator(".srnb-card-verify [data-claim].srnb-sel").click()  # a second click clears it
+    support.locator(".srnb-card-verify .srnb-sel").first.wait_for(state="detached")
+    assert support.locator(".srnb-sel").count() == 0
     mark = select_claim(support)
     shoot(page, support, "jupyterlab-tour-support")
 
@@ -404,7 +416,7 @@ def check_layout(m: dict[str, Any], where: str) -> None:
 def test_views_keep_their_layout_and_name_documents(jupyterlab: Server, page: Any, page_log: PageLog) -> None:
     name = "layout.ipynb"
     jupyterlab.write_notebook(name, LAYOUT_CELLS)
-    page.set_viewport_size({"width": 1000, "height": 1000})
+    page.set_viewport_size({"width": 950, "height": 1000})
     open_notebook(page, jupyterlab, name)
     run_all(page, name)
     # MathJax typesets asynchronously after a render: give it the time it would take.
@@ -448,6 +460,12 @@ def test_views_keep_their_layout_and_name_documents(jupyterlab: Server, page: An
     for theme, tag in (("JupyterLab Light", "light"), ("JupyterLab Dark", "dark")):
         page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", theme)
         page.wait_for_timeout(1200)
+        # legible in either theme: the card titles follow the theme's text colour
+        fg = (
+            widgets[0].locator(".srnb-card-generate .srnb-stage").evaluate("(e) => getComputedStyle(e).color")
+        )
+        level = sum(int(x) for x in re.findall(r"\d+", fg)[:3]) / 3
+        assert (level > 128) if tag == "dark" else (level < 128), f"{tag}: card title colour {fg}"
         shoot(page, widgets[0], f"jupyterlab-layout-trace-{tag}")
         shoot(page, widgets[1], f"jupyterlab-layout-rerank-{tag}")
         shoot(page, widgets[2], f"jupyterlab-layout-grades-{tag}")

@@ -66,11 +66,11 @@ LINE_JS = (
 
 
 def check_layout_and_names(page: Any, view: Any) -> None:
-    """At 1000 px: no card overflows, grade ticks line up, the rerank card
+    """At 950 px: no card overflows, grade ticks line up, the rerank card
     names documents (no bare chunk id), the answer line wraps; screenshots
     of the app in light and dark."""
     size = page.viewport_size
-    page.set_viewport_size({"width": 1000, "height": size["height"]})
+    page.set_viewport_size({"width": 950, "height": size["height"]})
     try:
         page.wait_for_timeout(400)
         m = page.evaluate(MEASURE_JS, view.element_handle())
@@ -119,21 +119,26 @@ def test_marimo_app_renders_interactive_trace(marimo_app: Server, page: Any, pag
     outcome = view.locator(".srnb-card-finish .srnb-badge").first.inner_text()
     assert page.get_by_text(f"{outcome}:", exact=False).count() >= 1  # the plain-text answer line
 
-    # Expand a retrieved chunk: its text is built on first open.
+    # Expand a retrieved chunk: its text is folded until opened.
     hit = view.locator(".srnb-card-retrieve details.srnb-hit").first
-    assert hit.locator(".srnb-block").count() == 0
+    assert not hit.locator(".srnb-block").is_visible()
     hit.locator(":scope > summary").click()
     hit.locator(".srnb-block").wait_for()
     assert hit.get_attribute("open") is not None
     assert hit.locator(".srnb-block").inner_text().strip()
 
-    # Select a claim (verify card): the row is marked and its evidence span shown.
-    view.locator(".srnb-card-verify .srnb-row.srnb-clickable").first.click()
-    view.locator(".srnb-card-verify .srnb-row.srnb-selected").wait_for()
-    mark = view.locator(".srnb-panel mark.srnb-mark").first
+    # Select a claim in the answer: it and its evidence light up, the evidence's
+    # fold in Verify opens and shows the span marked in its chunk.
+    claim = view.locator(".srnb-card-generate [data-claim]").first
+    claim.click()
+    index = claim.get_attribute("data-claim")
+    evidence = view.locator(f".srnb-card-verify [data-for-claim='{index}']")
+    evidence.wait_for()
+    assert "srnb-sel" in (evidence.get_attribute("class") or "")
+    mark = evidence.locator("mark.srnb-mark").first
     mark.wait_for()
     assert mark.inner_text().strip()
-    # The chunk opened above survived the re-render the selection caused.
+    # The chunk opened above is still open.
     assert view.locator(".srnb-card-retrieve details.srnb-hit").first.get_attribute("open") is not None
     shoot(page, "marimo-app-trace")
     check_layout_and_names(page, view)

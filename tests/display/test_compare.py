@@ -5,7 +5,7 @@ hashing embedder in a tmp folder); each test changes one thing between the
 two runs and expects the comparison to name the first stage that thing
 changes, in flow order (selfrag_nb/flow.py). The faces are checked as a
 reader gets them: text, static HTML (escaped, no script, MathJax opted out)
-and the widget's JS run under node against the tiny DOM of mini_dom.mjs.
+and the widget's tree (the same tree, as JSON for mount.js).
 """
 
 from __future__ import annotations
@@ -17,14 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from display_fixtures import assert_well_formed, run_harness
+from display_fixtures import assert_well_formed, tree_find, tree_text
 from helpers_pipeline import DOCS, REFUND_CLAIM, REFUND_QUOTE, grade_by_words, script_refund, verdict
 
 import selfrag_nb as sr
 from selfrag_nb.comparison import KINDS, Comparison
 from selfrag_nb.display import StaticView
-from selfrag_nb.display.compare_widget import CompareWidget, compare_state
-from selfrag_nb.display.state import STATE_BUDGET, state_size
+from selfrag_nb.display.compare_html import compare_tree
+from selfrag_nb.display.compare_widget import CompareWidget
+from selfrag_nb.display.tree import to_json
 from selfrag_nb.flow import STAGES
 from selfrag_nb.trace import Trace
 
@@ -332,8 +333,8 @@ def test_static_html_marks_the_first_divergence(run: Callable[..., Trace]) -> No
     assert "First divergence: Rerank</strong> (rerank order)" in html
     # The first divergent stage's details are open; the others are folded.
     section = html[first.start() : html.index("</section>", first.start())]
-    assert '<details class="srnb-details" open>' in section
-    assert html.count('<details class="srnb-details" open>') == 1
+    assert '<details class="srnb-details" open ' in section
+    assert html.count('<details class="srnb-details" open ') == 1
     # Chunk ids only on hover.
     assert cmp.rows[4].right.items
     cid = cmp.rows[4].right.items[0].chunk_id
@@ -377,79 +378,34 @@ def test_static_html_escapes_hostile_document_text(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- widget
 
 
-def test_widget_state_is_the_record_as_json(run: Callable[..., Trace]) -> None:
+def test_the_widget_mounts_the_tree_the_static_page_shows(run: Callable[..., Trace]) -> None:
     cmp = sr.compare(run(rerank=False), run(), labels=("rerank off", "rerank on"))
     w = sr.view(cmp)
     assert isinstance(w, CompareWidget)
-    assert w.expanded == ["rerank"]
-    assert w.only_diff is False
-    assert w.data["first_divergence"]["stage"] == "rerank"
-    assert [r["stage"] for r in w.data["rows"]] == list(STAGES)
-    assert state_size(w.data) <= STATE_BUDGET
-    json.dumps(w.data)
-    w.expanded = ["decide"]
+    assert w.tree == to_json(compare_tree(cmp))
+    assert w.tree["c"] == "srnb-root srnb-cmp tex2jax_ignore mathjax_ignore"
+    rows = [n for n in tree_find(w.tree, "srnb-cmp-row") if "data-stage" in n.get("a", {})]
+    assert [r["a"]["data-stage"] for r in rows] == list(STAGES)
+    (first,) = tree_find(w.tree, "srnb-cmp-first")
+    assert first["a"]["data-stage"] == "rerank"
+    text = tree_text(w.tree)
+    assert "First divergence: Rerank (rerank order) — Rerank ran in rerank on only" in text
+    # the first divergence starts open, every fold remembered by its key across updates
+    opened = [d for d in tree_find(first, "srnb-details") if "open" in d.get("a", {})]
+    assert opened
+    assert all(d["a"]["data-key"].startswith("cmp-rerank-") for d in opened)
+    # chunk ids on hover only
+    assert not re.search(r"\b[0-9a-f]{24}\b", text)
+    assert "settings.rerank" in text
+    json.dumps(w.tree)
     w.update(sr.compare(run(), run()))
-    assert w.expanded == []
-    assert w.data["first_divergence"] is None
+    assert "No divergence: every stage matches." in tree_text(w.tree)
+    assert w._repr_mimebundle_()[0]["text/html"].startswith('<div class="srnb-root srnb-cmp')
     with pytest.raises(sr.InputTypeError, match="CompareWidget shows a Comparison"):
-        compare_state(run())
+        CompareWidget(run())
 
 
-def test_oversized_answers_are_cut_to_the_budget(run: Callable[..., Trace]) -> None:
-    long = "Customers can request a full refund within 30 days of purchase [1]. " * 4000
-    b = run(script=lambda m: m.default("generate", {"answer": long}))
-    st = compare_state(sr.compare(run(), b))
-    assert state_size(st) <= STATE_BUDGET
-
-
-def _run_js(
-    tmp_path: Path, state: dict[str, Any], actions: list[list[Any]], expanded: list[str]
-) -> list[dict[str, Any]]:
-    traits = {"data": state, "expanded": expanded, "only_diff": False}
-    result: list[dict[str, Any]] = run_harness(
-        tmp_path, HERE / "compare_js_harness.mjs", "compare.js", ("traits", traits), ("actions", actions)
-    )
-    return result
-
-
-def test_js_renders_rows_and_highlights_the_first_divergence(
-    run: Callable[..., Trace], tmp_path: Path
-) -> None:
-    cmp = sr.compare(run(rerank=False), run(), labels=("rerank off", "rerank on"))
-    w = CompareWidget(cmp)
-    steps = _run_js(
-        tmp_path,
-        w.data,
-        [["head", "grade"], ["head", "rerank"], ["banner", 0], ["only_diff", 0], ["only_diff", 0]],
-        list(w.expanded),
-    )
-    first = steps[0]
-    assert first["root"] == ["srnb-root", "srnb-cmp", "tex2jax_ignore", "mathjax_ignore"]
-    assert first["rows"] == list(STAGES)
-    assert first["first"] == ["rerank"]
-    assert "First divergence: Rerank (rerank order) — Rerank ran in rerank on only" in first["text"]
-    # The first divergence starts expanded: its chunks are named, ids on hover.
-    assert first["expanded_items"]["rerank"]
-    assert all(re.fullmatch(r"chunk [0-9a-f]{24}.*", tip) for tip in first["titles"])
-    assert not re.search(r"\b[0-9a-f]{24}\b", first["text"])
-    assert "settings.rerank" in first["text"]
-    # Clicking a stage's title expands it; clicking the first divergence's title folds it.
-    assert steps[1]["expanded"] == ["rerank", "grade"]
-    assert steps[1]["expanded_items"]["grade"]
-    assert steps[2]["expanded"] == ["grade"]
-    assert "rerank" not in steps[2]["expanded_items"]
-    # The banner brings the first divergence back.
-    assert steps[3]["expanded"] == ["grade", "rerank"]
-    # Differences only: identical stages hidden, then shown again.
-    assert steps[4]["rows"] == cmp.differing
-    hidden = len(STAGES) - len(cmp.differing)
-    assert f"{hidden} identical stage{'s' if hidden != 1 else ''} hidden" in steps[4]["text"]
-    assert steps[5]["rows"] == list(STAGES)
-    assert steps[-1]["handlers"] == 0
-    assert all(s.get("saves", 1) >= 0 for s in steps)
-
-
-def test_js_labels_controls_and_keeps_markup_as_text(tmp_path: Path) -> None:
+def test_widget_keeps_markup_and_controls_as_text(tmp_path: Path) -> None:
     kb = _kb(tmp_path, {"payments.md": HOSTILE_DOC})
     traces = []
     for extra in ("", " \u202eevil\u202c <img src=x>"):
@@ -457,33 +413,10 @@ def test_js_labels_controls_and_keeps_markup_as_text(tmp_path: Path) -> None:
         script_refund(model, answer="Refunds within 30 days <script>alert(3)</script> [1]." + extra)
         traces.append(sr.SelfRAG(kb, model=model).ask(Q))
     w = CompareWidget(sr.compare(*traces))
-    steps = _run_js(tmp_path, w.data, [["head", "generate"]], list(w.expanded))
-    text = steps[0]["text"]
-    assert "<script>alert(3)</script>" in text  # shown as text; mini_dom throws on innerHTML
-    assert "U+202E" in steps[0]["ctl"]
-    assert "\u202e" not in text
-
-
-def test_the_js_is_package_local_and_never_parses_data_as_html() -> None:
-    from selfrag_nb.display.js import STATIC, ctl_line, esm
-
-    module = esm("compare.js")
-    assert module.startswith(ctl_line())
-    assert module.count("const CTL") == 1
-    js = (STATIC / "compare.js").read_text(encoding="utf-8")
-    code = "\n".join(line for line in js.splitlines() if not line.lstrip().startswith("//"))
-    for forbidden in (
-        "innerHTML",
-        "outerHTML",
-        "insertAdjacentHTML",
-        "document.write",
-        "eval(",
-        "new Function",
-    ):
-        assert forbidden not in code, forbidden
-    assert "http://" not in code
-    assert "https://" not in code
-    assert "import " not in code.split("export default")[0]
+    raw = json.dumps(w.tree, ensure_ascii=False)
+    assert "<script>alert(3)</script>" in tree_text(w.tree)  # a string: mount.js sets it as text
+    assert "U+202E" in [tree_text(n) for n in tree_find(w.tree, "srnb-ctl")]
+    assert "\u202e" not in raw
     css = str(CompareWidget._css)
     assert ".srnb-cmp-first" in css
     assert ".srnb-root" in css  # the shared stylesheet comes first
@@ -514,12 +447,12 @@ def test_every_face_flags_a_superseded_document(tmp_path: Path) -> None:
     html = StaticView(cmp)._repr_html_()
     assert 'srnb-bad" title="superseded by refund-2025.md"><bdi>⚠ superseded</bdi></span>' in html
     assert "<bdi>current</bdi></span>" in html
-    # widget: flags worded in Python, shown by compare.js next to the chunk's name
+    # widget: the same tree, so the same badge next to the chunk's name
     w = CompareWidget(cmp)
-    flags = [
-        f for r in w.data["rows"] for s in (r["left"], r["right"]) for i in s["items"] for f in i["flags"]
+    (retrieve,) = [
+        n for n in tree_find(w.tree, "srnb-cmp-row") if n.get("a", {}).get("data-stage") == "retrieve"
     ]
-    assert ["⚠ superseded", "bad", "superseded by refund-2025.md"] in flags
-    assert all("doc" not in i for r in w.data["rows"] for s in (r["left"], r["right"]) for i in s["items"])
-    steps = _run_js(tmp_path, w.data, [["head", "retrieve"]], list(w.expanded))
-    assert "refund-2024.md › Refund window ⚠ superseded" in steps[1]["text"]
+    named = [tree_text(i) for i in tree_find(retrieve, "srnb-cmp-item")]
+    assert any("refund-2024.md › Refund window ⚠ superseded" in x for x in named), named
+    badges = [b for b in tree_find(retrieve, "srnb-bad") if tree_text(b) == "⚠ superseded"]
+    assert badges[0]["a"]["title"] == "superseded by refund-2025.md"

@@ -16,8 +16,8 @@ from typing import Any
 from display_fixtures import HOSTILE, assert_well_formed
 
 from selfrag_nb.display import static_html, text_summary
-from selfrag_nb.display.html import TEXT_LIMIT, css
-from selfrag_nb.display.state import STATE_BUDGET, state_size, widget_state
+from selfrag_nb.display.html import TEXT_LIMIT, css, view_tree
+from selfrag_nb.display.tree import to_json
 from selfrag_nb.trace import Trace
 
 CONTROLS = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
@@ -29,8 +29,10 @@ TAGS = {
 ATTRS = {
     "class", "style", "title", "dir", "role", "aria-label", "viewbox", "width", "height", "xmlns",
     "x", "y", "text-anchor", "font-weight", "d",
+    # declared behaviour (tree.py): pager, claim -> evidence, remembered folds
+    "data-page", "data-noun", "data-key", "data-claim", "data-for-claim",
 }  # fmt: skip
-STYLE_RE = re.compile(r"^(width|left):\d{1,3}\.\d%(;width:\d{1,3}\.\d%)?$")
+STYLE_RE = re.compile(r"^(width|--srnb-at|--srnb-left):\d{1,3}\.\d%(;width:\d{1,3}\.\d%)?$")
 
 
 class _Collect(HTMLParser):
@@ -127,21 +129,22 @@ def test_text_summaries_are_single_clean_lines(hostile_trace: Trace) -> None:
     assert "⟨U+202E⟩" in text_summary(hostile_trace) or "⟨U+202E⟩" not in hostile_trace.question
 
 
-def test_widget_state_keeps_text_as_data_within_budget(hostile_trace: Trace) -> None:
-    state = widget_state(hostile_trace)
-    raw = json.dumps(state, ensure_ascii=False)
-    assert state_size(state) <= STATE_BUDGET
-    # the hostile strings travel as JSON strings; the browser sets them with textContent
+def test_the_widget_tree_keeps_text_as_data_and_cut(hostile_trace: Trace) -> None:
+    tree = to_json(view_tree(hostile_trace))
+    raw = json.dumps(tree, ensure_ascii=False)
+    # the hostile strings travel as JSON strings; mount.js sets them with textContent
     assert HOSTILE[0] in raw
     assert HOSTILE[4] in raw
-    assert "truncated:" in raw  # the 1 MB chunk was cut
-    assert isinstance(state["records"][0]["reason"], str)
+    assert "truncated: showing 20,000 of" in raw  # the 1 MB chunk was cut, with a note
+    assert "\u202e" not in raw  # control characters arrive as labelled spans only
+    # one tree, two faces: the widget sends no more than the static page holds
+    assert len(raw.encode()) < 1.3 * len(static_html(hostile_trace).encode())
 
 
 def test_the_js_never_parses_data_as_html() -> None:
-    from selfrag_nb.display.js import esm
+    from selfrag_nb.display.js import module
 
-    js = esm("trace.js")  # every file of the view, as the widget loads it
+    js = module("mount.js", "tree_view.js")  # the one widget script, as the views load it
     code = "\n".join(line for line in js.splitlines() if not line.lstrip().startswith("//"))
     for forbidden in (
         "innerHTML",
@@ -152,7 +155,7 @@ def test_the_js_never_parses_data_as_html() -> None:
         "new Function",
     ):
         assert forbidden not in code, forbidden
-    assert "textContent" in code
+    assert "createTextNode" in code
     assert "http://" not in code.replace("http://www.w3.org/2000/svg", "")  # no CDN, no network
     assert "https://" not in code
     assert "import " not in code.split("export default")[0]

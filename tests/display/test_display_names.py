@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from display_fixtures import build_full_trace
+from display_fixtures import build_full_trace, tree_find, tree_text
 
-from selfrag_nb.display import static_html
+from selfrag_nb.display import static_html, view
 from selfrag_nb.display.html import css, render_body
 from selfrag_nb.display.names import heading_path
-from selfrag_nb.display.state import widget_state
 from selfrag_nb.stages.rerank import ranking_reasons
 from selfrag_nb.trace import Outcome, Support, Trace
 
@@ -93,12 +92,13 @@ def test_confidence_bar_and_outcome_colour_follow_the_value() -> None:
     head = static_html(forced).split('<section class="srnb-card')[0]
     assert 'srnb-badge srnb-ok"><bdi>answered' not in head
     assert 'srnb-badge srnb-bad"><bdi>answered' in head
-    assert widget_state(forced)["outcome_tone"] == "bad"
+    # the widget mounts the same tree: the same red badge in its header
+    assert tree_find(tree_find(view(forced).tree, "srnb-head")[0], "srnb-bad")
     sure = sup.model_copy(
         update={"overall_confidence": 95, "recommendation": "ACCEPT", "is_fully_supported": True}
     )
     ok = Trace(question="q", records=[*t.records[:-2], sure, answered])
-    assert widget_state(ok)["outcome_tone"] == "ok"
+    assert tree_find(tree_find(view(ok).tree, "srnb-head")[0], "srnb-ok")
 
 
 def test_every_grade_row_uses_the_same_fixed_bar_track() -> None:
@@ -190,26 +190,32 @@ def test_a_real_rerank_cell_names_documents_flags_and_reasons(policy_kb: Any) ->
     assert "⚠ superseded" in alone
     assert "current policy" in alone
     assert not HEX24.search(alone)
-    state = widget_state(rec)
-    assert {n["file"] for n in state["refs"].values()} >= {"refund-policy-2024.md", "refund-policy-2025.md"}
-    assert not HEX24.search(json.dumps([n["file"] + n["path"] for n in state["refs"].values()]))
+    shown = tree_text(view(rec).tree)  # the widget: the same tree, as text
+    assert "refund-policy-2024.md" in shown
+    assert "refund-policy-2025.md" in shown
+    assert not HEX24.search(shown)
 
 
 def test_stepper_view_shows_the_what_if_and_the_run_before_it(policy_kb: Any) -> None:
     step = _stepper(policy_kb)
     step.assess()
     view = step.view()
-    assert "baseline" not in view.data
+    assert not tree_find(view.tree, "srnb-compare")
     step.override("decide", retrieve=False)
     step.generate()
-    data = view.data
-    assert data["baseline"]["kind"] == "trace"
-    assert [r["stage"] for r in data["baseline"]["records"]][-1] == "assess"
-    assert "decide" in data["what_if"]
-    assert "retrieve=False" in data["what_if"]
-    assert [r["stage"] for r in data["records"]] == ["decide", "generate"]
+    (before,) = tree_find(view.tree, "srnb-compare")
+    assert [n["c"].split()[1] for n in tree_find(before, "srnb-card")][-2:] == [
+        "srnb-card-assess",
+        "srnb-card-totals",
+    ]
+    banner = tree_text(tree_find(view.tree, "srnb-banner-info")[0])
+    assert "decide" in banner
+    assert "retrieve=False" in banner
+    now = [n for n in view.tree["k"] if n is not before and not tree_find(n, "srnb-compare")]
+    cards = [n["c"].split()[1] for x in now for n in tree_find(x, "srnb-card")]
+    assert cards == ["srnb-card-decide", "srnb-card-generate", "srnb-card-totals"]
     step.clear_override("decide")
-    assert "baseline" not in view.data
+    assert not tree_find(view.tree, "srnb-compare")
 
 
 def test_support_alone_is_a_record_with_refs() -> None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from display_fixtures import build_full_trace, run_harness
+from display_fixtures import build_full_trace, tree_text
 
 from selfrag_nb.display import static_html, text_summary
 from selfrag_nb.display.markup import fmt_ms
-from selfrag_nb.display.state import widget_state
+from selfrag_nb.display.widget import TraceWidget
 from selfrag_nb.trace import Trace
 
 HERE = Path(__file__).parent
@@ -66,12 +66,9 @@ def test_a_warm_trace_has_no_start_up_row() -> None:
     assert "start-up" not in text_summary(t)
 
 
-def test_widget_draws_start_up_as_its_own_first_row(tmp_path: Path) -> None:
+def test_widget_draws_start_up_as_its_own_first_row() -> None:
     t = _cold_trace()
-    first = run_harness(
-        tmp_path, HERE / "js_harness.mjs", "trace.js", ("state", widget_state(t)), ("actions", [])
-    )[0]
-    text = first["text"]
+    text = tree_text(TraceWidget(t).tree)
     assert "Start-up" in text
     assert "importing LiteLLM 4.7 s" in text
     assert "start-up 7.1 s" in text

@@ -167,7 +167,7 @@ def test_wheel_and_sdist_hold_exactly_the_package(installed: Installed) -> None:
     assert bundled == _bundled_sources()
     for need in (
         "selfrag_nb/py.typed",
-        "selfrag_nb/display/static/trace.js",
+        "selfrag_nb/display/static/mount.js",
         "selfrag_nb/llm/prompts/en/grade.txt",
     ):
         assert need in names, need

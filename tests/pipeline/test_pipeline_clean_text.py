@@ -19,7 +19,8 @@ import pytest
 
 import selfrag_nb as sr
 from selfrag_nb.cleantext import clean_text
-from selfrag_nb.display.state import widget_state
+from selfrag_nb.display.html import view_tree
+from selfrag_nb.display.tree import to_json
 from selfrag_nb.llm.base import ModelRequest
 from selfrag_nb.llm.offline import OfflineModel
 from selfrag_nb.llm.schemas import ROLES
@@ -230,11 +231,12 @@ def test_evidence_spans_are_found_in_the_original_and_highlighted(kb: sr.Knowled
     assert "span not found" not in page
     marked = re.findall(r'<mark class="srnb-mark">(.*?)</mark>', page, flags=re.DOTALL)
     assert any("one\nmegabyte" in m or "parses a document" in m for m in marked), marked
-    # the widget gets the same places (it slices, never searches)
-    state = widget_state(trace)
-    claims = next(r for r in state["records"] if r["stage"] == "verify")["claims"]
-    for c, claim in zip(claims, trace.support.claims, strict=True):
-        assert c["locs"] == [[ev.start, ev.end] for ev in claim.evidence]
+    # the widget mounts the same tree: the same marks, in the same places
+    from display_fixtures import tree_find, tree_text
+
+    shown = [tree_text(m) for m in tree_find(to_json(view_tree(trace)), "srnb-mark")]
+    assert len(shown) == len(marked)
+    assert any("one\nmegabyte" in m or "parses a document" in m for m in shown), shown
 
 
 def test_markdown_readme_chunk_is_stored_unchanged(kb: sr.KnowledgeBase) -> None:

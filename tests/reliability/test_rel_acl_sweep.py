@@ -39,7 +39,8 @@ from cases import record
 
 import selfrag_nb as sr
 from selfrag_nb.display import text_summary
-from selfrag_nb.display.state import widget_state
+from selfrag_nb.display.html import view_tree
+from selfrag_nb.display.tree import to_json
 from selfrag_nb.llm.base import Completion, ModelRequest
 from selfrag_nb.llm.offline import OfflineModel
 from selfrag_nb.rerankers import LexicalReranker
@@ -313,11 +314,11 @@ def views(trace: sr.Trace) -> Iterator[tuple[str, str]]:
     if trace.finish is not None:
         yield "outcome reason", f"{trace.finish.reason}\n{trace.finish.disclaimer}"
     yield "static html", html_text(trace.to_html())
-    yield "widget state", "\n".join(json_strings(widget_state(trace)))
+    yield "widget tree", "\n".join(json_strings(to_json(view_tree(trace))))
     yield "text summary", text_summary(trace)
     for rec in trace.records:
         yield f"{rec.stage} html", html_text(rec.to_html())
-        yield f"{rec.stage} widget state", "\n".join(json_strings(widget_state(rec)))
+        yield f"{rec.stage} widget tree", "\n".join(json_strings(to_json(view_tree(rec))))
         yield f"{rec.stage} text", text_summary(rec)
 
 

@@ -35,7 +35,8 @@ from otlp_sink import OtlpSink
 
 import selfrag_nb as sr
 from selfrag_nb.display import mimebundle
-from selfrag_nb.display.state import widget_state
+from selfrag_nb.display.html import view_tree
+from selfrag_nb.display.tree import to_json
 from selfrag_nb.errors import ModelError
 from selfrag_nb.testing import LoopbackServer, default_responder, infer_role
 
@@ -132,11 +133,11 @@ def _check_trace(leaks: Leaks, trace: sr.Trace, tmp_path: Path, name: str) -> No
     trace.save(tmp_path / f"{name}.json")
     leaks.text("trace static HTML", trace.to_html())
     leaks.text("trace text face", trace.to_text())
-    leaks.text("trace widget state", json.dumps(widget_state(trace), default=str))
+    leaks.text("trace widget tree", json.dumps(to_json(view_tree(trace)), default=str))
     leaks.text("trace mimebundle", json.dumps(mimebundle(trace), default=str))
     for rec in trace.records:
         leaks.text(f"{rec.stage} static HTML", rec.to_html())
-        leaks.text(f"{rec.stage} widget state", json.dumps(widget_state(rec), default=str))
+        leaks.text(f"{rec.stage} widget tree", json.dumps(to_json(view_tree(rec)), default=str))
     for table, frame in trace.to_pandas().items():
         leaks.text(f"trace table {table}", frame.to_csv())
     leaks.text("trace diff", trace.diff(trace))

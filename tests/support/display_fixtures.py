@@ -561,7 +561,7 @@ def run_harness(
 
 
 #: Elements without an end tag.
-VOID = {"br", "img", "hr", "input", "meta", "link", "wbr", "path"}
+VOID = {"br", "img", "hr", "input", "meta", "link", "wbr"}
 
 
 class _Balance(HTMLParser):
@@ -590,3 +590,23 @@ def assert_well_formed(markup: str) -> None:
     p.close()
     assert not p.errors, p.errors[:5]
     assert not p.stack, p.stack
+
+
+# --------------------------------------------------------------- widget trees
+
+
+def tree_text(node: Any) -> str:
+    """All text of a widget tree (tree.to_json's JSON), in order: what mount.js shows."""
+    if isinstance(node, str):
+        return node
+    return "".join(tree_text(k) for k in node.get("k", []))
+
+
+def tree_find(node: Any, cls: str) -> list[Any]:
+    """Every JSON node under ``node`` whose class list holds ``cls``."""
+    if isinstance(node, str):
+        return []
+    out = [node] if cls in str(node.get("c", "")).split() else []
+    for k in node.get("k", []):
+        out.extend(tree_find(k, cls))
+    return out

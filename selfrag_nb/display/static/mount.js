@@ -3,8 +3,10 @@
 //   model "tree" (JSON {t, c, a, k})  --build()-->  DOM (createElement + textContent only)
 //                                      --attach()-> behaviour read from data attributes:
 //     data-page="N"        a list shows N children at a time, with a pager under it
+//                          (data-noun="hits": the pager says what it counts)
 //     data-claim="i"       click/Enter selects claim i; every data-for-claim="i" lights up
-//                          (model "selected_claim" follows when the widget has it)
+//                          and is revealed (its folds opened, its page shown, scrolled
+//                          into view); model "selected_claim" follows when the widget has it
 //     <details data-key>   stays open or closed across redraws
 //     data-tabs            its data-tab="label" children show one at a time, with a
 //                          button per label (data-tab-open: the first one shown); the
@@ -48,6 +50,7 @@ function pager(list, state) {
   const items = Array.from(list.children);
   if (!(size > 0) || items.length <= size) return;
   const key = list.getAttribute("data-key") || "";
+  const noun = list.getAttribute("data-noun") || "";
   const pages = Math.ceil(items.length / size);
   const bar = document.createElement("div");
   bar.className = "srnb-pager";
@@ -64,10 +67,12 @@ function pager(list, state) {
       item.hidden = i < page * size || i >= (page + 1) * size;
     });
     const last = Math.min(items.length, (page + 1) * size);
-    label.textContent = `${page * size + 1}–${last} of ${items.length}`;
+    label.textContent = `${page * size + 1}–${last} of ${items.length}${noun ? " " + noun : ""}`;
     prev.disabled = page === 0;
     next.disabled = page === pages - 1;
   };
+  // reveal() turns to the page holding an item (a selected claim's evidence)
+  for (const [i, item] of items.entries()) pageOf.set(item, () => show(Math.floor(i / size)));
   prev.addEventListener("click", () => show((state.pages.get(key) || 0) - 1));
   next.addEventListener("click", () => show((state.pages.get(key) || 0) + 1));
   bar.append(prev, label, next);
@@ -152,12 +157,27 @@ function sortable(table, state) {
   if (kept) sort(kept[0], kept[1]);
 }
 
-function selectClaim(root, model, index) {
+// A paged list's items -> "show the page holding me" (set by pager()).
+const pageOf = new WeakMap();
+
+/** Make `el` visible: open the <details> around it and turn paged lists to it. */
+function reveal(el, root) {
+  for (let node = el; node && node !== root; node = node.parentElement) {
+    if (node.tagName === "DETAILS" && node !== el) node.open = true;
+    if (node.hidden && pageOf.has(node)) pageOf.get(node)();
+  }
+}
+
+function selectClaim(root, model, index, scroll) {
   for (const el of root.querySelectorAll(".srnb-sel")) el.classList.remove("srnb-sel");
   if (index !== null) {
-    for (const el of root.querySelectorAll(`[data-claim="${index}"], [data-for-claim="${index}"]`)) {
+    const targets = root.querySelectorAll(`[data-for-claim="${index}"]`);
+    for (const el of root.querySelectorAll(`[data-claim="${index}"]`)) el.classList.add("srnb-sel");
+    for (const el of targets) {
       el.classList.add("srnb-sel");
+      reveal(el, root);
     }
+    if (scroll && targets.length && targets[0].scrollIntoView) targets[0].scrollIntoView({ block: "nearest" });
   }
   if (model && model.get("selected_claim") !== undefined) {
     model.set("selected_claim", index === null ? -1 : parseInt(index, 10));
@@ -182,9 +202,13 @@ export function attach(root, model, state) {
     el.setAttribute("role", "button");
     const pick = () => {
       const i = el.getAttribute("data-claim");
-      selectClaim(root, model, el.classList.contains("srnb-sel") ? null : i);
+      selectClaim(root, model, el.classList.contains("srnb-sel") ? null : i, true);
     };
-    el.addEventListener("click", pick);
+    el.addEventListener("click", (ev) => {
+      // a claim inside a <summary> selects; reveal() opens the fold, the click must not close it
+      if (el.closest("summary")) ev.preventDefault();
+      pick();
+    });
     el.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" || ev.key === " ") {
         ev.preventDefault();
@@ -193,7 +217,7 @@ export function attach(root, model, state) {
     });
   }
   const chosen = model ? model.get("selected_claim") : undefined;
-  if (typeof chosen === "number" && chosen >= 0) selectClaim(root, null, String(chosen));
+  if (typeof chosen === "number" && chosen >= 0) selectClaim(root, null, String(chosen), false);
 }
 
 /** Mount `tree` into `el`: one call per redraw. */

@@ -3,7 +3,8 @@
 //   display/js.py esm(name) = a generated line declaring the CTL regex
 //                             (selfrag_nb.text.VIEW_CONTROLS, the set the static
 //                             HTML labels too) + this file + static/<name>
-//   used by trace.js, eval.js and prompt_lab.js (an ESM loaded from a string
+//   used by eval.js and prompt_lab.js (the record, trace and comparison views are
+//   view trees mounted by mount.js, which needs none of this) (an ESM loaded from a string
 //   cannot import a sibling file, so Python joins them when the widget class
 //   is defined; the node tests load the same joined module).
 //
@@ -48,12 +49,6 @@ function pieces(parent, s) {
 
 function t(s) {
   return pieces(document.createElement("bdi"), s);
-}
-
-function block(s, cls) {
-  const d = h("div", cls || "srnb-block");
-  d.dir = "auto";
-  return pieces(d, s);
 }
 
 // A block with [start, end, element-factory] ranges; overlapping ranges keep the first.
