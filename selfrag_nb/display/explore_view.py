@@ -8,8 +8,8 @@ widget shows when rows are opened.
                          and a note naming how many more there are; no script
                        </div>
     opened_state(traces, labels)  the widget's ``opened`` trait:
-                         one trace  -> {"kind": "trace", "tree": to_json(trace_node(t))}
-                         two traces -> {"kind": "compare", "tree": to_json(compare_node(
+                         one trace  -> {"kind": "trace", "tree": to_json(view_tree(t))}
+                         two traces -> {"kind": "compare", "tree": to_json(compare_tree(
                                         sr.compare(a, b)))}
                        nodes from the view tree (display/tree.py ``h``: allow-listed
                        tags and attributes, text only as text), mounted by
@@ -29,24 +29,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.html import css
 from selfrag_nb.display.markup import esc, fmt_ms
-from selfrag_nb.display.tree import Node, h, to_json
+from selfrag_nb.display.tree import to_json
 from selfrag_nb.explorer import Explorer
 from selfrag_nb.formats import fmt_cost, fmt_tokens
 
 if TYPE_CHECKING:
-    from selfrag_nb.comparison import Comparison
     from selfrag_nb.trace import Trace
 
 __all__ = [
     "STATIC_ROWS",
-    "compare_node",
     "explore_css",
     "explore_html",
     "explore_text",
     "opened_state",
-    "trace_node",
 ]
 
 #: Rows the static HTML lists (the widget pages through all of them).
@@ -57,10 +53,13 @@ _TONE = {"answered": "ok", "direct": "ok", "disclaimed": "warn", "regenerated": 
 
 @lru_cache(maxsize=1)
 def explore_css() -> str:
-    """The shared stylesheet followed by the explorer's own, comments stripped."""
+    """The shared and comparison stylesheets (an opened row is a trace or a
+    comparison) followed by the explorer's own, comments stripped."""
+    from selfrag_nb.display.compare_html import compare_css
+
     raw = (Path(__file__).parent / "static" / "explore.css").read_text(encoding="utf-8")
     raw = re.sub(r"/\*.*?\*/", "", raw, flags=re.S)
-    return css() + re.sub(r"\s*\n\s*", "", raw).strip()
+    return compare_css() + re.sub(r"\s*\n\s*", "", raw).strip()
 
 
 def explore_text(ex: Explorer) -> str:
@@ -116,136 +115,23 @@ def explore_html(ex: Explorer) -> str:
 
 
 # ---------------------------------------------------------------- opened rows
-# Built with the view tree (display/tree.py: allow-listed tags and attributes,
-# text only as text); the widget mounts ``to_json(node)`` with mount.js's build().
-# The trace's own view (html.py) is not ported to the tree yet, so an opened
-# trace is shown by trace_node below: question, outcome and reason, answer,
-# usefulness, claims, one line per stage.
-
-
-def _badge(text: str, tone: str = "") -> Node:
-    return h("span", f"srnb-badge srnb-{tone}" if tone else "srnb-badge", text)
-
-
-def _table(head: list[str], rows: list[Node]) -> Node:
-    return h(
-        "table",
-        "srnb-xp-stages",
-        h("thead", "", h("tr", "", [h("th", "", x) for x in head])),
-        h("tbody", "", rows),
-    )
-
-
-def trace_node(trace: Trace, label: str = "") -> Node:
-    """The opened trace: question, outcome and reason, answer, usefulness,
-    claims with their verdicts, and one line per stage."""
-    fin = trace.finish
-    tot = trace.totals
-    use = trace.usefulness
-    sup = trace.support
-    verdict_tone = {"supported": "ok", "partial": "warn", "unsupported": "bad"}
-    return h(
-        "div",
-        "srnb-card srnb-xp-trace",
-        h(
-            "div",
-            "srnb-card-h",
-            h("span", "srnb-stage", label or "Trace"),
-            _badge(trace.outcome or "unfinished", _tone(trace.outcome or "")),
-            h(
-                "span",
-                "srnb-meta",
-                f"user {trace.user.id} · {fmt_ms(trace.wall_ms)} · "
-                f"{fmt_tokens(tot.tokens_in + tot.tokens_out)} tokens · {fmt_cost(tot.cost)}",
-            ),
-        ),
-        h("div", "srnb-q", trace.question, dir="auto"),
-        h("div", "srnb-meta", f"{fin.reason_kind or 'reason'}: {fin.reason}") if fin and fin.reason else None,
-        h("div", "srnb-block srnb-xp-answer", trace.answer or "(no answer)", dir="auto"),
-        h(
-            "div",
-            "srnb-meta",
-            f"usefulness: {use.verdict} ({use.score})",
-            use.missing and f" · missing: {use.missing}",
-        )
-        if use
-        else None,
-        h(
-            "ul",
-            "srnb-xp-claims",
-            [h("li", "", _badge(c.verdict, verdict_tone[c.verdict]), " ", c.text) for c in sup.claims],
-            data_page=10,
-        )
-        if sup and sup.claims
-        else None,
-        _table(
-            ["stage", "latency", "calls", "fallbacks"],
-            [
-                h(
-                    "tr",
-                    "",
-                    h("td", "", r.stage),
-                    h("td", "srnb-num", fmt_ms(r.latency_ms)),
-                    h("td", "srnb-num", str(len(r.calls))),
-                    h("td", "", "; ".join(f"{f.what}: {f.reason}" for f in r.fallbacks)),
-                    data_stage=r.stage,
-                )
-                for r in trace.records
-            ],
-        ),
-        data_kind="trace",
-    )
-
-
-def compare_node(cmp: Comparison) -> Node:
-    """Two opened traces (sr.compare): the first divergence, then one row per stage."""
-    a, b = cmp.labels
-    first = cmp.first_divergence
-    qa, qb = cmp.questions
-    said = (
-        f"First divergence: {first.title} ({first.what})"
-        if first
-        else "No divergence: every stage is the same"
-    )
-    rows = [
-        h(
-            "tr",
-            "srnb-xp-cmp-row" + (" srnb-cmp-first" if first and r.stage == first.stage else ""),
-            h("td", "srnb-stage", r.title),
-            h("td", "", r.left.summary if r.left.ran else "did not run"),
-            h("td", "", r.right.summary if r.right.ran else "did not run"),
-            h("td", "srnb-meta", "same" if r.same else r.what),
-            data_stage=r.stage,
-        )
-        for r in cmp.rows
-    ]
-    return h(
-        "div",
-        "srnb-card srnb-xp-compare",
-        h(
-            "div",
-            "srnb-card-h",
-            h("span", "srnb-stage", f"{a} vs {b}"),
-            _badge(f"{a}: {cmp.outcomes[0] or 'unfinished'}", _tone(cmp.outcomes[0] or "")),
-            _badge(f"{b}: {cmp.outcomes[1] or 'unfinished'}", _tone(cmp.outcomes[1] or "")),
-        ),
-        h("div", "srnb-q", qa if qa == qb else f"{a}: {qa}", dir="auto"),
-        None if qa == qb else h("div", "srnb-q", f"{b}: {qb}", dir="auto"),
-        h("div", "srnb-cmp-banner srnb-banner", said),
-        _table(["stage", a, b, "what changed"], rows),
-        data_kind="compare",
-    )
+# An opened row is the trace's own view, and two the comparison's: the same
+# view trees the trace and sr.compare show everywhere else (html.view_tree,
+# compare_html.compare_tree), mounted by mount.js's build().
 
 
 def opened_state(traces: list[Trace], labels: list[str]) -> dict[str, Any]:
     """The widget's ``opened``: one trace's view, or the comparison of two, as tree JSON."""
     if len(traces) == 1:
-        return {"kind": "trace", "title": labels[0], "tree": to_json(trace_node(traces[0], labels[0]))}
+        from selfrag_nb.display.html import view_tree
+
+        return {"kind": "trace", "title": labels[0], "tree": to_json(view_tree(traces[0]))}
     from selfrag_nb.comparison import compare
+    from selfrag_nb.display.compare_html import compare_tree
 
     names = (labels[0], labels[1]) if labels[0] != labels[1] else ("A", "B")
     cmp = compare(traces[0], traces[1], labels=names)
-    return {"kind": "compare", "title": f"{names[0]} vs {names[1]}", "tree": to_json(compare_node(cmp))}
+    return {"kind": "compare", "title": f"{names[0]} vs {names[1]}", "tree": to_json(compare_tree(cmp))}
 
 
 def _explore_widget(obj: object) -> Any:

@@ -19,6 +19,8 @@ import selfrag_nb as sr
 from selfrag_nb.display import faces
 from selfrag_nb.display.explore_view import STATIC_ROWS
 from selfrag_nb.display.explore_widget import ExploreWidget
+from selfrag_nb.display.html import view_tree
+from selfrag_nb.display.tree import to_json
 from selfrag_nb.trace import Trace
 
 
@@ -82,6 +84,8 @@ def test_opening_one_row_ships_that_trace_only_and_two_their_comparison(traces: 
     assert not [s for s in others if s in state]
     assert ex.selected == [traces[i]]
     assert ex.selection == [i]
+    # an opened row is the trace's own full view, the tree every other face shows
+    assert w.opened["tree"] == to_json(view_tree(traces[i]))
     w.selected = [i, len(traces) - 1]
     assert w.opened["kind"] == "compare"
     assert '"data-stage"' in json.dumps(w.opened)
