@@ -149,7 +149,7 @@ class TraceRef:
         if self.trace is not None:
             return self.trace
         if self.path is None:
-            raise NotFoundError(self.why or "this row has no trace")
+            raise NotFoundError(self.why or "this row has no trace", key="trace")
         from selfrag_nb.trace import Trace
 
         try:

@@ -6,11 +6,24 @@ from typing import Any
 
 from helpers_pipeline import script_refund
 
+from selfrag_nb.flow import TITLES
+
 Q = "How many days do I have to request a full refund of a purchase?"
 
 
 def _stages(widget: Any) -> list[str]:
-    return [r["stage"] for r in widget.data["records"]]
+    """The stage cards the live view shows now, in order (from the tree the browser mounts)."""
+
+    def cards(node: Any) -> list[str]:
+        if isinstance(node, str) or node.get("a", {}).get("data-key") == "baseline":
+            return []  # the run before a what-if is folded below: not the current trace
+        classes = str(node.get("c", "")).split()
+        if "srnb-card" in classes:  # a card's own content holds no further stage card
+            named = [c.removeprefix("srnb-card-") for c in classes if c.startswith("srnb-card-")]
+            return [n for n in named if n in TITLES][:1]  # stage cards, not the totals card
+        return [s for k in node.get("k", []) for s in cards(k)]
+
+    return cards(widget.tree)
 
 
 def test_live_view_updates_after_each_stage_and_rerun(make_rag: Any, scripted: Any) -> None:
