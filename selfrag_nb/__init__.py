@@ -56,6 +56,7 @@ _LAZY: dict[str, str] = {
     "Stepper": "selfrag_nb.pipeline",
     "OfflineModel": "selfrag_nb.llm.offline",
     "LiteLLMModel": "selfrag_nb.llm.litellm_model",
+    "LocalModel": "selfrag_nb.llm.local_model",
     "ScriptedModel": "selfrag_nb.testing",
     "PromptLab": "selfrag_nb.promptlab",
     "questions": "selfrag_nb.eval.questions",
@@ -85,6 +86,7 @@ __all__ = [
     "KnowledgeBase",
     "KnowledgeBaseError",
     "LiteLLMModel",
+    "LocalModel",
     "MissingDependencyError",
     "ModelError",
     "NotFoundError",
@@ -123,6 +125,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs only; runtime goes through __get
     from selfrag_nb.eval.report import EvalReport as EvalReport
     from selfrag_nb.eval.runner import evaluate as evaluate
     from selfrag_nb.llm.litellm_model import LiteLLMModel as LiteLLMModel
+    from selfrag_nb.llm.local_model import LocalModel as LocalModel
     from selfrag_nb.llm.offline import OfflineModel as OfflineModel
     from selfrag_nb.otel import export_otel as export_otel
     from selfrag_nb.pipeline import SelfRAG as SelfRAG
