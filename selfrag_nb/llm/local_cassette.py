@@ -1,25 +1,24 @@
 """SmolLM2's recorded answers: what a classroom without the local-llm extra replays.
 
     CASSETTE = selfrag_nb/llm/cassettes/smollm2.jsonl   (shipped in the package)
-      recorded by record() from the real server (sr.LocalModel()), over the sample
-      knowledge base (sr.KnowledgeBase.sample()) with the default Settings:
-        Prompt Lab "grade"  default subset, default prompt vs EDITED["grade"]
-        Prompt Lab "verify" default subset, default prompt vs EDITED["verify"]
-      which covers asking each of those questions with the default prompts
-      (every call of the flow up to verify and usefulness)
+      recorded by record() from the real server (sr.LocalModel()) over the sample
+      knowledge base (sr.KnowledgeBase.sample()), keys independent of timeouts:
+        the default grade prompt over the grade role's default subset
+        Prompt Lab "grade"  RECORDED_IDS["grade"]:  default prompt vs edited_template("grade")
+        lab.apply("grade")  (the default grade prompt keeps no chunk: nothing reaches verify)
+        Prompt Lab "verify" RECORDED_IDS["verify"]: default prompt vs edited_template("verify")
 
     replay(path=None) -> CassetteModel(None, Cassette(path, "replay"), name="openai/smollm2")
       sr.SelfRAG(kb, model=sr.LocalModel.replay())        no server, no key, no extra
-      a call that was not recorded -> ModelError naming the role, the question and
-      how to get a live model
+      a call that was not recorded -> ModelError naming the role, the question,
+      what the recording holds and how to get the live model
 
     edited_template(role) -> the packaged English template with EDITED[role] added
-      to its instructions: the Prompt Lab's candidate in the recording, so
-      lab.set_template(role, edited_template(role)); lab.run(role) replays too
+      to its instructions: the Prompt Lab's candidate in the recording
 
 A changed default prompt, output schema or sample document changes the
 calls' keys, and replay misses: re-record (``python -m
-selfrag_nb.llm.local_cassette``, about half an hour on two cores).
+selfrag_nb.llm.local_cassette``; about 400 calls, an hour on two busy cores).
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ from selfrag_nb.errors import NotFoundError
 from selfrag_nb.llm.base import ModelError, ModelRequest
 from selfrag_nb.llm.cassette import Cassette, CassetteModel
 
-__all__ = ["CASSETTE", "EDITED", "ROLES", "edited_template", "record", "replay"]
+__all__ = ["CASSETTE", "EDITED", "RECORDED_IDS", "ROLES", "edited_template", "record", "replay"]
 
 CASSETTE = Path(__file__).resolve().parent / "cassettes" / "smollm2.jsonl"
 #: The Prompt Lab roles recorded, each with the default prompt and one edit.
@@ -40,15 +39,25 @@ ROLES = ("grade", "verify")
 #: What the edited prompt adds to the default instructions, per role: a
 #: stricter rule, so some verdicts flip between the two prompts.
 EDITED = {
+    # The default asks for "relevanceScore": 0-100 and SmolLM2 copies the 0:
+    # every chunk is irrelevant and nothing is ever answered. Naming the
+    # numbers to use is the edit that changes its verdicts.
     "grade": (
-        "Be strict: set isRelevant to true only when the document itself states the specific "
-        "answer to the question; a document that is only on the same topic is not relevant "
-        "(isRelevant false, relevanceScore below 50)."
+        "Write relevanceScore as one whole number: 90 when the document states the answer to the "
+        "question, 60 when it is about the question's topic, 10 when it is about something else. "
+        "Never write 0."
     ),
     "verify": (
         "Be strict: recommend ACCEPT only when every claim is supported word for word by a "
         "document; if any claim is partial or unsupported, recommend REGENERATE."
     ),
+}
+#: The sample questions recorded per role (both prompts). The verify run is
+#: recorded with the edited grade prompt applied (``lab.apply("grade")``):
+#: with the default one SmolLM2 keeps no chunk, so nothing reaches verify.
+RECORDED_IDS: dict[str, tuple[str, ...]] = {
+    "grade": ("id-04", "neg-01", "ver-03"),
+    "verify": ("id-04", "neg-01", "ver-03"),
 }
 _SPLIT = "\n=== user ==="
 
@@ -77,9 +86,9 @@ class _Replay(CassetteModel):
     def _miss(self, request: ModelRequest) -> ModelError:
         base = super()._miss(request)
         return ModelError(
-            f"{base}. This recording holds SmolLM2's answers for the sample questions of the Prompt Lab's "
-            f"{' and '.join(ROLES)} runs (default and edited prompts, default settings, the sample "
-            f"knowledge base); for anything else run the model itself: sr.LocalModel() "
+            f"{base}. This recording holds SmolLM2's answers for the Prompt Lab's grade and verify runs "
+            f"of RECORDED_IDS (default and edited prompts, the sample knowledge base, selfrag_nb/llm/"
+            f"local_cassette.py); for anything else run the model itself: sr.LocalModel() "
             f"(pip install 'selfrag-nb[local-llm]')",
             model=self.name,
         )
@@ -93,11 +102,13 @@ def replay(path: str | Path | None = None) -> CassetteModel:
 
 
 def record(path: str | Path = CASSETTE, *, local: Any = None, threads: int | None = 1) -> dict[str, Any]:
-    """Record the cassette from the real server: the Prompt Lab's grade and
-    verify runs over the sample questions, default vs edited prompt. ``path``
-    is replaced. ``local``: a running LocalModel (default: start one with
+    """Record the cassette from the real server, as shipped: the default
+    grade prompt over the grade role's default subset, then the Prompt Lab's
+    grade run (default vs edited) and, with the edited grade prompt applied,
+    its verify run (default vs edited) over ``RECORDED_IDS``. ``path`` is
+    replaced. ``local``: a running LocalModel (default: start one with
     ``threads``; one thread is the fastest on a busy machine).
-    Returns what was recorded (calls, errors, seconds, the runs' flips)."""
+    Returns what was recorded (calls, errors, seconds, verdicts per run)."""
     import time
 
     from selfrag_nb.config import Settings
@@ -113,20 +124,23 @@ def record(path: str | Path = CASSETTE, *, local: Any = None, threads: int | Non
     own = local is None
     server = LocalModel(threads=threads) if own else local
     started = time.monotonic()
+    verdicts: dict[str, list[tuple[str, str, str]]] = {}
     try:
-        # "auto": a call already recorded (the verify run repeats the grade run's
-        # retrieval calls) is replayed, not asked again. The timeout and deadline
-        # are only lifted so a slow machine records answers, not timeouts; neither
+        # "auto": a call already recorded (the runs share their retrieval
+        # calls) is replayed, not asked again. The timeout and deadline are
+        # only lifted so a slow machine records answers, not timeouts; neither
         # is part of a call's key, so the default settings replay the same calls.
         tape = CassetteModel(server, Cassette(fresh, mode="auto"))
         kb = KnowledgeBase.sample(progress=False)
-        rag = SelfRAG(kb, model=tape, settings=Settings(timeout=120, deadline=1800))
+        rag = SelfRAG(kb, model=tape, settings=Settings(timeout=300, deadline=3600))
         lab = PromptLab(rag, questions("sample"), roles=ROLES, concurrency=1, cache=False)
-        flips: dict[str, int] = {}
+        lab.run("grade", version=lab.baseline("grade"))  # the default prompt alone: one side
         for role in ROLES:
-            lab.set_template(role, edited_template(role), note="stricter (recorded)")
-            run = lab.run(role)
-            flips[role] = sum(1 for row in run.rows if row.old.verdict != row.new.verdict)
+            lab.set_template(role, edited_template(role), note="recorded edit")
+            run = lab.run(role, ids=RECORDED_IDS[role])
+            verdicts[role] = [(row.id, row.old.verdict, row.new.verdict) for row in run.rows]
+            if role == "grade":
+                lab.apply("grade")  # verify is reached only with chunks kept
     finally:
         if own:
             server.stop()
@@ -137,7 +151,7 @@ def record(path: str | Path = CASSETTE, *, local: Any = None, threads: int | Non
         "calls": len(entries),
         "errors": sum(1 for e in entries if e.completion.error),
         "seconds": round(time.monotonic() - started, 1),
-        "flips": flips,
+        "verdicts": verdicts,
     }
 
 
