@@ -3,7 +3,7 @@
     CASSETTE = selfrag_nb/llm/cassettes/smollm2.jsonl   (shipped in the package)
       recorded by record() from the real server (sr.LocalModel()) over the sample
       knowledge base (sr.KnowledgeBase.sample()), keys independent of timeouts:
-        the default grade prompt over the grade role's default subset
+        rag.ask of each question of the grade role's default subset (default prompts)
         Prompt Lab "grade"  RECORDED_IDS["grade"]:  default prompt vs edited_template("grade")
         lab.apply("grade")  (the default grade prompt keeps no chunk: nothing reaches verify)
         Prompt Lab "verify" RECORDED_IDS["verify"]: default prompt vs edited_template("verify")
@@ -18,7 +18,7 @@
 
 A changed default prompt, output schema or sample document changes the
 calls' keys, and replay misses: re-record (``python -m
-selfrag_nb.llm.local_cassette``; about 400 calls, an hour on two busy cores).
+selfrag_nb.llm.local_cassette``; about 210 calls, half an hour on two busy cores).
 """
 
 from __future__ import annotations
@@ -102,8 +102,8 @@ def replay(path: str | Path | None = None) -> CassetteModel:
 
 
 def record(path: str | Path = CASSETTE, *, local: Any = None, threads: int | None = 1) -> dict[str, Any]:
-    """Record the cassette from the real server, as shipped: the default
-    grade prompt over the grade role's default subset, then the Prompt Lab's
+    """Record the cassette from the real server, as shipped: asking each
+    question of the grade role's default subset, then the Prompt Lab's
     grade run (default vs edited) and, with the edited grade prompt applied,
     its verify run (default vs edited) over ``RECORDED_IDS``. ``path`` is
     replaced. ``local``: a running LocalModel (default: start one with
@@ -134,7 +134,10 @@ def record(path: str | Path = CASSETTE, *, local: Any = None, threads: int | Non
         kb = KnowledgeBase.sample(progress=False)
         rag = SelfRAG(kb, model=tape, settings=Settings(timeout=300, deadline=3600))
         lab = PromptLab(rag, questions("sample"), roles=ROLES, concurrency=1, cache=False)
-        lab.run("grade", version=lab.baseline("grade"))  # the default prompt alone: one side
+        sample = questions("sample")
+        for qid in lab.default_ids("grade"):  # asked with the default prompts
+            q = sample.get(qid)
+            rag.ask(q.question, user=q.make_user(), history=q.history)
         for role in ROLES:
             lab.set_template(role, edited_template(role), note="recorded edit")
             run = lab.run(role, ids=RECORDED_IDS[role])

@@ -70,8 +70,10 @@ def test_prompt_lab_grade_then_verify_replay_and_the_grade_edit_flips_verdicts(k
     runs = {}
     for role in ROLES:
         lab.set_template(role, edited_template(role), note="recorded edit")
-        run = lab.run(role, ids=RECORDED_IDS[role])  # a call not recorded raises ModelError
+        run = lab.run(role, ids=RECORDED_IDS[role])
         assert not run.cancelled
+        # A call missing from the recording fails its question: an "error" side.
+        assert [r.id for r in run.rows if "error" in (r.old.verdict, r.new.verdict)] == []
         assert [row.id for row in run.rows] == list(RECORDED_IDS[role])
         assert run.reached_old > 0
         assert run.reached_new > 0
@@ -92,17 +94,19 @@ def test_the_default_grade_prompt_replays_over_the_grade_subset(kb: sr.Knowledge
     lab = sr.PromptLab(rag, sr.questions("sample"), cache=False)
     run = lab.run("grade", version=lab.baseline("grade"))
     assert [row.id for row in run.rows] == lab.default_ids("grade")
+    assert [row.id for row in run.rows if row.old.verdict == "error"] == []
 
 
-def test_asking_a_recorded_question_replays_every_call(kb: sr.KnowledgeBase) -> None:
+def test_asking_each_question_of_the_grade_subset_replays_every_call(kb: sr.KnowledgeBase) -> None:
     rag = sr.SelfRAG(kb, model=sr.LocalModel.replay())
-    q = sr.questions("sample").get(RECORDED_IDS["grade"][0])
-    trace = rag.ask(q.question, user=q.make_user(), history=q.history)
-    calls = trace.model_calls
-    assert "grade" in {c.role for c in calls}
-    assert {c.model for c in calls} == {"openai/smollm2"}
-    assert trace.finish is not None
-    assert trace.finish.reason_kind != "model_error", trace.finish.reason
+    qs = sr.questions("sample")
+    ids = sr.PromptLab(rag, qs, cache=False).default_ids("grade")
+    for qid in ids:  # a call not recorded raises ModelError out of ask
+        q = qs.get(qid)
+        trace = rag.ask(q.question, user=q.make_user(), history=q.history)
+        assert {c.model for c in trace.model_calls} == {"openai/smollm2"}
+        assert trace.finish is not None
+        assert trace.finish.reason_kind != "model_error", trace.finish.reason
 
 
 def test_an_unrecorded_question_says_how_to_get_the_live_model(kb: sr.KnowledgeBase) -> None:
