@@ -58,6 +58,7 @@ _LAZY: dict[str, str] = {
     "Stepper": "selfrag_nb.pipeline",
     "OfflineModel": "selfrag_nb.llm.offline",
     "LiteLLMModel": "selfrag_nb.llm.litellm_model",
+    "LocalModel": "selfrag_nb.llm.local_model",
     "ScriptedModel": "selfrag_nb.testing",
     "PromptLab": "selfrag_nb.promptlab",
     "Labels": "selfrag_nb.labels",
@@ -101,6 +102,7 @@ __all__ = [
     "Labels",
     "LabelsError",
     "LiteLLMModel",
+    "LocalModel",
     "MissingDependencyError",
     "Model",
     "ModelError",
@@ -149,6 +151,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs only; runtime goes through __get
     from selfrag_nb.labels import Labels as Labels
     from selfrag_nb.llm.base import Model as Model
     from selfrag_nb.llm.litellm_model import LiteLLMModel as LiteLLMModel
+    from selfrag_nb.llm.local_model import LocalModel as LocalModel
     from selfrag_nb.llm.offline import OfflineModel as OfflineModel
     from selfrag_nb.llm.registry import register_model as register_model
     from selfrag_nb.otel import export_otel as export_otel

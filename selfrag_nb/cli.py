@@ -15,6 +15,7 @@
     selfrag-nb eval ...      (selfrag_nb.eval.cli)
     selfrag-nb tour [DIR] | app [DIR]   (selfrag_nb.tour: copy the notebooks, start JupyterLab / marimo)
     selfrag-nb doctor        (selfrag_nb.doctor: what is installed, what is missing, the fix)
+    selfrag-nb serve-model [--port N]   (selfrag_nb.llm.local_model: SmolLM2 on 127.0.0.1, no key)
 
 Each subcommand is a ``register(subparsers) -> parser`` function that sets
 ``func(args) -> int`` on its parser; :data:`SUBCOMMANDS` lists them as
@@ -92,6 +93,7 @@ SUBCOMMANDS: list[str] = [
     "selfrag_nb.tour:register_app",
     "selfrag_nb.doctor:register",
     "selfrag_nb.docs_cli:register",
+    "selfrag_nb.llm.local_model:register_serve_model",
 ]
 
 

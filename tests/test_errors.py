@@ -244,6 +244,7 @@ def test_budgets_given_next_to_settings_win_and_none_keeps_them(tmp_path: Path) 
 EXEMPT = {
     ("__init__.py", "AttributeError"): "module __getattr__ must raise AttributeError (PEP 562)",
     ("eval/cli.py", "SystemExit"): "the exit status of `python -m selfrag_nb.eval.cli`",
+    ("llm/local_server.py", "SystemExit"): "the exit status of the llama.cpp launcher process (bad usage)",
     ("cli.py", "ValueError"): "handed to the CLI's own error printer, never raised",
     ("llm/runner.py", "RuntimeError"): "an unreachable internal invariant (pragma: no cover)",
     ("_sync.py", "RuntimeError"): (
