@@ -320,14 +320,14 @@ def jupyterlab(tmp_path: Path, sample_cache: Path, request: pytest.FixtureReques
         (ARTIFACTS / f"{request.node.name}.jupyterlab.log").write_bytes(log.read_bytes())
 
 
-@pytest.fixture
-def marimo_app(tmp_path: Path, sample_cache: Path, request: pytest.FixtureRequest) -> Iterator[Server]:
-    root = tmp_path / "app"
+@contextlib.contextmanager
+def run_marimo(
+    app: Path, tmp_path: Path, sample_cache: Path, request: pytest.FixtureRequest
+) -> Iterator[Server]:
+    """``marimo run APP`` on 127.0.0.1 (headless, a token, its own home); its
+    log lands in test-artifacts when the test ends."""
     home = tmp_path / "home"
-    root.mkdir()
-    (home / "marimo").mkdir(parents=True)
-    app = root / "selfrag_app.py"
-    app.write_bytes((ROOT / "notebooks" / "selfrag_app.py").read_bytes())
+    (home / "marimo").mkdir(parents=True, exist_ok=True)
     port = free_port()
     token = secrets.token_hex(16)
     log = tmp_path / "marimo.log"
@@ -347,13 +347,13 @@ def marimo_app(tmp_path: Path, sample_cache: Path, request: pytest.FixtureReques
     with log.open("wb") as out:
         proc = subprocess.Popen(
             cmd,
-            cwd=root,
+            cwd=app.parent,
             env=server_env(sample_cache, home),
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    server = Server(f"http://127.0.0.1:{port}", token, root, log)
+    server = Server(f"http://127.0.0.1:{port}", token, app.parent, log)
     try:
         wait_http(f"{server.base}/health", proc, log)
         yield server
@@ -361,3 +361,13 @@ def marimo_app(tmp_path: Path, sample_cache: Path, request: pytest.FixtureReques
         stop_tree(proc)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         (ARTIFACTS / f"{request.node.name}.marimo.log").write_bytes(log.read_bytes())
+
+
+@pytest.fixture
+def marimo_app(tmp_path: Path, sample_cache: Path, request: pytest.FixtureRequest) -> Iterator[Server]:
+    root = tmp_path / "app"
+    root.mkdir()
+    app = root / "selfrag_app.py"
+    app.write_bytes((ROOT / "notebooks" / "selfrag_app.py").read_bytes())
+    with run_marimo(app, tmp_path, sample_cache, request) as server:
+        yield server

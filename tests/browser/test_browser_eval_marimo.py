@@ -14,8 +14,6 @@ Screenshots: test-artifacts/browser/marimo-eval-{light,dark}.png
 from __future__ import annotations
 
 import importlib.util
-import secrets
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -82,33 +80,12 @@ def shoot(page: Any, name: str) -> None:
 
 
 @pytest.fixture
-def eval_app(tmp_path: Path, sample_cache: Path) -> Iterator[tuple[str, str]]:
-    app = tmp_path / "eval_app.py"
+def eval_app(tmp_path: Path, sample_cache: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
+    app = tmp_path / "app" / "eval_app.py"
+    app.parent.mkdir()
     app.write_text(APP.format(root=str(ROOT), support=str(ROOT / "tests" / "support")), encoding="utf-8")
-    home = tmp_path / "home"
-    (home / "marimo").mkdir(parents=True)
-    port = servers.free_port()
-    token = secrets.token_hex(16)
-    log = tmp_path / "marimo.log"
-    cmd = [str(servers.VENV_BIN / "marimo"), "run", str(app), "--headless", "--host", "127.0.0.1"]
-    cmd += ["--port", str(port), "--token-password", token, "--no-sandbox"]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            cmd,
-            cwd=tmp_path,
-            env=servers.server_env(sample_cache, home),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        servers.wait_http(f"{base}/health", proc, log)
-        yield base, token
-    finally:
-        servers.stop_tree(proc)
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        (ARTIFACTS / "marimo-eval.log").write_bytes(log.read_bytes())
+    with servers.run_marimo(app, tmp_path, sample_cache, request) as server:
+        yield server.base, server.token
 
 
 def test_eval_report_in_marimo_light_and_dark(
