@@ -56,6 +56,7 @@ from selfrag_nb.display import compare_html as _compare_html  # noqa: F401 - reg
 from selfrag_nb.display import eval_html as _eval_html  # noqa: F401 - registers the evaluation faces
 from selfrag_nb.display import explore_view as _explore_view  # noqa: F401 - registers the explorer's faces
 from selfrag_nb.display import ingest_html as _ingest_html  # noqa: F401 - registers the ingest report's faces
+from selfrag_nb.display import label_view as _label_view  # noqa: F401 - registers the label sheet's faces
 from selfrag_nb.display import prompt_lab_html as _prompt_lab_html  # noqa: F401 - registers the lab's faces
 from selfrag_nb.display.faces import WIDGET_MIME, StaticView, in_kernel, marimo_view, mimebundle
 from selfrag_nb.display.html import RECORD_TYPES, static_html, view_tree
