@@ -6,7 +6,8 @@ three faces for each object, registered per type in one seam (faces.py).
          Explorer / Attribution)
       faces.tree(obj)      the view tree (tree.py), built once: records, Trace and Hits
                            (html.py view_tree), Comparison (compare_tree), IngestReport
-                           (ingest_tree); their text/html is to_html of it and their
+                           (ingest_tree), LabelSheet (label_view.py; its widget,
+                           label_widget.py, writes the label a mark sends); their text/html is to_html of it and their
                            widget mounts to_json of it (static/mount.js); the
                            evaluation views (eval_html.py) and the attribution matrix
                            (attribution_view.py) are trees too
