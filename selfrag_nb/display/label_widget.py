@@ -9,13 +9,17 @@ LabelWidget(sheet)   ViewWidget(label_tree(sheet), shown=sheet)
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from selfrag_nb.display.label_view import label_tree
 from selfrag_nb.display.tree_widget import ViewWidget
+from selfrag_nb.errors import SelfRAGError
 from selfrag_nb.label_sheet import LabelSheet
 
 __all__ = ["LabelWidget"]
+
+_log = logging.getLogger(__name__)
 
 
 class LabelWidget(ViewWidget):
@@ -27,5 +31,10 @@ class LabelWidget(ViewWidget):
         self.on_msg(self._on_label)
 
     def _on_label(self, _widget: Any, content: Any, _buffers: Any = None) -> None:
-        if self.sheet.apply(content) is not None:
+        try:
+            written = self.sheet.apply(content)
+        except SelfRAGError as exc:  # the file could not be written: say so, keep the view
+            _log.error("label sheet %s: label not written: %s", self.sheet.qid, exc)
+            return
+        if written is not None:
             self.show(label_tree(self.sheet), shown=self.sheet)

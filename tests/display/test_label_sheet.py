@@ -190,3 +190,19 @@ def test_the_sheet_has_every_face() -> None:
     from selfrag_nb.label_sheet import LabelSheet
 
     assert faces_of(LabelSheet) == {"text", "tree", "html", "widget"}
+
+
+def test_a_label_the_file_cannot_take_leaves_the_view_and_says_why(
+    trace: Trace, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from selfrag_nb.display.faces import widget
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the labels folder should be", encoding="utf-8")
+    w = widget(sr.Labels(blocker / "labels.jsonl").annotate(trace, "refund-pro"))
+    tree = w.tree
+    chunk_id = trace.grades.items[0].chunk_id  # type: ignore[union-attr]
+    with caplog.at_level("ERROR"):
+        w._handle_custom_msg({"send": "label", "kind": "chunk", "item": chunk_id, "value": "no"}, [])
+    assert w.tree == tree
+    assert "label not written" in caplog.text
