@@ -18,6 +18,9 @@
       look   get_chunk(qid, chunk_id) get_claim(qid, claim) get_answer(qid) for_question(qid)
              len(labels), iter(labels): the winning labels, in the order of their lines
              counts() check(questions) to_records() to_pandas()
+      view   labels.annotate(trace, qid) -> a LabelSheet (label_sheet.py): the trace's
+             graded chunks, verified claims and answer with their labels and marks
+             to set them; a click on a mark in the widget writes the label here
 
 ``id`` is the question id of the question-set schema (eval/questions.py), so
 ``labels.to_pandas().merge(qs.to_pandas(), on="id")`` joins the two. Chunk ids
@@ -53,6 +56,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from selfrag_nb.eval.questions import QuestionSet
+    from selfrag_nb.label_sheet import LabelSheet
+    from selfrag_nb.trace import Trace
 
 __all__ = [
     "KINDS",
@@ -372,6 +377,14 @@ class Labels:
         label = self._write(obj)
         assert isinstance(label, AnswerLabel)
         return label
+
+    def annotate(self, trace: Trace, qid: str) -> LabelSheet:
+        """A label sheet for ``trace``, the answer to question ``qid`` (its id in
+        the question set): display it to label each graded chunk, verified claim
+        and the answer by clicking a mark; each click appends the label here."""
+        from selfrag_nb.label_sheet import LabelSheet
+
+        return LabelSheet(self, trace, qid)
 
     # -- looking up -------------------------------------------------------------
     def get_chunk(self, qid: str, chunk_id: str) -> ChunkLabel | None:

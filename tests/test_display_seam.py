@@ -21,7 +21,7 @@ STATIC_ONLY = {"LabRun", "IngestReport", "AttributionPlan"}
 #: Types whose view is one tree (display/tree.py): their html and widget faces derive from it.
 TREE_VIEWS = {
     "Decision", "Rewrite", "Retrieval", "Grades", "Rerank", "Assessment", "Generation", "Support",
-    "Usefulness", "Outcome", "Trace", "Hits", "Comparison", "IngestReport",
+    "Usefulness", "Outcome", "Trace", "Hits", "Comparison", "IngestReport", "LabelSheet",
 }  # fmt: skip
 
 

@@ -6,7 +6,8 @@ three faces for each object, registered per type in one seam (faces.py).
          Explorer / Attribution)
       faces.tree(obj)      the view tree (tree.py), built once: records, Trace and Hits
                            (html.py view_tree), Comparison (compare_tree), IngestReport
-                           (ingest_tree); their text/html is to_html of it and their
+                           (ingest_tree), LabelSheet (label_view.py; its widget,
+                           label_widget.py, writes the label a mark sends); their text/html is to_html of it and their
                            widget mounts to_json of it (static/mount.js); the
                            evaluation views (eval_html.py) and the attribution matrix
                            (attribution_view.py) are trees too
@@ -56,6 +57,7 @@ from selfrag_nb.display import compare_html as _compare_html  # noqa: F401 - reg
 from selfrag_nb.display import eval_html as _eval_html  # noqa: F401 - registers the evaluation faces
 from selfrag_nb.display import explore_view as _explore_view  # noqa: F401 - registers the explorer's faces
 from selfrag_nb.display import ingest_html as _ingest_html  # noqa: F401 - registers the ingest report's faces
+from selfrag_nb.display import label_view as _label_view  # noqa: F401 - registers the label sheet's faces
 from selfrag_nb.display import prompt_lab_html as _prompt_lab_html  # noqa: F401 - registers the lab's faces
 from selfrag_nb.display.faces import WIDGET_MIME, StaticView, in_kernel, marimo_view, mimebundle
 from selfrag_nb.display.html import RECORD_TYPES, static_html, view_tree

@@ -13,6 +13,9 @@
 //                          static face shows them one under the other
 //     table[data-sort]     a click on a column header sorts the rows by that column:
 //                          the number in each cell's text (n/a, unknown last), else text
+//     data-send="name"     click/Enter sends model.send({send: name, ...its other data-*})
+//                          to the Python widget, which checks it and redraws the tree
+//                          (a label sheet's marks); nothing happens without a model
 //
 // Joined in front of a widget's own module by display/js.py (module("mount.js", ...)):
 // the generic view is tree_view.js, one line; the explorer and Prompt Lab add their own.
@@ -185,6 +188,29 @@ function selectClaim(root, model, index, scroll) {
   }
 }
 
+/** data-send: the element's data-* attributes as one message to the Python widget. */
+function sender(el, model) {
+  if (!model || typeof model.send !== "function") return;
+  el.setAttribute("tabindex", "0");
+  el.setAttribute("role", "button");
+  el.classList.add("srnb-clickable");
+  const send = () => {
+    const msg = {};
+    for (const [k, v] of Object.entries(el.dataset)) msg[k] = String(v);
+    model.send(msg);
+  };
+  el.addEventListener("click", (ev) => {
+    ev.preventDefault();
+    send();
+  });
+  el.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" || ev.key === " ") {
+      ev.preventDefault();
+      send();
+    }
+  });
+}
+
 /** Behaviour from data attributes; `state` survives redraws of the same widget. */
 export function attach(root, model, state) {
   for (const d of root.querySelectorAll("details[data-key]")) {
@@ -216,6 +242,7 @@ export function attach(root, model, state) {
       }
     });
   }
+  for (const el of root.querySelectorAll("[data-send]")) sender(el, model);
   const chosen = model ? model.get("selected_claim") : undefined;
   if (typeof chosen === "number" && chosen >= 0) selectClaim(root, null, String(chosen), false);
 }

@@ -1,0 +1,297 @@
+"""labels.annotate(trace, qid) in real JupyterLab and marimo, driven by Debian chromium at 950 px, light and dark.
+
+Both front ends run THIS checkout's package (the cell puts the checkout first
+on sys.path and asserts where selfrag_nb came from): the refund question of the
+tour on the sample knowledge base, answered by the offline model, and a label
+sheet over a labels file in the test's tmp folder.
+    JupyterLab (jupyterlab fixture)    the widget (the cell's value) + the static
+                                       face (to_html(), shown as HTML)
+    marimo (``marimo run`` of an app written here)   the widget via mo.ui.anywidget
+What a person does and sees:
+  -> click "not relevant" on the first graded chunk and "partly" on the
+     refund-window claim: the labels file holds exactly those two lines (kind,
+     question id, chunk id / claim text, value), and the view shows both marks
+     ticked ("✓ not relevant", "✓ partly") with "your label" saying so
+  -> the static face: the same marks as plain text, no script
+  -> nothing wider than the output at 950 px; in the dark theme text stays light;
+     screenshots in test-artifacts/browser/labels-*.png; no console / page error
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+needs_chromium = pytest.mark.skipif(
+    not Path("/usr/bin/chromium").exists(),
+    reason="Debian chromium is not installed at /usr/bin/chromium (apt-get install chromium)",
+)
+Server = Any  # conftest.py's Server and PageLog, duck-typed
+PageLog = Any
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium, pytest.mark.timeout(400)]
+
+WIDTH = 950
+WIDGET_OUT = ".jp-OutputArea-output:not([data-mime-type])"
+HTML_OUT = '.jp-OutputArea-output[data-mime-type="text/html"]'
+QID = "refund-pro"
+REFUND_CLAIM = "within 30 days of your first payment"
+
+# The kernel imports this checkout, not the package the venv was installed from.
+BUILD = """import sys
+sys.path.insert(0, {root!r})
+import selfrag_nb as sr
+assert sr.__file__.startswith({root!r}), sr.__file__
+
+kb = sr.KnowledgeBase.sample()
+trace = sr.SelfRAG(kb).ask("What is the refund window for a Pro subscription?", user=sr.User("ana"))
+labels = sr.Labels({path!r})
+sheet = labels.annotate(trace, {qid!r})"""
+
+MARIMO_APP = """import marimo
+
+app = marimo.App(width="medium")
+
+
+@app.cell
+def _():
+    import marimo as mo
+{body}
+    sheet
+    return
+
+
+if __name__ == "__main__":
+    app.run()
+"""
+
+
+def _sibling(name: str) -> Any:
+    """A module of this folder by path (the browser tests are not a package)."""
+    spec = importlib.util.spec_from_file_location(f"_labels_{name}", Path(__file__).parent / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    if spec.name in sys.modules:
+        return sys.modules[spec.name]
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _build(path: Path) -> str:
+    return BUILD.format(root=str(ROOT), path=str(path), qid=QID)
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def _wait_lines(path: Path, n: int, timeout: float = 20.0) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = _lines(path)
+        if len(got) >= n:
+            return got
+        time.sleep(0.2)
+    return _lines(path)
+
+
+def check_face(face: Any, theme: str) -> None:
+    """The sheet as a person reads it: chunks, claims, answer, each with marks."""
+    assert face.count() == 1
+    assert face.locator("script").count() == 0
+    chunks = face.locator('[data-label-kind="chunk"]')
+    claims = face.locator('[data-label-kind="claim"]')
+    assert chunks.count() >= 2
+    assert claims.count() >= 2
+    assert face.locator('[data-label-kind="answer"]').count() == 1
+    first = chunks.first.inner_text()
+    assert "judge:" in first
+    assert "relevant" in first
+    assert re.search(r"\.md\b", first), first  # named by its file, not its id
+    for kind, words in (
+        ("chunk", ["relevant", "not relevant"]),
+        ("claim", ["supported", "partly", "not supported"]),
+    ):
+        marks = face.locator(f'[data-label-kind="{kind}"]').first.locator('[data-send="label"]')
+        assert [m.removeprefix("✓ ") for m in marks.all_inner_texts()] == words
+    overflow = _sibling("test_browser_attribution").OVERFLOW_JS
+    assert face.evaluate(overflow) == [], theme
+
+
+def label(page: Any, view: Any, path: Path, tag: str) -> None:
+    """Click "not relevant" on the first chunk and "partly" on the refund claim."""
+    chunk = view.locator('[data-label-kind="chunk"]').first
+    chunk_id = chunk.locator('[data-send="label"]').first.get_attribute("data-item")
+    chunk.locator('[data-send="label"][data-value="no"]').click()
+    view.locator('[data-label-kind="chunk"]').first.locator(".srnb-lmark-on").wait_for(timeout=20_000)
+    claim = view.locator('[data-label-kind="claim"]').filter(has_text=REFUND_CLAIM)
+    claim.locator('[data-send="label"][data-value="partial"]').press("Enter")  # the keyboard path
+    view.locator('[data-label-kind="claim"]').filter(has_text=REFUND_CLAIM).locator(
+        ".srnb-lmark-on"
+    ).wait_for(timeout=20_000)
+
+    lines = _wait_lines(path, 2)
+    assert [(x["kind"], x["id"]) for x in lines] == [("chunk", QID), ("claim", QID)], lines
+    assert lines[0]["chunk_id"] == chunk_id
+    assert lines[0]["relevant"] is False
+    assert REFUND_CLAIM in lines[1]["claim"]
+    assert lines[1]["support"] == "partial"
+
+    chunk = view.locator('[data-label-kind="chunk"]').first
+    assert chunk.locator(".srnb-lmark-on").inner_text() == "✓ not relevant"
+    assert "your label: not relevant" in chunk.inner_text()
+    claim = view.locator('[data-label-kind="claim"]').filter(has_text=REFUND_CLAIM)
+    assert claim.locator(".srnb-lmark-on").inner_text() == "✓ partly"
+    assert view.locator(".srnb-lmark-on").count() == 2
+    # the ticked mark is drawn unlike the others (border and weight, not colour alone)
+    style = "(e) => { const s = getComputedStyle(e); return [s.borderTopColor, s.fontWeight]; }"
+    on = chunk.locator(".srnb-lmark-on").evaluate(style)
+    off = chunk.locator('[data-value="yes"]').evaluate(style)
+    assert on != off
+    _sibling("test_browser_attribution")._shoot(page, view, f"labels-{tag}-light")
+
+
+def check_dark(view: Any) -> None:
+    for sel in (".srnb-lmark", ".srnb-lmark-on", ".srnb-lhead"):
+        fg = view.locator(sel).first.evaluate("(e) => getComputedStyle(e).color")
+        channels = [int(x) for x in re.findall(r"\d+", fg)[:3]]
+        assert sum(channels) / 3 > 128, (sel, fg)
+
+
+# ------------------------------------------------------------------ JupyterLab
+
+
+def test_label_sheet_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any, page_log: PageLog) -> None:
+    path = Path(jupyterlab.root) / "labels.jsonl"
+    cells = [
+        _build(path) + "\nsheet",
+        "from IPython.display import HTML, display\n\ndisplay(HTML(sheet.to_html()))",
+    ]
+    name = "labels.ipynb"
+    jupyterlab.write_notebook(name, cells)
+    page.set_viewport_size({"width": WIDTH, "height": 1000})
+    _sibling("test_browser_compare")._run_all(page, jupyterlab, name)
+    page.evaluate(
+        """() => { const s = window.jupyterapp.shell;
+                   if (!s.leftCollapsed) return window.jupyterapp.commands.execute("application:toggle-left-area"); }"""
+    )
+    page.wait_for_timeout(300)
+    nb = page.locator(".jp-Notebook .jp-Cell")
+    view = nb.nth(0).locator(f"{WIDGET_OUT} .srnb-labels")
+    static = nb.nth(1).locator(f"{HTML_OUT} .srnb-labels")
+    view.wait_for(timeout=30_000)
+    for face in (view, static):
+        check_face(face, "light")
+    assert _lines(path) == []
+    label(page, view, path, "jupyterlab")
+    # the static face marks nothing: a click on its text sends nothing
+    static.locator('[data-label-kind="chunk"]').first.locator('[data-value="yes"]').click()
+    page.wait_for_timeout(500)
+    assert len(_lines(path)) == 2
+    # run the static cell again: it shows the labels now in the file, as plain text
+    page.evaluate(
+        """async () => { const p = window.jupyterapp.shell.currentWidget;
+                         p.content.activeCellIndex = 1;
+                         await window.jupyterapp.commands.execute("notebook:run-cell"); }"""
+    )
+    static.locator(".srnb-lmark-on").nth(1).wait_for(timeout=30_000)
+    assert static.locator(".srnb-lmark-on").all_inner_texts() == ["✓ not relevant", "✓ partly"]
+    assert static.locator("script").count() == 0
+    _sibling("test_browser_attribution")._shoot(page, static, "labels-jupyterlab-static-light")
+
+    page.evaluate(
+        """() => window.jupyterapp.commands.execute("apputils:change-theme", {theme: "JupyterLab Dark"})"""
+    )
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+    page.wait_for_timeout(500)
+    for face in (view, static):
+        check_face(face, "dark")
+        check_dark(face)
+    shoot = _sibling("test_browser_attribution")._shoot
+    shoot(page, view, "labels-jupyterlab-dark")
+    shoot(page, static, "labels-jupyterlab-static-dark")
+    page.wait_for_timeout(300)
+    assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)
+
+
+# ------------------------------------------------------------------ marimo
+
+
+@pytest.fixture
+def marimo_labels(tmp_path: Path, sample_cache: Path, request: pytest.FixtureRequest) -> Iterator[Server]:
+    cf = _sibling("conftest")
+    root = tmp_path / "app"
+    home = tmp_path / "home"
+    root.mkdir()
+    (home / "marimo").mkdir(parents=True)
+    body = "\n".join("    " + line if line else "" for line in _build(root / "labels.jsonl").splitlines())
+    app = root / "labels_app.py"
+    app.write_text(MARIMO_APP.format(body=body), encoding="utf-8")
+    port = cf.free_port()
+    token = secrets.token_hex(16)
+    log = tmp_path / "marimo.log"
+    cmd = [
+        str(cf.VENV_BIN / "marimo"),
+        "run",
+        str(app),
+        "--headless",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--token-password",
+        token,
+        "--no-sandbox",
+    ]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=root,
+            env=cf.server_env(sample_cache, home),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    server = cf.Server(f"http://127.0.0.1:{port}", token, root, log)
+    try:
+        cf.wait_http(f"{server.base}/health", proc, log)
+        yield server
+    finally:
+        cf.stop_tree(proc)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        (ARTIFACTS / f"{request.node.name}.marimo.log").write_bytes(log.read_bytes())
+
+
+def test_label_sheet_in_marimo_light_and_dark(marimo_labels: Server, page: Any, page_log: PageLog) -> None:
+    path = Path(marimo_labels.root) / "labels.jsonl"
+    page.set_viewport_size({"width": WIDTH, "height": 1000})
+    page.goto(f"{marimo_labels.base}/?access_token={marimo_labels.token}")
+    view = page.locator("marimo-anywidget .srnb-labels")
+    view.first.wait_for(timeout=180_000)
+    check_face(view, "light")
+    label(page, view, path, "marimo")
+    page.emulate_media(color_scheme="dark")
+    page.evaluate("() => document.documentElement.setAttribute('data-theme', 'dark')")
+    page.evaluate("() => document.body.classList.add('dark')")
+    page.wait_for_timeout(500)
+    check_face(view, "dark")
+    check_dark(view)
+    _sibling("test_browser_attribution")._shoot(page, view, "labels-marimo-dark")
+    page.wait_for_timeout(300)
+    assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)
