@@ -22,8 +22,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import secrets
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -237,45 +235,12 @@ def test_label_sheet_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any,
 def marimo_labels(tmp_path: Path, sample_cache: Path, request: pytest.FixtureRequest) -> Iterator[Server]:
     cf = _sibling("conftest")
     root = tmp_path / "app"
-    home = tmp_path / "home"
     root.mkdir()
-    (home / "marimo").mkdir(parents=True)
     body = "\n".join("    " + line if line else "" for line in _build(root / "labels.jsonl").splitlines())
     app = root / "labels_app.py"
     app.write_text(MARIMO_APP.format(body=body), encoding="utf-8")
-    port = cf.free_port()
-    token = secrets.token_hex(16)
-    log = tmp_path / "marimo.log"
-    cmd = [
-        str(cf.VENV_BIN / "marimo"),
-        "run",
-        str(app),
-        "--headless",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--token-password",
-        token,
-        "--no-sandbox",
-    ]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            cmd,
-            cwd=root,
-            env=cf.server_env(sample_cache, home),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    server = cf.Server(f"http://127.0.0.1:{port}", token, root, log)
-    try:
-        cf.wait_http(f"{server.base}/health", proc, log)
+    with cf.run_marimo(app, tmp_path, sample_cache, request) as server:
         yield server
-    finally:
-        cf.stop_tree(proc)
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        (ARTIFACTS / f"{request.node.name}.marimo.log").write_bytes(log.read_bytes())
 
 
 def test_label_sheet_in_marimo_light_and_dark(marimo_labels: Server, page: Any, page_log: PageLog) -> None:
