@@ -302,3 +302,25 @@ def test_exercises_print_what_their_questions_ask_about(capsys: pytest.CaptureFi
     assert "searched for: ['Is there a Linux version of it?'" in out
     assert f"answer:       {ns['t'].answer}" in out
     assert f"staff:   refused | {ns['staff'].finish.reason_kind} |" in out
+
+
+def test_10_a_weak_real_judge_makes_self_rag_refuse_not_guess(
+    kb: sr.KnowledgeBase, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The notebook's own cell, on SmolLM2's recorded answers (as a room without the extra runs it):
+    # the judge copies the 0 of "relevanceScore": 0-100 although its key info quotes the answer,
+    # nothing is kept, and the question is refused for lack of evidence instead of answered.
+    monkeypatch.delenv("SELFRAG_LOCAL_MODEL", raising=False)
+    code = next(
+        _source(c) for c in _cells() if c["cell_type"] == "code" and "sr.LocalModel.replay()" in _source(c)
+    )
+    ns: dict[str, Any] = {"sr": sr, "kb": kb}
+    exec(compile(code, "04_workshop.ipynb", "exec"), ns)  # the notebook's own cell
+    t = ns["t"]
+    assert t.outcome == "refused"
+    assert t.finish.reason_kind == "no_evidence"
+    assert {g.score for g in t.grades.items} == {0}
+    assert "not supported on the Free plan" in t.grades.items[0].key_info
+    out = capsys.readouterr().out
+    assert "outcome: refused | no_evidence" in out
+    assert "first grade: score 0 | key info:" in out
