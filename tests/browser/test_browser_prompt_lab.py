@@ -323,3 +323,66 @@ def test_result_table_in_jupyterlab_light_and_dark(jupyterlab: Any, page: Any, p
             assert (level > 128) == (theme == "dark"), (theme, fg)
             _shoot(page, face, f"jupyterlab-prompt-lab-{name}-{theme}")
     assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)
+
+
+# ------------------------------------------------------------------------- marimo
+
+MARIMO_APP = """import marimo
+
+app = marimo.App(width="medium")
+
+
+@app.cell
+def _():
+    import marimo as mo
+{body}
+    return
+
+
+if __name__ == "__main__":
+    app.run()
+"""
+
+
+@pytest.fixture
+def marimo_lab(tmp_path: Path, sample_cache: Path, request: pytest.FixtureRequest) -> Any:
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("_lab_conftest", Path(__file__).parent / "conftest.py")
+    assert spec is not None
+    assert spec.loader is not None
+    cf = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
+    if spec.name not in sys.modules:
+        sys.modules[spec.name] = cf
+        spec.loader.exec_module(cf)
+    cell = LAB_CELL.format(
+        root=str(ROOT), support=str(ROOT / "tests" / "support"), long=LONG, question=QUESTION
+    )
+    app = tmp_path / "app" / "lab_app.py"
+    app.parent.mkdir()
+    app.write_text(MARIMO_APP.format(body="\n".join("    " + x if x else "" for x in cell.splitlines())))
+    with cf.run_marimo(app, tmp_path, sample_cache, request) as server:
+        yield server
+
+
+def test_result_table_in_marimo_light_and_dark(marimo_lab: Any, page: Any, page_log: PageLog) -> None:
+    # The lab's last expression in a marimo cell is its widget (mo.ui.anywidget): the
+    # same readability rules as in JupyterLab, in marimo's own column, both themes.
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": 1100, "height": 1000})
+    page.goto(f"{marimo_lab.base}/?access_token={marimo_lab.token}")
+    view = page.locator("marimo-anywidget .srnb-lab")
+    view.locator(".srnb-lab-results td").first.wait_for(timeout=180_000)
+    for theme in ("light", "dark"):
+        if theme == "dark":
+            page.emulate_media(color_scheme="dark")
+            page.evaluate("() => document.documentElement.setAttribute('data-theme', 'dark')")
+            page.evaluate("() => document.body.classList.add('dark')")
+            page.wait_for_timeout(500)
+        assert view.count() == 1
+        out = view.evaluate(MEASURE)
+        assert out["table"] >= 600, out["table"]  # the outputs get marimo's column, not 90 px
+        _check(out, f"marimo widget/{theme}")
+        _shoot(page, view, f"marimo-prompt-lab-{theme}")
+    assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)
