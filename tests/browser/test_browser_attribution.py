@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import OVERFLOW_JS, run_all_cells, shoot
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
@@ -79,18 +80,6 @@ FEE_CLAIM = "cancel an annual subscription"
 CURRENT = "Refund Policy (2025)"
 SUPERSEDED = "Refund Policy (2024)"
 
-# Every element of the view wider than the output area it sits in.
-OVERFLOW_JS = """(root) => {
-  const area = root.closest(".jp-OutputArea-output") || root.parentElement;
-  const right = area.getBoundingClientRect().right + 1;
-  const out = [];
-  if (root.scrollWidth > root.clientWidth + 1) out.push(["root", root.scrollWidth, root.clientWidth]);
-  for (const e of root.querySelectorAll("*")) {
-    const r = e.getBoundingClientRect();
-    if (r.width && r.right > right) out.push([e.tagName + "." + String(e.className), Math.round(r.right), Math.round(right)]);
-  }
-  return out.slice(0, 10);
-}"""
 
 # The matrix as a person reads it: column heads, and per row its claim text and cell symbols.
 MATRIX_JS = """(root) => {
@@ -115,22 +104,6 @@ def _sibling(name: str) -> Any:
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
     return mod
-
-
-def _shoot(page: Any, target: Any, name: str) -> Path:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    size = page.viewport_size
-    box = target.bounding_box()
-    height = int(min(max(size["height"], (box["height"] if box else 0) + 250), 6000))
-    page.set_viewport_size({"width": size["width"], "height": height})
-    path = ARTIFACTS / f"{name}.png"
-    try:
-        target.scroll_into_view_if_needed()
-        page.wait_for_timeout(200)
-        target.screenshot(path=str(path))
-    finally:
-        page.set_viewport_size(size)
-    return path
 
 
 def _decisive(matrix: dict[str, Any]) -> set[tuple[str, str]]:
@@ -200,7 +173,7 @@ def exercise(page: Any, view: Any, tag: str) -> None:
     ring = "(e) => getComputedStyle(e).outlineColor"
     other = view.locator("tbody tr").filter(has_text=FEE_CLAIM).locator('td[data-effect="decisive"]')
     assert lit.first.evaluate(ring) != other.evaluate(ring)
-    _shoot(page, view, f"attribution-{tag}-claim-light")
+    shoot(page, view, f"attribution-{tag}-claim-light")
 
     # another claim, from its matrix row: the light moves to its cell
     row_head = view.locator("tbody tr").filter(has_text=FEE_CLAIM).locator("th[data-claim]")
@@ -226,7 +199,7 @@ def test_attribution_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any,
     name = "attribution.ipynb"
     jupyterlab.write_notebook(name, CELLS)
     page.set_viewport_size({"width": WIDTH, "height": 1000})
-    _sibling("test_browser_compare")._run_all(page, jupyterlab, name)
+    run_all_cells(page, jupyterlab, name)
     page.evaluate(
         """() => { const s = window.jupyterapp.shell;
                    if (!s.leftCollapsed) return window.jupyterapp.commands.execute("application:toggle-left-area"); }"""
@@ -239,7 +212,7 @@ def test_attribution_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any,
     for face in (view, static):
         check_matrix(face, "light")
     assert static.locator("details[open]").count() == 0
-    _shoot(page, static, "attribution-jupyterlab-static-light")
+    shoot(page, static, "attribution-jupyterlab-static-light")
     exercise(page, view, "jupyterlab")
 
     page.evaluate(
@@ -250,8 +223,8 @@ def test_attribution_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any,
     for face in (view, static):
         check_matrix(face, "dark")
         check_dark(face)
-    _shoot(page, view, "attribution-jupyterlab-claim-dark")
-    _shoot(page, static, "attribution-jupyterlab-static-dark")
+    shoot(page, view, "attribution-jupyterlab-claim-dark")
+    shoot(page, static, "attribution-jupyterlab-static-dark")
     page.wait_for_timeout(300)
     assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)
 
@@ -288,6 +261,6 @@ def test_attribution_in_marimo_light_and_dark(
     page.wait_for_timeout(500)
     check_matrix(view, "dark")
     check_dark(view)
-    _shoot(page, view, "attribution-marimo-claim-dark")
+    shoot(page, view, "attribution-marimo-claim-dark")
     page.wait_for_timeout(300)
     assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)

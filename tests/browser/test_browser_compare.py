@@ -15,11 +15,11 @@ chromium at 1000 px wide opens /lab/tree/compare.ipynb (window.jupyterapp)
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import OVERFLOW_JS, run_all_cells, shoot
 
 from selfrag_nb.flow import FLOW
 
@@ -39,8 +39,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium, pytest.mark
 WIDTH = 1100
 WIDGET_OUT = ".jp-OutputArea-output:not([data-mime-type])"
 HTML_OUT = '.jp-OutputArea-output[data-mime-type="text/html"]'
-RUN_BUDGET_S = 200.0
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 CELLS = [
     """import selfrag_nb as sr
@@ -57,87 +55,6 @@ cmp""",
 
 display(HTML(cmp.to_html()))""",
 ]
-
-
-STATE_JS = """() => {
-  const p = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  if (!p || !p.content || !p.sessionContext || !p.content.widgets) return null;
-  const cells = p.content.widgets.filter((c) => c.model.type === "code");
-  const errors = [];
-  for (const c of cells) {
-    for (let i = 0; i < c.model.outputs.length; i++) {
-      const o = c.model.outputs.get(i).toJSON();
-      if (o.output_type === "error") errors.push(o.ename + ": " + o.evalue + "\\n" + (o.traceback || []).join("\\n"));
-    }
-  }
-  const k = p.sessionContext.session && p.sessionContext.session.kernel;
-  return { status: k ? k.status : null, counts: cells.map((c) => c.model.executionCount), errors };
-}"""
-
-# Widths of every element of a view that is wider than the room it has.
-OVERFLOW_JS = """(root) => {
-  const out = [];
-  const area = root.closest(".jp-OutputArea-output") || root.parentElement;
-  const right = area.getBoundingClientRect().right + 1;
-  if (root.scrollWidth > root.clientWidth + 1) out.push(["root", root.scrollWidth, root.clientWidth]);
-  for (const e of root.querySelectorAll("*")) {
-    const r = e.getBoundingClientRect();
-    if (r.width && r.right > right) out.push([e.className && e.className.baseVal === undefined ? String(e.className) : e.tagName, Math.round(r.right), Math.round(right)]);
-  }
-  return out.slice(0, 10);
-}"""
-
-
-def _run_all(page: Any, lab: Server, name: str) -> None:
-    page.goto(lab.url(f"/lab/tree/{name}"))
-    page.wait_for_function(
-        """(name) => {
-          const p = window.jupyterapp && window.jupyterapp.shell && window.jupyterapp.shell.currentWidget;
-          return !!(p && p.context && p.context.path === name && p.sessionContext
-                    && p.sessionContext.session && p.sessionContext.session.kernel);
-        }""",
-        arg=name,
-        timeout=60_000,
-    )
-    page.wait_for_selector(".jp-Notebook .jp-Cell", state="attached")
-    page.evaluate(
-        """async () => {
-          const app = window.jupyterapp;
-          await app.shell.currentWidget.sessionContext.ready;
-          void app.commands.execute("notebook:run-all-cells");
-        }"""
-    )
-    deadline = time.monotonic() + RUN_BUDGET_S
-    settled = 0
-    state: dict[str, Any] | None = None
-    while time.monotonic() < deadline:
-        state = page.evaluate(STATE_JS)
-        assert state is not None, "the notebook panel went away"
-        if state["errors"]:
-            pytest.fail("a cell raised:\n" + ANSI.sub("", "\n\n".join(state["errors"])))
-        done = state["status"] == "idle" and all(c is not None for c in state["counts"])
-        settled = settled + 1 if done else 0  # two idle polls: idle between cells is brief
-        if settled >= 2:
-            return
-        time.sleep(0.5)
-    pytest.fail(f"not finished after {RUN_BUDGET_S} s: {state}")
-
-
-def _shoot(page: Any, target: Any, name: str) -> Path:
-    """Screenshot with ``target`` in view; the viewport grows to hold all of it."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    size = page.viewport_size
-    box = target.bounding_box()
-    height = int(min(max(size["height"], (box["height"] if box else 0) + 250), 6000))
-    page.set_viewport_size({"width": size["width"], "height": height})
-    path = ARTIFACTS / f"{name}.png"
-    try:
-        target.scroll_into_view_if_needed()
-        page.wait_for_timeout(200)
-        page.screenshot(path=str(path))
-    finally:
-        page.set_viewport_size(size)
-    return path
 
 
 def _check_face(face: Any, theme: str) -> None:
@@ -171,7 +88,7 @@ def test_compare_view_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any
     name = "compare.ipynb"
     jupyterlab.write_notebook(name, CELLS)
     page.set_viewport_size({"width": WIDTH, "height": 1000})
-    _run_all(page, jupyterlab, name)
+    run_all_cells(page, jupyterlab, name)
     page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # a 950 px column
     page.wait_for_timeout(300)
 
@@ -192,8 +109,8 @@ def test_compare_view_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any
     grade.locator("details > summary").first.click()
     grade.locator(".srnb-cmp-item").first.wait_for()
     assert "›" in grade.locator(".srnb-cmp-item").first.inner_text()
-    _shoot(page, widget, "jupyterlab-compare-widget-light")
-    _shoot(page, static, "jupyterlab-compare-static-light")
+    shoot(page, widget, "jupyterlab-compare-widget-light")
+    shoot(page, static, "jupyterlab-compare-static-light")
 
     page.evaluate(
         """() => window.jupyterapp.commands.execute("apputils:change-theme", {theme: "JupyterLab Dark"})"""
@@ -206,8 +123,8 @@ def test_compare_view_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any
     fg = widget.locator(".srnb-cmp-first .srnb-stage").evaluate("(e) => getComputedStyle(e).color")
     channels = [int(x) for x in re.findall(r"\d+", fg)[:3]]
     assert sum(channels) / 3 > 128, fg
-    _shoot(page, widget, "jupyterlab-compare-widget-dark")
-    _shoot(page, static, "jupyterlab-compare-static-dark")
+    shoot(page, widget, "jupyterlab-compare-widget-dark")
+    shoot(page, static, "jupyterlab-compare-static-dark")
 
     page.wait_for_timeout(300)
     assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)

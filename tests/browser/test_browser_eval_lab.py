@@ -20,11 +20,11 @@ Screenshots: test-artifacts/browser/jupyterlab-eval-{widget,static,failures,plot
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import run_all_cells, shoot
 from eval_fixtures import MEASURE, check
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +40,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium, pytest.mark
 
 WIDGET_OUT = ".jp-OutputArea-output:not([data-mime-type])"
 HTML_OUT = '.jp-OutputArea-output[data-mime-type="text/html"]'
-RUN_BUDGET_S = 200.0
 HEX = re.compile(r"\b[0-9a-f]{24}\b")  # a chunk id (eval_fixtures.chunk_id)
 CELLS = [
     """import sys
@@ -54,20 +53,6 @@ report""",
     "report.failures",
     "from selfrag_nb.eval import charts\ncharts.latency_box(report.table)",
 ]
-STATE_JS = """() => {
-  const p = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  if (!p || !p.content || !p.sessionContext || !p.content.widgets) return null;
-  const cells = p.content.widgets.filter((c) => c.model.type === "code");
-  const errors = [];
-  for (const c of cells) {
-    for (let i = 0; i < c.model.outputs.length; i++) {
-      const o = c.model.outputs.get(i).toJSON();
-      if (o.output_type === "error") errors.push(o.ename + ": " + o.evalue);
-    }
-  }
-  const k = p.sessionContext.session && p.sessionContext.session.kernel;
-  return { status: k ? k.status : null, counts: cells.map((c) => c.model.executionCount), errors };
-}"""
 # The plotly figure as seen: its paper colour, its tick texts and their colour,
 # the y title, and the colour behind the output (the notebook's background).
 PLOTLY_JS = """(out) => {
@@ -107,61 +92,12 @@ def contrast(a: str, b: str) -> float:
     return (la + 0.05) / (lb + 0.05)
 
 
-def _run_all(page: Any, server: Server, name: str) -> None:
-    page.goto(server.url(f"/lab/tree/{name}"))
-    page.wait_for_function(
-        """(name) => {
-          const p = window.jupyterapp && window.jupyterapp.shell && window.jupyterapp.shell.currentWidget;
-          return !!(p && p.context && p.context.path === name && p.sessionContext
-                    && p.sessionContext.session && p.sessionContext.session.kernel);
-        }""",
-        arg=name,
-        timeout=60_000,
-    )
-    page.wait_for_selector(".jp-Notebook .jp-Cell", state="attached")
-    page.evaluate(
-        """async () => {
-          const app = window.jupyterapp;
-          await app.shell.currentWidget.sessionContext.ready;
-          void app.commands.execute("notebook:run-all-cells");
-        }"""
-    )
-    deadline = time.monotonic() + RUN_BUDGET_S
-    settled = 0
-    state: dict[str, Any] | None = None
-    while time.monotonic() < deadline:
-        state = page.evaluate(STATE_JS)
-        assert state is not None, "the notebook panel went away"
-        assert not state["errors"], "a cell raised:\n" + "\n".join(state["errors"])
-        done = state["status"] == "idle" and all(c is not None for c in state["counts"])
-        settled = settled + 1 if done else 0  # two idle polls: idle between cells is brief
-        if settled >= 2:
-            return
-        time.sleep(0.5)
-    pytest.fail(f"not finished after {RUN_BUDGET_S} s: {state}")
-
-
-def _shoot(page: Any, target: Any, name: str) -> None:
-    """Screenshot with ``target`` in view; the viewport grows to hold all of it."""
-    size = page.viewport_size
-    box = target.bounding_box()
-    page.set_viewport_size(
-        {"width": size["width"], "height": int(min(max(size["height"], box["height"] + 250), 6000))}
-    )
-    try:
-        target.scroll_into_view_if_needed()
-        page.wait_for_timeout(200)
-        page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-    finally:
-        page.set_viewport_size(size)
-
-
 def test_eval_report_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any, page_log: PageLog) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     cells = [c.format(root=str(ROOT), support=str(ROOT / "tests" / "support")) for c in CELLS]
     jupyterlab.write_notebook("eval.ipynb", cells)
     page.set_viewport_size({"width": 1100, "height": 1000})
-    _run_all(page, jupyterlab, "eval.ipynb")
+    run_all_cells(page, jupyterlab, "eval.ipynb")
     page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # the file browser off: a ~950 px column
     nb = page.locator(".jp-Notebook .jp-Cell")
     widget = nb.nth(0).locator(f"{WIDGET_OUT} .srnb-ev")
@@ -182,12 +118,12 @@ def test_eval_report_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any,
             width = face.evaluate("(e) => e.getBoundingClientRect().width")
             assert 850 <= width <= 1000, width  # the notebook column of the finding
             check(face.evaluate(MEASURE), f"jupyterlab {name}", theme)
-            _shoot(page, face, f"jupyterlab-eval-{name}-{theme}")
+            shoot(page, face, f"jupyterlab-eval-{name}-{theme}")
 
         text = failures.inner_text()
         assert "refund-policy-2024.md" in text
         assert not HEX.search(text), HEX.search(text)  # no chunk hash where a name can be shown
-        _shoot(page, failures, f"jupyterlab-eval-failures-{theme}")
+        shoot(page, failures, f"jupyterlab-eval-failures-{theme}")
 
         fig = plot.evaluate(PLOTLY_JS)
         assert fig["svgBg"] in ("rgba(0, 0, 0, 0)", "transparent"), fig  # no white block on dark
@@ -195,5 +131,5 @@ def test_eval_report_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any,
         assert fig["ytitle"] == "s", fig  # one unit: a 12 s question puts the whole figure in s
         assert "(s)" in fig["title"], fig
         assert all(re.fullmatch(r"[0-9.,]+", t) for t in fig["ticks"]), fig  # no "k" / "m" suffixes
-        _shoot(page, plot, f"jupyterlab-eval-plotly-{theme}")
+        shoot(page, plot, f"jupyterlab-eval-plotly-{theme}")
     assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import run_all_cells, shoot
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
@@ -39,7 +40,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium, pytest.mark
 WIDTH = 950
 WIDGET_OUT = ".jp-OutputArea-output:not([data-mime-type])"
 HTML_OUT = '.jp-OutputArea-output[data-mime-type="text/html"]'
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 BUILD = """import pathlib, tempfile
 import selfrag_nb as sr
@@ -74,17 +74,6 @@ if __name__ == "__main__":
     app.run()
 """
 
-OVERFLOW_JS = """(root) => {
-  const area = root.closest(".jp-OutputArea-output") || root.parentElement;
-  const right = area.getBoundingClientRect().right + 1;
-  const out = [];
-  for (const e of [root, ...root.querySelectorAll(":scope > *")]) {
-    const r = e.getBoundingClientRect();
-    if (r.width && r.right > right) out.push([String(e.className), Math.round(r.right), Math.round(right)]);
-  }
-  return out;
-}"""
-
 
 def _sibling(name: str) -> Any:
     """A module of this folder by path (the browser tests are not a package):
@@ -98,22 +87,6 @@ def _sibling(name: str) -> Any:
     sys.modules[spec.name] = mod  # dataclasses look their module up while it runs
     spec.loader.exec_module(mod)
     return mod
-
-
-def _shoot(page: Any, target: Any, name: str) -> Path:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    size = page.viewport_size
-    box = target.bounding_box()
-    height = int(min(max(size["height"], (box["height"] if box else 0) + 250), 6000))
-    page.set_viewport_size({"width": size["width"], "height": height})
-    path = ARTIFACTS / f"{name}.png"
-    try:
-        target.scroll_into_view_if_needed()
-        page.wait_for_timeout(200)
-        target.screenshot(path=str(path))
-    finally:
-        page.set_viewport_size(size)
-    return path
 
 
 def _count(view: Any) -> tuple[int, int]:
@@ -179,7 +152,7 @@ def exercise(page: Any, view: Any, tag: str) -> dict[str, float]:
     assert opened.locator(".srnb-answer").first.inner_text().strip()
     assert opened.locator(".srnb-card").count() >= 5
     assert "srnb-xp-sel" in (first.get_attribute("class") or "")
-    _shoot(page, view, f"explore-{tag}-trace-light")
+    shoot(page, view, f"explore-{tag}-trace-light")
 
     # a second row: the comparison of the two
     rows.nth(1).click()
@@ -187,7 +160,7 @@ def exercise(page: Any, view: Any, tag: str) -> dict[str, float]:
     cmp.wait_for(timeout=30_000)
     assert cmp.locator(".srnb-cmp-banner").is_visible()
     assert cmp.locator("section.srnb-cmp-row[data-stage]").count() >= 3  # sr.compare's own view
-    _shoot(page, view, f"explore-{tag}-compare-light")
+    shoot(page, view, f"explore-{tag}-compare-light")
     return {"filter_ms": filter_ms, "open_ms": open_ms}
 
 
@@ -195,7 +168,7 @@ def check_dark(page: Any, view: Any, tag: str) -> None:
     fg = view.locator(".srnb-xp-count").evaluate("(e) => getComputedStyle(e).color")
     channels = [int(x) for x in re.findall(r"\d+", fg)[:3]]
     assert sum(channels) / 3 > 128, fg
-    _shoot(page, view, f"explore-{tag}-compare-dark")
+    shoot(page, view, f"explore-{tag}-compare-dark")
 
 
 # ------------------------------------------------------------------ JupyterLab
@@ -205,7 +178,7 @@ def test_explorer_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any, pa
     name = "explore.ipynb"
     jupyterlab.write_notebook(name, CELLS)
     page.set_viewport_size({"width": WIDTH, "height": 1000})
-    _sibling("test_browser_compare")._run_all(page, jupyterlab, name)
+    run_all_cells(page, jupyterlab, name)
     # the notebook gets the page's width: 950 px, no file browser beside it
     page.evaluate(
         """() => { const s = window.jupyterapp.shell;
@@ -229,7 +202,7 @@ def test_explorer_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any, pa
     assert view.evaluate(OVERFLOW_JS) == []
     assert static.evaluate(OVERFLOW_JS) == []
     exercise(page, view, "jupyterlab")
-    _shoot(page, static, "explore-jupyterlab-static-light")
+    shoot(page, static, "explore-jupyterlab-static-light")
 
     page.evaluate(
         """() => window.jupyterapp.commands.execute("apputils:change-theme", {theme: "JupyterLab Dark"})"""
@@ -252,13 +225,27 @@ def test_explorer_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any, pa
     for q in picked:
         assert q[:40] in printed, (q, printed)
     check_dark(page, view, "jupyterlab")
-    _shoot(page, static, "explore-jupyterlab-static-dark")
+    shoot(page, static, "explore-jupyterlab-static-dark")
     assert view.evaluate(OVERFLOW_JS) == []
     page.wait_for_timeout(300)
     assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)
 
 
 # ------------------------------------------------------------------ marimo
+
+
+# The view and its direct children against the output area: the table scrolls
+# inside its own wrapper, so only what sticks out of the view counts here.
+OVERFLOW_JS = """(root) => {
+  const area = root.closest(".jp-OutputArea-output") || root.parentElement;
+  const right = area.getBoundingClientRect().right + 1;
+  const out = [];
+  for (const e of [root, ...root.querySelectorAll(":scope > *")]) {
+    const r = e.getBoundingClientRect();
+    if (r.width && r.right > right) out.push([String(e.className), Math.round(r.right), Math.round(right)]);
+  }
+  return out;
+}"""
 
 
 @pytest.fixture
@@ -370,7 +357,7 @@ def test_hostile_text_in_rows_and_opened_traces_stays_text(
     assert page.locator("#out script").count() == 0
     assert page.evaluate("() => window.__pwned") is None
     assert w.explorer.selected[0].question == HOSTILE
-    _shoot(page, view, "explore-hostile-light")
+    shoot(page, view, "explore-hostile-light")
     page.close()
     assert not page_log.errors, "\n".join(page_log.errors)
 

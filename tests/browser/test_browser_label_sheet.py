@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import OVERFLOW_JS, run_all_cells, shoot
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
@@ -128,7 +129,7 @@ def check_face(face: Any, theme: str) -> None:
     ):
         marks = face.locator(f'[data-label-kind="{kind}"]').first.locator('[data-send="label"]')
         assert [m.removeprefix("✓ ") for m in marks.all_inner_texts()] == words
-    overflow = _sibling("test_browser_attribution").OVERFLOW_JS
+    overflow = OVERFLOW_JS
     assert face.evaluate(overflow) == [], theme
 
 
@@ -162,7 +163,7 @@ def label(page: Any, view: Any, path: Path, tag: str) -> None:
     on = chunk.locator(".srnb-lmark-on").evaluate(style)
     off = chunk.locator('[data-value="yes"]').evaluate(style)
     assert on != off
-    _sibling("test_browser_attribution")._shoot(page, view, f"labels-{tag}-light")
+    shoot(page, view, f"labels-{tag}-light")
 
 
 def check_dark(view: Any) -> None:
@@ -184,7 +185,7 @@ def test_label_sheet_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any,
     name = "labels.ipynb"
     jupyterlab.write_notebook(name, cells)
     page.set_viewport_size({"width": WIDTH, "height": 1000})
-    _sibling("test_browser_compare")._run_all(page, jupyterlab, name)
+    run_all_cells(page, jupyterlab, name)
     page.evaluate(
         """() => { const s = window.jupyterapp.shell;
                    if (!s.leftCollapsed) return window.jupyterapp.commands.execute("application:toggle-left-area"); }"""
@@ -211,7 +212,7 @@ def test_label_sheet_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any,
     static.locator(".srnb-lmark-on").nth(1).wait_for(timeout=30_000)
     assert static.locator(".srnb-lmark-on").all_inner_texts() == ["✓ not relevant", "✓ partly"]
     assert static.locator("script").count() == 0
-    _sibling("test_browser_attribution")._shoot(page, static, "labels-jupyterlab-static-light")
+    shoot(page, static, "labels-jupyterlab-static-light")
 
     page.evaluate(
         """() => window.jupyterapp.commands.execute("apputils:change-theme", {theme: "JupyterLab Dark"})"""
@@ -221,7 +222,6 @@ def test_label_sheet_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any,
     for face in (view, static):
         check_face(face, "dark")
         check_dark(face)
-    shoot = _sibling("test_browser_attribution")._shoot
     shoot(page, view, "labels-jupyterlab-dark")
     shoot(page, static, "labels-jupyterlab-static-dark")
     page.wait_for_timeout(300)
@@ -257,6 +257,6 @@ def test_label_sheet_in_marimo_light_and_dark(marimo_labels: Server, page: Any, 
     page.wait_for_timeout(500)
     check_face(view, "dark")
     check_dark(view)
-    _sibling("test_browser_attribution")._shoot(page, view, "labels-marimo-dark")
+    shoot(page, view, "labels-marimo-dark")
     page.wait_for_timeout(300)
     assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)

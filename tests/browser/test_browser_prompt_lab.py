@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import run_all_cells, shoot
 from prompt_lab_fixtures import CITE, RECORDS, build_kb, scripted_model, with_marker
 
 import selfrag_nb as sr
@@ -197,7 +197,6 @@ def test_result_table_is_readable_at_950px(lab: PromptLab, page: Any, page_log: 
 
 WIDGET_OUT = ".jp-OutputArea-output:not([data-mime-type])"
 HTML_OUT = '.jp-OutputArea-output[data-mime-type="text/html"]'
-RUN_BUDGET_S = 200.0
 # The same lab as above, built in the kernel: a tmp knowledge base and cache, the
 # scripted model whose generate answer changes with the template.
 LAB_CELL = """import os, sys, tempfile
@@ -226,69 +225,6 @@ QUESTION = (
     "What is the refund window for a Pro subscription bought through the partner store, how are "
     "annual plans prorated after it, and which webhook event reports the refund to our integration?"
 )
-STATE_JS = """() => {
-  const p = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  if (!p || !p.content || !p.sessionContext || !p.content.widgets) return null;
-  const cells = p.content.widgets.filter((c) => c.model.type === "code");
-  const errors = [];
-  for (const c of cells) {
-    for (let i = 0; i < c.model.outputs.length; i++) {
-      const o = c.model.outputs.get(i).toJSON();
-      if (o.output_type === "error") errors.push(o.ename + ": " + o.evalue);
-    }
-  }
-  const k = p.sessionContext.session && p.sessionContext.session.kernel;
-  return { status: k ? k.status : null, counts: cells.map((c) => c.model.executionCount), errors };
-}"""
-
-
-def _run_all(page: Any, server: Any, name: str) -> None:
-    page.goto(server.url(f"/lab/tree/{name}"))
-    page.wait_for_function(
-        """(name) => {
-          const p = window.jupyterapp && window.jupyterapp.shell && window.jupyterapp.shell.currentWidget;
-          return !!(p && p.context && p.context.path === name && p.sessionContext
-                    && p.sessionContext.session && p.sessionContext.session.kernel);
-        }""",
-        arg=name,
-        timeout=60_000,
-    )
-    page.wait_for_selector(".jp-Notebook .jp-Cell", state="attached")
-    page.evaluate(
-        """async () => {
-          const app = window.jupyterapp;
-          await app.shell.currentWidget.sessionContext.ready;
-          void app.commands.execute("notebook:run-all-cells");
-        }"""
-    )
-    deadline = time.monotonic() + RUN_BUDGET_S
-    settled = 0
-    state: dict[str, Any] | None = None
-    while time.monotonic() < deadline:
-        state = page.evaluate(STATE_JS)
-        assert state is not None, "the notebook panel went away"
-        assert not state["errors"], "a cell raised:\n" + "\n".join(state["errors"])
-        done = state["status"] == "idle" and all(c is not None for c in state["counts"])
-        settled = settled + 1 if done else 0  # two idle polls: idle between cells is brief
-        if settled >= 2:
-            return
-        time.sleep(0.5)
-    pytest.fail(f"not finished after {RUN_BUDGET_S} s: {state}")
-
-
-def _shoot(page: Any, target: Any, name: str) -> None:
-    """Screenshot with ``target`` in view; the viewport grows to hold all of it."""
-    size = page.viewport_size
-    box = target.bounding_box()
-    page.set_viewport_size(
-        {"width": size["width"], "height": int(min(max(size["height"], box["height"] + 250), 6000))}
-    )
-    try:
-        target.scroll_into_view_if_needed()
-        page.wait_for_timeout(200)
-        page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-    finally:
-        page.set_viewport_size(size)
 
 
 def test_result_table_in_jupyterlab_light_and_dark(jupyterlab: Any, page: Any, page_log: PageLog) -> None:
@@ -299,7 +235,7 @@ def test_result_table_in_jupyterlab_light_and_dark(jupyterlab: Any, page: Any, p
     jupyterlab.write_notebook("lab.ipynb", [cell, "from IPython.display import HTML\nHTML(run.to_html())"])
     # The notebook column is about 950 px wide: JupyterLab's side bars and margins take the rest.
     page.set_viewport_size({"width": 1100, "height": 1000})
-    _run_all(page, jupyterlab, "lab.ipynb")
+    run_all_cells(page, jupyterlab, "lab.ipynb")
     page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # the file browser off: a 950 px column
     cells = page.locator(".jp-Notebook .jp-Cell")
     widget = cells.nth(0).locator(f"{WIDGET_OUT} .srnb-lab")
@@ -321,7 +257,7 @@ def test_result_table_in_jupyterlab_light_and_dark(jupyterlab: Any, page: Any, p
             fg = face.locator(".srnb-lab-verdict").first.evaluate("(e) => getComputedStyle(e).color")
             level = sum(int(x) for x in re.findall(r"\d+", fg)[:3]) / 3
             assert (level > 128) == (theme == "dark"), (theme, fg)
-            _shoot(page, face, f"jupyterlab-prompt-lab-{name}-{theme}")
+            shoot(page, face, f"jupyterlab-prompt-lab-{name}-{theme}")
     assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)
 
 
@@ -384,5 +320,5 @@ def test_result_table_in_marimo_light_and_dark(marimo_lab: Any, page: Any, page_
         out = view.evaluate(MEASURE)
         assert out["table"] >= 600, out["table"]  # the outputs get marimo's column, not 90 px
         _check(out, f"marimo widget/{theme}")
-        _shoot(page, view, f"marimo-prompt-lab-{theme}")
+        shoot(page, view, f"marimo-prompt-lab-{theme}")
     assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)
