@@ -155,7 +155,7 @@ def browser(ex: Any, widget: Any, runs: int = 5) -> dict[str, float]:
                       const row = document.querySelector("tbody .srnb-xp-row");
                       const t0 = performance.now();
                       const seen = new MutationObserver(() => {
-                        if (document.querySelector('.srnb-xp-opened[data-kind="trace"] .srnb-xp-answer')) {
+                        if (document.querySelector('.srnb-xp-opened[data-kind="trace"] .srnb-card-finish')) {
                           seen.disconnect(); done(performance.now() - t0);
                         }
                       });
