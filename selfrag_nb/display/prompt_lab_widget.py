@@ -2,19 +2,20 @@
 
     PromptLabWidget.of(lab)   one widget per lab, kept here (the engine holds no widget)
     PromptLab (engine) ──on_change(role)──> PromptLabWidget.refresh(role) -> traits
-        role roles role_info model offline note        header, role picker + what the role is scored on,
-                                                        note (offline model / template unused)
-        template template_hash baseline_hash            editor (textarea), version badges
-        questions categories selected_ids               subset picker (categories / ids)
-        versions                                        version list (hash, note, agreement)
-        results status error running exported           results table (cached sides, "cancelled after n/N",
-                                                        "prompt reached the model on k of n"; a side
-                                                        whose prompt did not reach a model is marked
-                                                        "prompt not used" and left out of agreement;
-                                                        each side's verdict as word-diff parts from
-                                                        side_parts, the same the static HTML shows),
-        export_dir                                      status line, where exports go
-    _esm = js.esm("prompt_lab.js")   generated CTL + static/prelude.js + static/prompt_lab.js
+      the read-only panes, each a view tree built once in prompt_lab_html.py (to_json here,
+      to_html in the static faces), mounted by prompt_lab.js with mount.js's build() + attach():
+        head        head_tree(lab, role)        "Prompt Lab", the role's model, the note
+        versions    versions_card(...)          one row per version (data-hash: the JS adds
+                                                revert / set baseline / export buttons there)
+        results     run_tree(run)               totals, figures against people, word-diffed rows;
+                    progress_tree(...)          while a run streams in, one row per finished question
+      the editor's data (prompt_lab.js draws it):
+        role roles role_info offline note       role picker + what the role is scored on
+        template template_hash baseline_hash    editor (textarea), version line
+        questions categories selected_ids       subset picker (categories / ids)
+        status error running exported export_dir  status line, Run / Cancel, download link
+      status and error show control characters as ⟨U+XXXX⟩ (neutralize), as text/plain does
+    _esm = js.module("mount.js", "prompt_lab.js")   allow-lists + mount.js + the editor script
     static/prompt_lab.js ──model.send({action, ...})──> PromptLabWidget.handle(msg)
         run     (template?, ids?)  set_template if edited, then lab.run on a worker thread;
                                    results/status update as each question finishes
@@ -38,7 +39,7 @@ from __future__ import annotations
 import threading
 import weakref
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, cast
 
 from selfrag_nb.errors import InputError, MissingDependencyError
 
@@ -50,168 +51,52 @@ except ImportError as exc:  # pragma: no cover - anywidget is a core dependency
         "The Prompt Lab widget needs anywidget: pip install 'selfrag-nb[jupyter]' (or pip install anywidget)"
     ) from exc
 
-from selfrag_nb.display.js import esm
-from selfrag_nb.display.markup import fmt_cost, fmt_ms, fmt_tokens
+from selfrag_nb.display.js import module
+from selfrag_nb.display.markup import neutralize
 from selfrag_nb.display.prompt_lab_html import (
-    MARKS,
     QUESTION_CHARS,
-    human_line,
+    best_of,
+    head_tree,
     lab_css,
-    pct,
-    reach_line,
-    run_cached,
-    run_summary,
-    side_mark,
-    side_notes,
-    side_parts,
-    side_score,
-    side_use,
-    version_score,
+    progress_tree,
+    run_tree,
+    versions_card,
 )
+from selfrag_nb.display.prompt_lab_text import run_summary
 from selfrag_nb.display.text import one_line
+from selfrag_nb.display.tree import to_json
 from selfrag_nb.errors import TemplateError
-from selfrag_nb.promptlab import ROLE_LABELS, LabRow, LabRun, LabSide, PromptLab
+from selfrag_nb.promptlab import ROLE_LABELS, LabRow, LabRun, PromptLab
 
-__all__ = ["PromptLabWidget", "lab_state", "run_state"]
-
-
-# ------------------------------------------------------------------ formatting
+__all__ = ["PromptLabWidget", "lab_state", "run_view"]
 
 
-def _side_state(s: LabSide, parts: list[tuple[str, str]]) -> dict[str, Any]:
-    mark, tone = side_mark(s)
-    return {
-        "verdict": s.verdict,
-        # The word diff against the other side ([op, text], op same / del / ins),
-        # computed here once; the JS builds it with textContent.
-        "parts": [list(p) for p in parts],
-        "agreement": s.agreement,
-        "mark": mark,  # ✓ / ◐ / ✗ / —, one vocabulary
-        "score": side_score(s),  # "80%" beside the mark, "not counted", or ""
-        "tone": tone,
-        # "" when the prompt reached a model; else "prompt not used" / "offline: prompt not used"
-        "unused": side_use(s),
-        "prompt_use": s.prompt_use,
-        "prompt_note": s.prompt_note,
-        "tokens": f"{fmt_tokens(s.tokens_in)} / {fmt_tokens(s.tokens_out)}",
-        "cost": fmt_cost(s.cost),
-        "latency": fmt_ms(s.latency_ms),
-        "calls": s.calls,
-        "unparsed": s.unparsed,
-        "source": s.decision_source or "",
-        "reason": one_line(s.reason, 200) if s.reason else "",
-        "precision": pct(s.precision) if s.precision is not None else "",
-        "recall": pct(s.recall) if s.recall is not None else "",
-        "error": s.error or "",
-        "cached": s.cached,
-        "notes": side_notes(s),
-    }
+# ------------------------------------------------------------------ state
 
 
-def _row_state(r: LabRow) -> dict[str, Any]:
-    old, new = side_parts(r)
-    return {
-        "id": r.id,
-        "category": r.category,
-        "question": one_line(r.question, QUESTION_CHARS),
-        "label": r.label,
-        "changed": r.changed,
-        "old": _side_state(r.old, old),
-        "new": _side_state(r.new, new),
-    }
-
-
-def _totals_state(run: LabRun) -> dict[str, Any]:
-    t = run.totals()
-    out: dict[str, Any] = {
-        "questions": t["questions"],
-        "planned": t["planned"],
-        "changed": t["changed"],
-        "errors": t["errors"],
-        "reach": reach_line(run),
-    }
-    for name in ("old", "new"):
-        s = t[name]
-        out[name] = {
-            "version": s["version"],
-            "agreement": pct(s["agreement"]),
-            "labelled": s["labelled"],
-            "reached": s["reached"],
-            "precision": pct(s["precision"]) if s["precision"] is not None else "",
-            "recall": pct(s["recall"]) if s["recall"] is not None else "",
-            "tokens": f"{fmt_tokens(s['tokens_in'])} / {fmt_tokens(s['tokens_out'])}",
-            "cost": fmt_cost(s["cost"]),
-            "latency": fmt_ms(s["latency_ms"]),
-        }
-    if run.labels:  # scored against people: the figures, their denominators, the disagreeing items
-        out["human"] = {
-            "line": human_line(run),
-            "labels": run.labels,
-            "old": _human_of(run, "old"),
-            "new": _human_of(run, "new"),
-            "by_category": {c: a.to_dict() for c, a in run.by_category("new").items()},
-            "disagreements": run.disagreements("new"),
-        }
-    return out
-
-
-def _human_of(run: LabRun, side: Literal["old", "new"]) -> dict[str, Any] | None:
-    a = run.human(side)
-    return a.to_dict() if a is not None else None
-
-
-def run_state(run: LabRun) -> dict[str, Any]:
-    """JSON state of a finished run for the widget."""
-    return {
-        "role": run.role,
-        "baseline": run.baseline,
-        "candidate": run.candidate,
-        "rows": [_row_state(r) for r in run.rows],
-        "totals": _totals_state(run),
-        "note": run.note,
-        "done": len(run.rows),
-        "total": max(run.planned, len(run.rows)),
-        "finished": True,
-        "cancelled": run.cancelled,
-        "cached": run_cached(run),
-        "marks": [list(m) for m in MARKS],  # the key above the table: symbol, meaning
-    }
-
-
-def _version_state(v: dict[str, Any], best: str | None) -> dict[str, Any]:
-    sc = v["scores"]
-    return {
-        "hash": v["hash"],
-        "note": v["note"],
-        "current": v["current"],
-        "baseline": v["baseline"],
-        "best": v["hash"] == best,
-        "agreement": pct(sc.get("agreement")) if sc else "",
-        "questions": sc.get("questions", 0) if sc else 0,
-        "reached": sc.get("reached", 0) if sc else 0,
-        "score": version_score(v),
-        "created": v["created"],
-        "chars": v["chars"],
-    }
+def run_view(run: LabRun) -> dict[str, Any]:
+    """The ``results`` trait of a finished run: its view tree as JSON (the tree
+    run_html serialises to HTML)."""
+    return cast("dict[str, Any]", to_json(run_tree(run)))
 
 
 def lab_state(lab: PromptLab, role: str) -> dict[str, Any]:
-    """Everything the widget shows for ``role``, as JSON-able trait values."""
+    """Everything the widget shows for ``role``, as JSON-able trait values: the
+    editor's data, and the read-only panes as view trees (tree.to_json)."""
     last = lab.last_run(role)
-    best = lab.best(role)["hash"] if last is not None else None
     return {
         "roles": list(lab.roles),
         "role": role,
         "role_info": ROLE_LABELS.get(role, ""),
-        "model": lab.model_name(role),
         "offline": lab.is_offline(role),
         "note": lab.note(role),
         "template": lab.template(role),
         "template_hash": lab.current(role),
         "baseline_hash": lab.baseline(role),
         "placeholders": list(lab.rag.prompts.placeholders(role)),
-        "versions": [_version_state(v, best) for v in lab.versions(role)],
-        "results": run_state(last) if last is not None else {},
+        "head": to_json(head_tree(lab, role)),
+        "versions": to_json(versions_card(lab.versions(role), role, best_of(lab, role))),
+        "results": run_view(last) if last is not None else {},
     }
 
 
@@ -226,13 +111,12 @@ class PromptLabWidget(anywidget.AnyWidget):
     #: id(lab) -> its widget; an entry goes when its widget does.
     _by_lab: ClassVar[weakref.WeakValueDictionary[int, PromptLabWidget]] = weakref.WeakValueDictionary()
 
-    _esm = esm("prompt_lab.js")
+    _esm = module("mount.js", "prompt_lab.js")
     _css = lab_css()
 
     roles = traitlets.List(traitlets.Unicode()).tag(sync=True)
     role = traitlets.Unicode("").tag(sync=True)
     role_info = traitlets.Unicode("").tag(sync=True)
-    model = traitlets.Unicode("").tag(sync=True)
     offline = traitlets.Bool(False).tag(sync=True)
     note = traitlets.Unicode("").tag(sync=True)
     template = traitlets.Unicode("").tag(sync=True)
@@ -242,7 +126,10 @@ class PromptLabWidget(anywidget.AnyWidget):
     questions = traitlets.List(traitlets.Dict()).tag(sync=True)
     categories = traitlets.List(traitlets.Unicode()).tag(sync=True)
     selected_ids = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    versions = traitlets.List(traitlets.Dict()).tag(sync=True)
+    #: The read-only panes, view trees as JSON (prompt_lab_html.py builds them;
+    #: prompt_lab.js mounts them with mount.js): header, versions, results ({} before a run).
+    head = traitlets.Dict().tag(sync=True)
+    versions = traitlets.Dict().tag(sync=True)
     results = traitlets.Dict().tag(sync=True)
     #: Where "Export" writes (absolute; lab.export_dir, prompt_lab_exports/ by default).
     export_dir = traitlets.Unicode("").tag(sync=True)
@@ -262,7 +149,8 @@ class PromptLabWidget(anywidget.AnyWidget):
             {
                 "id": q.id,
                 "category": q.category,
-                "question": one_line(q.question, QUESTION_CHARS),
+                # the picker sets it as text: control characters as ⟨U+XXXX⟩ labels
+                "question": neutralize(one_line(q.question, QUESTION_CHARS)),
             }
             for q in lab.questions
         ]
@@ -290,6 +178,11 @@ class PromptLabWidget(anywidget.AnyWidget):
     @property
     def lab(self) -> PromptLab:
         return self._lab
+
+    @traitlets.validate("status", "error")
+    def _labelled(self, proposal: dict[str, Any]) -> str:
+        # set as text in the browser: an invisible control character is shown, not obeyed
+        return neutralize(str(proposal["value"]))
 
     # -- python -> front end ------------------------------------------------
     def refresh(self, role: str | None = None) -> None:
@@ -410,25 +303,24 @@ class PromptLabWidget(anywidget.AnyWidget):
         self._selection[role] = list(self.selected_ids)
         total = len(ids)
         lab = self._lab
-        rows: list[dict[str, Any]] = []
+        rows: list[LabRow] = []
+        base, cand, note = lab.baseline(role), lab.current(role), lab.note(role)
+
+        def progress() -> dict[str, Any]:
+            tree = progress_tree(role, base, cand, rows, total=max(total, len(rows)), note=note)
+            return cast("dict[str, Any]", to_json(tree))
+
         with self.hold_sync():
             self.running = True
             self.refresh()
-            self.results = {
-                "role": role,
-                "baseline": lab.baseline(role),
-                "candidate": lab.current(role),
-                "rows": [],
-                "done": 0,
-                "total": total,
-                "finished": False,
-                "note": lab.note(role),
-            }
+            self.results = progress()
             self.status = f"running {role} on {total} question(s)…"
 
         def on_row(row: LabRow, done: int, total_: int) -> None:
-            rows.append(_row_state(row))
-            self.results = {**self.results, "rows": list(rows), "done": done, "total": total_}
+            nonlocal total
+            rows.append(row)
+            total = total_
+            self.results = progress()
             self.status = f"running {role}: {done}/{total_} questions done…"
 
         def work() -> None:
@@ -439,7 +331,7 @@ class PromptLabWidget(anywidget.AnyWidget):
                 self.status = "run failed"
             else:
                 if self.role == role:
-                    self.results = run_state(run)
+                    self.results = run_view(run)
                 note = f" — {run.note}" if run.note else ""
                 done = "" if run.cancelled else "done: "  # a cancelled summary starts "cancelled after n/N"
                 self.status = f"{done}{run_summary(run)}{note}"

@@ -6,10 +6,10 @@
         difflib.SequenceMatcher over the tokens without their whitespace
         old_parts            [(op, text)], op "same" | "del" (words only the old text has)
         new_parts            [(op, text)], op "same" | "ins" (words only the new text has)
-    diff_html(parts)         escaped HTML: <del class="srnb-diff-del">, <ins class="srnb-diff-ins">
+    diff_tree(parts)         one <bdi> node: <del class="srnb-diff-del">, <ins class="srnb-diff-ins">
 
-Computed once in Python: the static HTML renders the parts with ``diff_html``,
-the widget gets the same parts as JSON and builds them with textContent, so
+Computed once in Python into the Prompt Lab's view tree (display/tree.py): the
+static HTML is that tree through to_html, the widget mounts the same tree, so
 both faces mark the same words. Joining the parts gives the text back.
 """
 
@@ -18,9 +18,9 @@ from __future__ import annotations
 import difflib
 import re
 
-from selfrag_nb.display.markup import cut, escape
+from selfrag_nb.display.tree import Node, h
 
-__all__ = ["DIFF_CHARS", "Part", "diff_html", "tokens", "word_diff"]
+__all__ = ["DIFF_CHARS", "Part", "clip", "diff_tree", "tokens", "word_diff"]
 
 #: Characters of each side that are diffed and shown (a generate verdict is a whole answer).
 DIFF_CHARS = 2_000
@@ -75,19 +75,12 @@ def word_diff(old: str, new: str) -> tuple[list[Part], list[Part]]:
     return _merge(left), _merge(right)
 
 
-def clip(text: str) -> tuple[str, str]:
-    """``text`` cut to ``DIFF_CHARS`` and the HTML note saying so ("" when whole)."""
-    return cut(text, DIFF_CHARS)
+def clip(text: str) -> str:
+    """``text`` cut to ``DIFF_CHARS`` (the view notes the cut: cards.cut_note)."""
+    return text[:DIFF_CHARS]
 
 
-def diff_html(parts: list[Part]) -> str:
-    """The parts as escaped HTML inside one ``<bdi>``: deletions struck, insertions marked."""
-    out = []
-    for op, text in parts:
-        s = escape(text, ctl="span")
-        if op == "del":
-            s = f'<del class="srnb-diff-del">{s}</del>'
-        elif op == "ins":
-            s = f'<ins class="srnb-diff-ins">{s}</ins>'
-        out.append(s)
-    return f"<bdi>{''.join(out)}</bdi>"
+def diff_tree(parts: list[Part]) -> Node:
+    """The parts inside one ``<bdi>``: deletions struck, insertions marked."""
+    tags = {"del": ("del", "srnb-diff-del"), "ins": ("ins", "srnb-diff-ins")}
+    return h("bdi", "", [h(*tags[op], text) if op in tags else text for op, text in parts])

@@ -3,7 +3,7 @@
 a real PromptLab run (real LanceDB, ScriptedModel answering from the system
 prompt) whose generate verdicts are long answers that a template edit changes
   -> run.to_html() set as the page, 950 px wide, light and dark --jp-* colours
-  -> PromptLabWidget's module (display/js.py esm("prompt_lab.js")) + lab_css(),
+  -> PromptLabWidget's module (display/js.py module("mount.js", "prompt_lab.js")) + lab_css(),
      rendered with the lab's synced state and a minimal model
 In both faces and both themes:
   -> each old / new output cell is at least 40 % of the table wide (not ~90 px columns)
@@ -26,7 +26,6 @@ from browser_support import run_all_cells, shoot
 from prompt_lab_fixtures import CITE, RECORDS, build_kb, scripted_model, with_marker
 
 import selfrag_nb as sr
-from selfrag_nb.display.js import esm
 from selfrag_nb.display.prompt_lab_html import lab_css
 from selfrag_nb.display.prompt_lab_widget import PromptLabWidget
 from selfrag_nb.eval.questions import QuestionSet
@@ -182,7 +181,7 @@ def test_result_table_is_readable_at_950px(lab: PromptLab, page: Any, page_log: 
         for k in w.keys
         if not k.startswith("_") and k not in ("layout", "tabbable", "tooltip")
     }
-    script = WIDGET_SCRIPT.format(module=esm("prompt_lab.js"), traits=json.dumps(traits))
+    script = WIDGET_SCRIPT.format(module=PromptLabWidget._esm, traits=json.dumps(traits))
     page.set_content(
         PAGE.format(css=lab_css(), theme=THEMES[theme], width=WIDTH, body="", script=script),
         wait_until="load",

@@ -1,5 +1,5 @@
-// A tiny DOM and an AnyWidget model double, shared by the node harnesses of
-// the widget views (js_harness.mjs, eval_js_harness.mjs and the Prompt Lab's).
+// A tiny DOM and an AnyWidget model double for the node harnesses of the
+// Prompt Lab's editor script (prompt_lab.js joined after mount.js).
 //
 // The DOM throws on innerHTML/outerHTML/insertAdjacentHTML and on event
 // handler attributes, so any use of them by a view fails its test. A
@@ -113,12 +113,33 @@ export class Element_ extends Node_ {
     }
     return out;
   }
+  get firstChild() {
+    return this.childNodes[0] || null;
+  }
+  hasAttribute(k) {
+    return k in this.attrs;
+  }
+  // Compound selectors only, as mount.js and prompt_lab.js use them: tag, .class,
+  // [attr], [attr="value"] (no descendant combinators).
+  querySelectorAll(sel) {
+    const m = sel.match(/^([a-z0-9]*)((?:\.[\w-]+)*)((?:\[[\w-]+(?:="[^"]*")?\])*)$/i);
+    if (!m) throw new Error("mini_dom: unsupported selector " + sel);
+    const classes = m[2].split(".").filter(Boolean);
+    const attrs = [...m[3].matchAll(/\[([\w-]+)(?:="([^"]*)")?\]/g)].map((a) => [a[1], a[2]]);
+    return this.all(
+      (e) =>
+        (!m[1] || e.tagName.toLowerCase() === m[1].toLowerCase()) &&
+        classes.every((c) => e.classes().includes(c)) &&
+        attrs.every(([k, v]) => (v === undefined ? k in e.attrs : e.attrs[k] === v)),
+    );
+  }
   byClass(cls) {
     return this.all((e) => e.classes().includes(cls));
   }
 }
 
 globalThis.document = {
+  createDocumentFragment: () => new Node_(),
   createElement: (t) => new Element_(t),
   createElementNS: (ns, t) => new Element_(t, ns),
   createTextNode: (s) => new Text_(s),

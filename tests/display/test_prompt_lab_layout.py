@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
+from display_fixtures import tree_find, tree_text
 from prompt_lab_fixtures import RECORDS, STRICT, build_kb, scripted_model, with_marker
 
 import selfrag_nb as sr
 from selfrag_nb.display.prompt_lab_html import lab_css
-from selfrag_nb.display.prompt_lab_widget import run_state
+from selfrag_nb.display.prompt_lab_widget import run_view
 from selfrag_nb.eval.questions import QuestionSet
 from selfrag_nb.promptlab import LabRun, PromptLab
 
@@ -60,13 +60,16 @@ def test_old_and_new_verdicts_carry_a_word_diff_in_both_faces(run: LabRun) -> No
     page = run.to_html()
     assert '<del class="srnb-diff-del">' in page
     assert '<ins class="srnb-diff-ins">' in page
-    state: dict[str, Any] = run_state(run)["rows"][0]
-    old, new = state["old"]["parts"], state["new"]["parts"]
-    assert "".join(t for _, t in old) == row.old.verdict
-    assert "".join(t for _, t in new) == row.new.verdict
-    assert {op for op, _ in old} == {"same", "del"}
-    assert {op for op, _ in new} == {"same", "ins"}
-    assert "shipping.md" in " ".join(t for op, t in old if op == "del")
+    first = tree_find(run_view(run), "srnb-lab-row")[0]  # the widget's tree
+    old = tree_find(tree_find(first, "srnb-lab-old")[0], "srnb-lab-verdict")[0]
+    new = tree_find(tree_find(first, "srnb-lab-new")[0], "srnb-lab-verdict")[0]
+    assert tree_text(old) == row.old.verdict
+    assert tree_text(new) == row.new.verdict
+    assert tree_find(old, "srnb-diff-del")
+    assert not tree_find(old, "srnb-diff-ins")
+    assert tree_find(new, "srnb-diff-ins")
+    assert not tree_find(new, "srnb-diff-del")
+    assert "shipping.md" in " ".join(tree_text(d) for d in tree_find(old, "srnb-diff-del"))
 
 
 def test_lab_tables_never_break_inside_a_word() -> None:
@@ -83,11 +86,12 @@ def test_one_mark_vocabulary_with_the_percentage_beside_it(run: LabRun) -> None:
     marks = re.findall(r'class="srnb-lab-mark[^"]*"[^>]*><bdi>([^<]*)</bdi>', page)
     assert len(marks) == 4
     assert set(marks) <= {"✓", "◐", "✗", "—"}
-    states = [s for r in run_state(run)["rows"] for s in (r["old"], r["new"])]
-    assert {s["mark"] for s in states} <= {"✓", "◐", "✗", "—"}
-    partly = [s for s in states if 0 < (s["agreement"] or 0) < 1]
+    heads = tree_find(run_view(run), "srnb-lab-side-h")  # the widget's tree
+    pairs = [(tree_text(tree_find(x, "srnb-lab-mark")[0]), tree_text(x).rsplit(" ", 1)[-1]) for x in heads]
+    assert {m for m, _ in pairs} <= {"✓", "◐", "✗", "—"}
+    partly = [s for r in run.rows for s in (r.old, r.new) if 0 < (s.agreement or 0) < 1]
     assert partly
-    assert all(s["mark"] == "◐" and s["score"].endswith("%") for s in partly)
+    assert ("◐", "50%") in pairs
     assert '<span class="srnb-lab-score"><bdi>50%</bdi></span>' in page
 
 

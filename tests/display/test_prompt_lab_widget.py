@@ -14,16 +14,37 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from display_fixtures import run_harness
+from display_fixtures import run_harness, tree_attr, tree_find, tree_text
 from prompt_lab_fixtures import RECORDS, STRICT, build_kb, scripted_model, with_marker
 
 import selfrag_nb as sr
-from selfrag_nb.display.prompt_lab_widget import PromptLabWidget, lab_state
+from selfrag_nb.display.prompt_lab_widget import PromptLabWidget, lab_state, run_view
 from selfrag_nb.eval.questions import QuestionSet
 from selfrag_nb.promptlab import OFFLINE_PROMPT_NOTE, ROLE_LABELS, PromptLab
 
 NODE = shutil.which("node")
 HOSTILE = '</textarea><script>alert(1)</script><img src=x onerror="alert(2)"> \u202eevil\u202c &amp;'
+
+
+def versions_of(w: PromptLabWidget) -> list[tuple[str, str]]:
+    """(hash, text of its row) per version row of the widget's versions pane."""
+    return [(r["a"]["data-hash"], tree_text(r)) for r in tree_attr(w.versions, "data-hash")]
+
+
+def row_ids(tree: dict[str, Any]) -> list[str]:
+    """The question ids of a results tree, in order."""
+    return [tree_text(tree_find(q, "srnb-id")[0]) for q in tree_find(tree, "srnb-lab-question")]
+
+
+def marks(tree: dict[str, Any]) -> list[tuple[str, str]]:
+    """(mark, score beside it) per side of a results tree."""
+    return [
+        (
+            tree_text(tree_find(h, "srnb-lab-mark")[0]),
+            "".join(tree_text(x) for x in tree_find(h, "srnb-lab-score")),
+        )
+        for h in tree_find(tree, "srnb-lab-side-h")
+    ]
 
 
 @pytest.fixture(autouse=True)
@@ -56,8 +77,9 @@ def test_initial_state_mirrors_the_engine(lab: PromptLab) -> None:
     assert [q["id"] for q in w.questions] == [r["id"] for r in RECORDS]
     assert w.categories == ["factual", "open", "general"]
     assert w.selected_ids == lab.default_ids("grade")
-    assert [v["hash"] for v in w.versions] == [lab.baseline("grade")]
+    assert [h for h, _ in versions_of(w)] == [lab.baseline("grade")]
     assert w.results == {}
+    assert w.head["c"] == "srnb-card srnb-lab-head"  # the header pane: a view tree
     assert not w.offline
     assert w.note == ""
     assert w.error == ""
@@ -66,7 +88,7 @@ def test_initial_state_mirrors_the_engine(lab: PromptLab) -> None:
 def test_run_message_saves_the_edit_runs_on_a_thread_and_streams_rows(lab: PromptLab) -> None:
     w = lab.widget
     seen_rows: list[int] = []
-    w.observe(lambda ch: seen_rows.append(len(ch["new"].get("rows", []))), names="results")
+    w.observe(lambda ch: seen_rows.append(len(row_ids(ch["new"]))), names="results")
     text = with_marker(w.template, STRICT)
     worker = w.handle({"action": "run", "template": text, "note": "strict", "ids": ["refund-1", "ship-1"]})
     assert worker is not None
@@ -77,31 +99,32 @@ def test_run_message_saves_the_edit_runs_on_a_thread_and_streams_rows(lab: Promp
     # The edit became a version and the current one.
     assert w.template == text
     assert w.template_hash == lab.current("grade") != w.baseline_hash
-    assert [v["note"] for v in w.versions] == ["baseline: packaged default", "strict"]
-    best = [v for v in w.versions if v["best"]]
-    assert [v["hash"] for v in best] == [w.template_hash]
-    assert best[0]["agreement"] == "100%"
+    assert [v["note"] for v in lab.versions("grade")] == ["baseline: packaged default", "strict"]
+    rows = versions_of(w)
+    assert [h for h, _ in rows] == [v["hash"] for v in lab.versions("grade")]
+    best = [(h, text) for h, text in rows if "best" in text]
+    assert [h for h, _ in best] == [w.template_hash]
+    assert "100% (prompt reached the model on 2 of 2)" in best[0][1]
     # Results: streamed one question at a time, then the final table.
     assert 1 in seen_rows
     assert 2 in seen_rows
     res = w.results
-    assert res["finished"]
-    assert [r["id"] for r in res["rows"]] == ["refund-1", "ship-1"]
-    row = res["rows"][0]
+    assert res == run_view(lab.last_run("grade"))  # type: ignore[arg-type]  # the finished run's tree
+    assert "srnb-lab-running" not in res["c"]
+    assert row_ids(res) == ["refund-1", "ship-1"]
+    first = tree_find(res, "srnb-lab-row")[0]
     # One mark vocabulary: partly agreeing is "◐", its percentage stands beside it.
-    assert (row["old"]["mark"], row["old"]["score"]) == ("◐", "50%")
-    assert (row["new"]["mark"], row["new"]["score"]) == ("✓", "100%")
-    assert row["new"]["verdict"] == "1/2 relevant: refunds.md"
-    assert row["changed"]
-    assert res["totals"]["old"]["agreement"] == "50%"
-    assert res["totals"]["new"]["agreement"] == "100%"
+    assert marks(first) == [("◐", "50%"), ("✓", "100%")]
+    assert tree_text(tree_find(first, "srnb-lab-new")[0]).count("1/2 relevant: refunds.md") == 1
+    assert "srnb-lab-changed" in first["c"]
+    assert "agreement 50% → 100%" in tree_text(tree_find(res, "srnb-lab-totals")[0])
     assert w.status.startswith("done: grade: agreement 50% → 100% on 2 questions")
     assert w.selected_ids == ["refund-1", "ship-1"]
 
 
 def test_bad_template_shows_an_error_not_a_traceback(lab: PromptLab) -> None:
     w = lab.widget
-    before = list(w.versions)
+    before = dict(w.versions)
     assert w.handle({"action": "save", "template": "Judge {{documnet}}\n=== user ===\n"}) is None
     assert w.error.startswith("template not saved:")
     assert "unknown placeholder {{documnet}}" in w.error
@@ -193,8 +216,11 @@ def test_offline_lab_says_so_in_the_header_and_status(kb: Any) -> None:
     w.wait(30)
     assert w.error == ""
     assert OFFLINE_PROMPT_NOTE in w.status
-    assert w.results["note"] == OFFLINE_PROMPT_NOTE
-    assert all(r["old"]["verdict"] == r["new"]["verdict"] for r in w.results["rows"])
+    assert OFFLINE_PROMPT_NOTE in tree_text(tree_find(w.results, "srnb-banner")[0])
+    run = lab.last_run(lab.role)
+    assert run is not None
+    assert all(r.old.verdict == r.new.verdict for r in run.rows)
+    assert not tree_find(w.results, "srnb-diff-del")  # nothing to strike: the same verdicts
 
 
 def test_static_html_escapes_a_hostile_template_and_question(kb: Any) -> None:
@@ -281,9 +307,7 @@ def test_js_renders_without_innerhtml_keeps_the_draft_and_sends_actions(
         if not k.startswith("_") and k not in ("layout", "tabbable", "tooltip")
     }
     traits["results"] = {}
-    from selfrag_nb.display.prompt_lab_widget import run_state
-
-    traits["__results"] = run_state(run)
+    traits["__results"] = run_view(run)
     (tmp_path / "h.mjs").write_text(_HARNESS, encoding="utf-8")
     mini_dom = str(Path(__file__).parent / "mini_dom.mjs")
     out = run_harness(tmp_path, tmp_path / "h.mjs", "prompt_lab.js", ("state", traits), extra=[mini_dom])
@@ -366,10 +390,12 @@ def test_cancel_message_stops_the_run_and_the_view_says_after_how_many(kb: Any) 
     assert not w.running
     assert w.status.startswith("cancelled after 1/3")
     res = w.results
-    assert res["cancelled"]
-    assert res["finished"]
-    assert (res["done"], res["total"]) == (1, 3)
-    assert [r["id"] for r in res["rows"]] == ["refund-1"]
+    assert "srnb-lab-running" not in res["c"]  # finished
+    banner = tree_find(res, "srnb-lab-cancelled")
+    assert [tree_text(b) for b in banner] == [
+        "cancelled after 1/3 questions: the rows below are the questions that finished"
+    ]
+    assert row_ids(res) == ["refund-1"]
 
 
 def test_a_rerun_is_served_from_the_cache_and_says_so(lab: PromptLab) -> None:
@@ -381,8 +407,8 @@ def test_a_rerun_is_served_from_the_cache_and_says_so(lab: PromptLab) -> None:
     w.handle({"action": "run", "template": text, "ids": ["refund-1"]})
     w.wait(60)
     assert "2 of 2 sides cached" in w.status
-    assert w.results["cached"] == "2 of 2 sides cached (no model call)"
-    assert w.results["rows"][0]["new"]["cached"]
+    assert tree_text(tree_find(w.results, "srnb-lab-cached")[0]) == "2 of 2 sides cached (no model call)"
+    assert "cached" in tree_text(tree_find(w.results, "srnb-lab-new")[0])
 
 
 def test_export_goes_to_the_exports_folder_and_its_notice_clears_on_role_switch(
@@ -446,8 +472,6 @@ def test_js_cancel_button_sends_cancel_and_the_view_says_cancelled_after(
 ) -> None:
     if NODE is None:  # before the runs: they are the slow part
         pytest.skip("node is not installed: the JS test needs it")
-    from selfrag_nb.display.prompt_lab_widget import run_state
-
     one_by_one = sr.PromptLab(lab.rag, lab.questions, roles=["grade"], concurrency=1)
     ids = ["refund-1", "ship-1", "memo-1"]
     run = one_by_one.run("grade", ids, on_row=lambda *_: one_by_one.cancel("grade"))
@@ -459,7 +483,7 @@ def test_js_cancel_button_sends_cancel_and_the_view_says_cancelled_after(
         if not k.startswith("_") and k not in ("layout", "tabbable", "tooltip")
     }
     traits["results"] = {}
-    traits["__cancelled"] = run_state(run)
+    traits["__cancelled"] = run_view(run)
     (tmp_path / "c.mjs").write_text(_CANCEL_HARNESS, encoding="utf-8")
     mini_dom = str(Path(__file__).parent / "mini_dom.mjs")
     out = run_harness(tmp_path, tmp_path / "c.mjs", "prompt_lab.js", ("state", traits), extra=[mini_dom])

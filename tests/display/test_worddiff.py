@@ -5,7 +5,8 @@ names and ids stay one word; the HTML is escaped."""
 
 from __future__ import annotations
 
-from selfrag_nb.display.worddiff import diff_html, tokens, word_diff
+from selfrag_nb.display.tree import to_html
+from selfrag_nb.display.worddiff import diff_tree, tokens, word_diff
 
 HOSTILE = '<script>alert(1)</script> & "q"'
 
@@ -44,10 +45,10 @@ def test_whitespace_is_not_a_change_and_equal_texts_have_no_marks() -> None:
     assert word_diff("same text", "same text") == ([("same", "same text")], [("same", "same text")])
 
 
-def test_diff_html_escapes_every_part() -> None:
+def test_diff_tree_escapes_every_part() -> None:
     left, right = word_diff("safe", HOSTILE)
-    html = diff_html(right)
+    html = to_html(diff_tree(right))
     assert "<script>" not in html
     assert "&lt;script&gt;" in html
     assert '<ins class="srnb-diff-ins">' in html
-    assert '<del class="srnb-diff-del">safe</del>' in diff_html(left)
+    assert '<del class="srnb-diff-del">safe</del>' in to_html(diff_tree(left))

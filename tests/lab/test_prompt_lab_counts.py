@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from display_fixtures import tree_find, tree_text
 from prompt_lab_fixtures import LAZY, RECORDS, STRICT, build_kb, scripted_model, with_marker
 
 import selfrag_nb as sr
-from selfrag_nb.display.prompt_lab_widget import run_state
+from selfrag_nb.display.prompt_lab_widget import run_view
 from selfrag_nb.eval.questions import QuestionSet
 from selfrag_nb.promptlab import PromptLab
 
@@ -103,13 +104,15 @@ def test_decide_rows_decided_by_rule_are_left_out_of_agreement(kb: Any) -> None:
     assert "prompt reached the model on 1 of 4" in page
     assert page.count("<bdi>prompt not used</bdi>") == 6  # three rule rows, both sides
     assert "no call" in page  # not "unknown / unknown $0 · 0.0 ms"
-    state = run_state(run)
-    assert "prompt reached the model on 1 of 4" in state["totals"]["reach"]
-    assert (state["totals"]["old"]["reached"], state["totals"]["new"]["reached"]) == (1, 1)
-    hello = next(r for r in state["rows"] if r["id"] == "hello-1")
-    assert hello["old"]["unused"] == "prompt not used"
-    assert hello["old"]["mark"] == "—"  # not a ✓ for a verdict the template did not give
-    assert "rule" in hello["old"]["prompt_note"]
+    tree = run_view(run)  # the widget's results: the tree the static page is
+    assert "prompt reached the model on 1 of 4" in tree_text(tree_find(tree, "srnb-lab-reach")[0])
+    hello = next(b for b in tree_find(tree, "srnb-lab-row") if "hello-1" in tree_text(b))
+    old = tree_find(hello, "srnb-lab-old")[0]
+    assert [tree_text(u) for u in tree_find(old, "srnb-lab-unused")] == ["prompt not used"]
+    assert (
+        tree_text(tree_find(old, "srnb-lab-mark")[0]) == "—"
+    )  # not a ✓ for a verdict the template did not give
+    assert "rule" in tree_text(tree_find(old, "srnb-meta")[0])
     df = run.to_pandas()
     assert list(df["new_prompt_use"]) == ["not used", "not used", "not used", "used"]
     assert df[df.new_prompt_use == "used"]["new_agreement"].mean() == run.agreement_new
@@ -172,7 +175,8 @@ def test_offline_model_calls_are_offline_not_reached(kb: Any) -> None:
     assert "prompt reached the model on 0 of 2" in text
     assert "offline: prompts not used on 2 of 2" in text
     assert "offline: prompt not used" in run.to_html()
-    assert run_state(run)["rows"][0]["new"]["unused"] == "offline: prompt not used"
+    new = tree_find(run_view(run), "srnb-lab-new")[0]
+    assert [tree_text(u) for u in tree_find(new, "srnb-lab-unused")] == ["offline: prompt not used"]
     assert set(run.to_pandas()["old_prompt_use"]) == {"offline"}
 
 

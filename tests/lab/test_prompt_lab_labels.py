@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from display_fixtures import tree_find, tree_text
 from prompt_lab_fixtures import RECORDS, SKEPTIC, STRICT, build_kb, scripted_model, with_marker
 
 import selfrag_nb as sr
-from selfrag_nb.display.prompt_lab_html import run_html, run_summary
-from selfrag_nb.display.prompt_lab_widget import run_state
+from selfrag_nb.display.prompt_lab_html import run_html
+from selfrag_nb.display.prompt_lab_text import run_summary
+from selfrag_nb.display.prompt_lab_widget import run_view
 from selfrag_nb.eval.questions import QuestionSet
 from selfrag_nb.promptlab import PromptLab
 
@@ -121,10 +123,12 @@ def test_grade_scored_against_chunk_labels(kb: Any, chunk_ids: dict[str, str], t
     assert "srnb-lab-confusion" in html
     assert "1 disagreement" not in html  # the candidate has none
     assert "0 disagreements with people" in html
-    state = run_state(run)["totals"]["human"]
-    assert state["new"]["kappa"] == pytest.approx(1.0)
-    assert state["old"]["judge_positive"] == 3
-    assert state["line"].startswith("vs people (labels.jsonl, chunks): kappa 0.00 → 1.00")
+    tree = run_view(run)  # the widget shows the same figures: the same tree
+    line = tree_text(tree_find(tree, "srnb-lab-human")[0])
+    assert line.startswith("vs people (labels.jsonl, chunks): kappa 0.00 → 1.00")
+    assert "precision 2/3 → 2/2" in line
+    assert tree_find(tree, "srnb-lab-confusion")
+    assert tree_find(tree, "srnb-lab-disagreements")
 
 
 def test_round_trip_keeps_the_items(kb: Any, chunk_ids: dict[str, str], tmp_path: Path) -> None:

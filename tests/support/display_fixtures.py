@@ -523,12 +523,13 @@ def hits_obj() -> Hits:
 
 
 def widget_module(tmp_path: Path, name: str) -> Path:
-    """The ES module a widget loads (generated CTL + prelude.js + static/<name>,
-    selfrag_nb.display.js.esm), written where the node harnesses can import it."""
-    from selfrag_nb.display.js import esm
+    """The ES module a widget loads (mount.js with its generated allow-lists +
+    static/<name>, selfrag_nb.display.js.module), written where the node harnesses
+    can import it."""
+    from selfrag_nb.display.js import module
 
     out = tmp_path / (Path(name).stem + ".mjs")
-    out.write_text(esm(name), encoding="utf-8")
+    out.write_text(module("mount.js", name), encoding="utf-8")
     return out
 
 
@@ -609,4 +610,14 @@ def tree_find(node: Any, cls: str) -> list[Any]:
     out = [node] if cls in str(node.get("c", "")).split() else []
     for k in node.get("k", []):
         out.extend(tree_find(k, cls))
+    return out
+
+
+def tree_attr(node: Any, name: str) -> list[Any]:
+    """Every JSON node under ``node`` that carries the attribute ``name``, in order."""
+    if isinstance(node, str):
+        return []
+    out = [node] if name in node.get("a", {}) else []
+    for k in node.get("k", []):
+        out.extend(tree_attr(k, name))
     return out
