@@ -2,11 +2,12 @@
 widget shows when rows are opened.
 
     explore_text(ex)   'Explorer: 5,000 trace(s) (3,120 answered, 800 refused, ...)'
-    explore_html(ex)   <div class="srnb-root srnb-xp tex2jax_ignore mathjax_ignore">
+    explore_tree(ex)   <div class="srnb-root srnb-xp tex2jax_ignore mathjax_ignore">
                          counts by outcome, then a table of the first STATIC_ROWS rows
                          (question, user, outcome, reason, flags, latency, tokens, cost)
-                         and a note naming how many more there are; no script
-                       </div>
+                         and a note naming how many more there are
+                       </div>                       a view tree (display/tree.py)
+    explore_html(ex)   that tree as a page (tree.to_page + explore_css): no script
     opened_state(traces, labels)  the widget's ``opened`` trait:
                          one trace  -> {"kind": "trace", "tree": to_json(view_tree(t))}
                          two traces -> {"kind": "compare", "tree": to_json(compare_tree(
@@ -16,9 +17,11 @@ widget shows when rows are opened.
                        explore.js with mount.js's build() + attach()
     registered: faces.register(Explorer, text, html, widget=ExploreWidget)
 
-Every text enters the static HTML through markup.py's ``esc``; in a node it is
-a plain string the browser sets as text (control characters split out as
-labelled spans by tree.py, as in every view).
+Every text is a plain string in a node: to_html escapes it, the browser sets
+it as text (control characters split out as labelled spans by tree.py, as in
+every view). The widget's rows (explore_widget.py, static/explore.js) are not
+this tree: they are ticked, sorted, filtered and paged in the browser over
+every row, so explore.js draws them from the synced values.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.markup import esc, fmt_ms
-from selfrag_nb.display.tree import to_json
+from selfrag_nb.display.cards import esc
+from selfrag_nb.display.markup import fmt_ms
+from selfrag_nb.display.tree import Node, h, to_json, to_page
 from selfrag_nb.explorer import Explorer
 from selfrag_nb.formats import fmt_cost, fmt_tokens
 
@@ -42,6 +46,7 @@ __all__ = [
     "explore_css",
     "explore_html",
     "explore_text",
+    "explore_tree",
     "opened_state",
 ]
 
@@ -70,48 +75,66 @@ def _tone(outcome: str) -> str:
     return _TONE.get(outcome, "bad" if outcome == "refused" else "")
 
 
-def explore_html(ex: Explorer) -> str:
-    """Static HTML: counts, then the first STATIC_ROWS rows (no script)."""
-    counts = "".join(
-        f'<span class="srnb-badge srnb-{_tone(k)}">{esc(k or "unknown")} {n:,}</span> '
+def explore_tree(ex: Explorer) -> Node:
+    """The static face's tree: counts, then the first STATIC_ROWS rows (no script)."""
+    counts = [
+        [h("span", f"srnb-badge srnb-{_tone(k)}", esc(k or "unknown"), f" {n:,}"), " "]
         for k, n in ex.counts("outcome").items()
-    )
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("question", "user", "outcome", "reason", "flags", "latency", "tokens", "cost")
-    )
-    body = []
-    for r in ex.rows[:STATIC_ROWS]:
-        reason = "unknown" if r.reason_kind is None else r.reason_kind
-        body.append(
-            "<tr>"
-            f'<td class="srnb-xp-q">{esc(r.question, 240)}</td><td>{esc(r.user)}</td>'
-            f'<td><span class="srnb-badge srnb-{_tone(r.outcome)}">{esc(r.outcome or "unknown")}</span></td>'
-            f"<td>{esc(reason)}</td><td>{esc(', '.join(r.flags))}</td>"
-            f'<td class="srnb-num">{esc(fmt_ms(r.latency_ms))}</td>'
-            f'<td class="srnb-num">{esc(fmt_tokens(r.tokens_in + r.tokens_out))}</td>'
-            f'<td class="srnb-num">{esc(fmt_cost(r.cost))}</td>'
-            "</tr>"
+    ]
+    heads = ("question", "user", "outcome", "reason", "flags", "latency", "tokens", "cost")
+    body = [
+        h(
+            "tr",
+            "",
+            h("td", "srnb-xp-q", esc(r.question, 240)),
+            h("td", "", esc(r.user)),
+            h("td", "", h("span", f"srnb-badge srnb-{_tone(r.outcome)}", esc(r.outcome or "unknown"))),
+            h("td", "", esc("unknown" if r.reason_kind is None else r.reason_kind)),
+            h("td", "", esc(", ".join(r.flags))),
+            h("td", "srnb-num", esc(fmt_ms(r.latency_ms))),
+            h("td", "srnb-num", esc(fmt_tokens(r.tokens_in + r.tokens_out))),
+            h("td", "srnb-num", esc(fmt_cost(r.cost))),
         )
+        for r in ex.rows[:STATIC_ROWS]
+    ]
     more = len(ex.rows) - STATIC_ROWS
-    note = (
-        f'<p class="srnb-meta">first {STATIC_ROWS:,} of {len(ex.rows):,} rows; '
-        f"the widget (or ex.to_pandas()) has all of them</p>"
+    return h(
+        "div",
+        ROOT_CLASS,
+        h(
+            "div",
+            "srnb-card-h",
+            h("span", "srnb-stage", "Explorer"),
+            h("span", "srnb-meta", f"{len(ex.rows):,} trace(s)"),
+            " ",
+            counts,
+        ),
+        h(
+            "div",
+            "srnb-xp-scroll",
+            h(
+                "table",
+                "srnb-xp-table",
+                h("thead", "", h("tr", "", [h("th", "", x) for x in heads])),
+                h("tbody", "", body),
+            ),
+        ),
+        h(
+            "p",
+            "srnb-meta",
+            f"first {STATIC_ROWS:,} of {len(ex.rows):,} rows; the widget (or ex.to_pandas()) has all of them",
+        )
         if more > 0
-        else ""
-    )
-    skipped = (
-        f'<p class="srnb-meta">{len(ex.skipped):,} file(s) skipped: ex.skipped says why</p>'
+        else None,
+        h("p", "srnb-meta", f"{len(ex.skipped):,} file(s) skipped: ex.skipped says why")
         if ex.skipped
-        else ""
+        else None,
     )
-    return (
-        f'<div class="{ROOT_CLASS}"><style>{explore_css()}</style>'
-        f'<div class="srnb-card-h"><span class="srnb-stage">Explorer</span>'
-        f'<span class="srnb-meta">{len(ex.rows):,} trace(s)</span> {counts}</div>'
-        f'<div class="srnb-xp-scroll"><table class="srnb-xp-table"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table></div>{note}{skipped}</div>"
-    )
+
+
+def explore_html(ex: Explorer) -> str:
+    """Static HTML: explore_tree as a page with its stylesheet."""
+    return to_page(explore_tree(ex), explore_css())
 
 
 # ---------------------------------------------------------------- opened rows
