@@ -8,8 +8,8 @@
     tokens None -> "unknown", else thousands separators ("12,345")
 
 Used by the text summaries, the static HTML, the widgets' state, the plotly
-charts and ``EvalReport``'s text; static/prelude.js ``fmtCost`` / ``fmtTok``
-follow the same rule in the browser (a test compares them value by value).
+charts and ``EvalReport``'s text; the explorer's static/explore.js ``fmtCost`` /
+``fmtTok`` follow the same rule in the browser (a test compares them value by value).
 Pure Python, so data modules may use it without reaching the display layer.
 """
 

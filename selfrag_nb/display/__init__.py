@@ -38,8 +38,8 @@ three faces for each object, registered per type in one seam (faces.py).
 
 Text enters HTML only through markup.py's ``escape`` (escaped, bidi and
 invisible characters shown as labels); a view tree labels them while it is
-built (tree.text_kids), and the Prompt Lab and explorer widgets' JS labels the
-same set (selfrag_nb.text.VIEW_CONTROLS, joined to each view by js.py with prelude.js).
+built (tree.text_kids), and the explorer widget's JS labels the same set
+(selfrag_nb.text.VIEW_CONTROLS, generated into its module by js.ctl_line).
 
 Importing this package registers every renderer (text.py, html.py,
 eval_html.py, prompt_lab_html.py, compare_html.py, ingest_html.py and the widget faces below). Views never

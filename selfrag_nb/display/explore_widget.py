@@ -1,7 +1,7 @@
 """The interactive face of an Explorer: one AnyWidget, rows only until a row is opened.
 
-    ExploreWidget(ex)                       python side, _esm = js.esm("explore.js")
-      _esm = explore_module():  mount.js + CTL + prelude.js + static/explore.js
+    ExploreWidget(ex)                       python side
+      _esm = explore_module():  mount.js + CTL (generated) + static/explore.js
     columns, rows = explore_state(ex) -->  static/explore.js render(model, el)
         one short list per row (question cut to QUESTION_CHARS; no answer,
         no document text, no prompt)          sort by any column, filter by any
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from selfrag_nb.errors import InputError, InputTypeError, MissingDependencyError, SelfRAGError
+from selfrag_nb.errors import InputTypeError, MissingDependencyError, SelfRAGError
 
 try:
     import anywidget
@@ -91,18 +91,10 @@ def explore_state(ex: Explorer) -> dict[str, Any]:
     return {"columns": cols, "rows": rows, "source": ex.source, "skipped": len(ex.skipped)}
 
 
-_SVG_NS = 'const SVG_NS = "http://www.w3.org/2000/svg";\n'
-
-
 def explore_module() -> str:
-    """The widget's module: mount.js (with its generated allow-lists), CTL,
-    prelude.js and explore.js. prelude.js and mount.js both declare the same
-    SVG_NS constant; mount.js's is kept (a module cannot declare it twice)."""
-    prelude = (STATIC / "prelude.js").read_text(encoding="utf-8")
-    if _SVG_NS not in prelude:
-        raise InputError("prelude.js no longer declares SVG_NS as explore_module expects")
-    own = (STATIC / "explore.js").read_text(encoding="utf-8")
-    return "\n".join([module("mount.js"), ctl_line(), prelude.replace(_SVG_NS, "", 1), own])
+    """The widget's module: mount.js (with its generated allow-lists), the
+    generated CTL line and explore.js."""
+    return "\n".join([module("mount.js"), ctl_line(), (STATIC / "explore.js").read_text(encoding="utf-8")])
 
 
 class ExploreWidget(anywidget.AnyWidget):

@@ -2,18 +2,14 @@
 
     untrusted text ──escape()──> html.escape(quote=True)
                                  + every invisible / bidi / control character
-                                   (CONTROL_RE = text.VIEW_CONTROLS) shown as a label:
-                                     ctl="text"  ⟨U+202E⟩      anywhere (attributes, SVG, tables)
-                                     ctl="span"  <span class="srnb-ctl">U+202E</span>  element content
-      esc(text, limit)    inline: escape + truncation note, isolated in <bdi>
-      block(text, limit)  a paragraph, dir="auto"
+                                   (CONTROL_RE = text.VIEW_CONTROLS) shown as ⟨U+202E⟩
     neutralize(text)      the same labels for plain text (text/plain faces, widget state)
 
-The record, trace and comparison views are view trees (tree.py): their text
-reaches HTML through ``escape`` in ``tree.to_html`` (attribute values there
-also get ``=`` as ``&#61;``), and cards.py builds their inline text, blocks
-and marked ranges as nodes. ``esc`` and ``block`` here serve the string
-renderers still built by hand (the Prompt Lab).
+Every view is a view tree (tree.py): text kids have their control characters
+split out as labelled ``srnb-ctl`` spans while the tree is built
+(tree.text_kids), and reach HTML through ``escape`` in ``tree.to_html``
+(attribute values there also get ``=`` as ``&#61;``); cards.py builds inline
+text, blocks and marked ranges as nodes.
 
 No renderer calls ``html.escape`` itself (tests/display/test_display_escaping.py
 checks): a hostile question (U+202E, U+200B, ``<script>``, ``"``) looks the
@@ -25,7 +21,6 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Literal
 
 from selfrag_nb.cleantext import clean, clean_text
 from selfrag_nb.formats import fmt_cost, fmt_tokens  # re-exported: the one number format
@@ -34,9 +29,6 @@ from selfrag_nb.text import VIEW_CONTROLS, char_class
 __all__ = [
     "CONTROL_RE",
     "TEXT_LIMIT",
-    "block",
-    "cut",
-    "esc",
     "escape",
     "find_all",
     "fmt_cost",
@@ -60,40 +52,14 @@ def _text_label(m: re.Match[str]) -> str:
     return f"⟨U+{ord(m.group(0)):04X}⟩"
 
 
-def _span_label(m: re.Match[str]) -> str:
-    return f'<span class="srnb-ctl" title="invisible control character">U+{ord(m.group(0)):04X}</span>'
-
-
 def neutralize(text: str) -> str:
     """Plain-text form of ``text`` with control characters made visible as ⟨U+XXXX⟩."""
     return CONTROL_RE.sub(_text_label, text)
 
 
-def escape(text: object, *, ctl: Literal["text", "span"] = "text") -> str:
-    """The only way text enters HTML: escaped (quotes too), controls visible.
-    ``ctl="span"`` labels them with a styled span (element content only)."""
-    escaped = html.escape(str(text), quote=True)
-    return CONTROL_RE.sub(_span_label if ctl == "span" else _text_label, escaped)
-
-
-def cut(text: str, limit: int) -> tuple[str, str]:
-    """``text`` cut to ``limit`` characters and the HTML note saying so ("" when whole)."""
-    if len(text) <= limit:
-        return text, ""
-    note = f' <span class="srnb-trunc">… truncated: showing {limit:,} of {len(text):,} characters</span>'
-    return text[:limit], note
-
-
-def esc(text: object, limit: int = TEXT_LIMIT) -> str:
-    """Inline text: escaped, controls visible, truncated, isolated in ``<bdi>``."""
-    s, note = cut(str(text), limit)
-    return f"<bdi>{escape(s, ctl='span')}</bdi>{note}"
-
-
-def block(text: str, limit: int = TEXT_LIMIT, cls: str = "srnb-block") -> str:
-    """A paragraph of untrusted text, its direction decided by its own content."""
-    s, note = cut(text, limit)
-    return f'<div class="{cls}" dir="auto">{escape(s, ctl="span")}{note}</div>'
+def escape(text: object) -> str:
+    """The only way text enters HTML: escaped (quotes too), controls visible as ⟨U+XXXX⟩."""
+    return CONTROL_RE.sub(_text_label, html.escape(str(text), quote=True))
 
 
 # ----------------------------------------------------------------- spans

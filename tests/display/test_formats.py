@@ -1,6 +1,6 @@
 """The one number format (selfrag_nb/formats.py): costs and tokens read the
 same in the text summaries, the static HTML, EvalReport's text and the
-widgets (static/prelude.js fmtCost / fmtTok, compared value by value)."""
+explorer widget (static/explore.js fmtCost / fmtTok, compared value by value)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from selfrag_nb.display.js import STATIC, ctl_line
+from selfrag_nb.display.explore_widget import explore_module
 from selfrag_nb.display.markup import fmt_cost as markup_fmt_cost
 from selfrag_nb.eval.report import format_metric
 from selfrag_nb.formats import fmt_cost, fmt_tokens
@@ -64,11 +64,8 @@ def test_browser_formatters_follow_the_same_rule(tmp_path: object) -> None:
         pytest.skip("node is not installed: the JS formatter test needs it")
     from pathlib import Path
 
-    mod = Path(str(tmp_path)) / "prelude.mjs"
-    mod.write_text(
-        ctl_line() + (STATIC / "prelude.js").read_text(encoding="utf-8") + "\nexport { fmtCost, fmtTok };\n",
-        encoding="utf-8",
-    )
+    mod = Path(str(tmp_path)) / "explore.mjs"  # the explorer's module, as the widget loads it
+    mod.write_text(explore_module() + "\nexport { fmtCost, fmtTok };\n", encoding="utf-8")
     costs = [v for v, _ in COSTS if v is not None and not math.isnan(v)]  # JSON has no NaN
     toks = [v for v, _ in TOKENS if v is not None]
     script = (

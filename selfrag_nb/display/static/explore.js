@@ -14,11 +14,75 @@
 //
 // Column filters: text columns match a substring (case-insensitive); number
 // columns take 12, >200, <=1.5, 100..500. Every piece of data is set with
-// textContent or createTextNode (prelude.js's t / pieces): never innerHTML.
+// textContent or createTextNode (t / pieces below): never innerHTML.
+//
+// The rows are this script's own: they are ticked, sorted, filtered and paged
+// here over every row (a view tree per row would cost a Python round trip per
+// keystroke). What is read-only and built once, an opened trace or comparison,
+// is a view tree mounted with mount.js. (CTL is generated from
+// selfrag_nb.text.VIEW_CONTROLS; build attach newState SVG_NS come from mount.js:
+// explore_widget.py joins both before this file.)
 
-// (CTL h add pieces t badge meta fmtMs fmtCost fmtTok OUTCOME_TONE come from
-// prelude.js; build attach newState SVG_NS from mount.js: explore_widget.py
-// joins them before this file)
+const OUTCOME_TONE = {
+  answered: "ok", direct: "ok", disclaimed: "warn", regenerated: "warn", clarify: "warn", refused: "bad",
+};
+
+function h(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+function add(parent, ...kids) {
+  for (const k of kids) if (k) parent.appendChild(k);
+  return parent;
+}
+
+// Untrusted text in a <bdi>: control characters shown as U+XXXX labels, as tree.py's text_kids does.
+function t(s) {
+  s = String(s ?? "");
+  const parent = document.createElement("bdi");
+  let pos = 0;
+  for (const m of s.matchAll(CTL)) {
+    if (m.index > pos) parent.appendChild(document.createTextNode(s.slice(pos, m.index)));
+    const lab = h("span", "srnb-ctl", "U+" + m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0"));
+    lab.title = "invisible control character";
+    parent.appendChild(lab);
+    pos = m.index + m[0].length;
+  }
+  if (pos < s.length) parent.appendChild(document.createTextNode(s.slice(pos)));
+  return parent;
+}
+
+function badge(text, tone) {
+  return add(h("span", "srnb-badge" + (tone ? " srnb-" + tone : "")), t(text));
+}
+
+function fmtMs(ms) {
+  if (ms === null || ms === undefined) return "unknown";
+  if (ms < 10) return ms.toFixed(1) + " ms";
+  if (ms < 1000) return Math.round(ms) + " ms";
+  return (ms / 1000).toFixed(1) + " s";
+}
+
+// The rule of selfrag_nb/formats.py (tests/display/test_formats.py compares the two
+// value by value): $0 | <$0.0001 | $0.0012 below a cent | cents; unknown is not free.
+function fmtCost(c) {
+  if (c === null || c === undefined || !Number.isFinite(Number(c))) return "unknown";
+  c = Number(c);
+  if (c < 0) return "-" + fmtCost(-c);
+  if (c === 0) return "$0";
+  if (c < 0.0001) return "<$0.0001";
+  if (Math.round(c * 1e4) / 1e4 < 0.01) return "$" + c.toFixed(4);
+  return "$" + c.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+}
+
+function fmtTok(n) {
+  if (n === null || n === undefined || Number.isNaN(Number(n))) return "unknown";
+  return Math.round(Number(n)).toLocaleString("en-US");
+}
+
 
 const NUM_KINDS = new Set(["num", "ms", "cost"]);
 // "12", ">200", "<=1.5", "100..500" -> a test of one number (null: not a number filter).
