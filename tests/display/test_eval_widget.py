@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from display_fixtures import export_marimo, run_in_kernel, widget_states
+from eval_fixtures import hand_report, hand_row
 
 from selfrag_nb.display import WIDGET_MIME
 from selfrag_nb.display.eval_html import (
@@ -51,26 +52,9 @@ QS = QuestionSet(
 
 
 def _row(variant: str, qid: str, *, failed: list[str] | None = None, **kw: Any) -> EvalRow:
-    q = QS.get(qid)
-    failed = failed or []
-    base: dict[str, Any] = {
-        "variant": variant,
-        "id": qid,
-        "category": q.category,
-        "question": q.question,
-        "expected": q.expected,
-        "outcome": "answered",
-        "outcome_ok": not failed,
-        "latency_ms": 100.0,
-        "cost": 0.001,
-        "model_calls": 3,
-        "tokens_in": 100,
-        "tokens_out": 20,
-        "config_version": f"cfg-{variant}",
-        "failed_checks": failed,
-        "failure_reason": "; ".join(f"{c} failed" for c in failed) or None,
-    }
-    return EvalRow(**{**base, **kw})
+    # with per-call usage, so the per-role and token columns have numbers
+    usage = {"model_calls": 3, "tokens_in": 100, "tokens_out": 20}
+    return hand_row(QS, variant, qid, failed=failed, **{**usage, **kw})
 
 
 ROWS = [
@@ -86,13 +70,7 @@ ROWS = [
 
 
 def _report(rows: list[EvalRow] = ROWS, qs: QuestionSet = QS) -> EvalReport:
-    return EvalReport(
-        rows,
-        variants={"base": {"rerank": False}, "rr": {"rerank": True}},
-        config_versions={"base": "cfg-base", "rr": "cfg-rr"},
-        questions=qs,
-        k=5,
-    )
+    return hand_report(rows, qs)
 
 
 def _calibration(default: int = 50) -> Calibration:
