@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from display_fixtures import build_full_trace, export_marimo, run_in_kernel, widget_states
+from display_fixtures import build_full_trace
+from notebook_support import export_marimo, run_in_kernel, widget_states
 
 from selfrag_nb.display import WIDGET_MIME, StaticView, in_kernel, marimo_view, mimebundle
 from selfrag_nb.store.types import Hits

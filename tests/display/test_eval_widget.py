@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from display_fixtures import export_marimo, run_in_kernel, widget_states
 from eval_fixtures import hand_report, hand_row
+from notebook_support import export_marimo, run_in_kernel, widget_states
 
 from selfrag_nb.display import WIDGET_MIME
 from selfrag_nb.display.eval_html import (
