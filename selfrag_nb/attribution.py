@@ -15,7 +15,9 @@
           reason   why nothing was attributed ("" when something was)
 
 Records are frozen pydantic models with an exact JSON round trip
-(``to_json`` / ``from_json``), like the trace's. Their notebook faces (a one
+(``to_json`` / ``from_json``), built on the trace's own bases (trace.py's
+``_Frozen``, and ``_Displayable``: notebook faces, one-line repr), so a record
+of either module behaves the same in a notebook. Their notebook faces (a one
 line text, a static claims x chunks matrix) are registered by
 ``selfrag_nb.display.attribution_view``.
 """
@@ -25,12 +27,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from selfrag_nb._displayable import Displayable
 from selfrag_nb.errors import InputError, NotFoundError
 from selfrag_nb.store.types import ChunkRef
-from selfrag_nb.trace import ClaimEvidence, ModelCall, Totals
+from selfrag_nb.trace import ClaimEvidence, ModelCall, Totals, _Displayable, _Frozen
 
 __all__ = [
     "CONFIRM_CALLS",
@@ -81,20 +82,6 @@ def effect_of(before: str, after: str | None) -> Effect:
     if a > b:
         return "strengthened"
     return "unaffected"
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class _Shown(_Frozen, Displayable):
-    """A record with notebook faces; repr and str are its one-line text face."""
-
-    def __repr__(self) -> str:
-        return self.to_text()
-
-    def __str__(self) -> str:
-        return self.to_text()
 
 
 class AttributionChunk(_Frozen):
@@ -166,7 +153,7 @@ class ClaimAttribution(_Frozen):
         return self.verdict != "unsupported" and len(self.decisive) == 1
 
 
-class AttributionPlan(_Shown):
+class AttributionPlan(_Displayable):
     """What an attribution will cost, stated before it runs."""
 
     question: str = ""
@@ -195,7 +182,7 @@ class AttributionPlan(_Shown):
     needs_confirmation: bool = False
 
 
-class Attribution(_Shown):
+class Attribution(_Displayable):
     """Which chunk each claim of one answer stands on (see the module doc)."""
 
     question: str = ""

@@ -2,7 +2,7 @@
 
     Labels(path)                       the file (created on the first write); "sample" = the
                                        bundled sample_data/labels.jsonl
-      read   each non-blank line -> JSON object -> by "kind":
+      read   each non-blank line -> JSON object (jsonl.read_objects) -> by "kind":
                "chunk"   id, chunk_id, relevant (true / false)      [source]
                "claim"   id, claim, support (supported / partial / unsupported)
                                                                     [sentence, chunk_id]
@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from selfrag_nb.errors import InputError, LabelsError, NotFoundError
+from selfrag_nb.jsonl import read_objects
 from selfrag_nb.text import strip_markers
 
 if TYPE_CHECKING:
@@ -273,25 +274,7 @@ class Labels:
 
     # -- reading ----------------------------------------------------------------
     def _read(self) -> None:
-        try:
-            raw = self.path.read_bytes()
-        except OSError as exc:
-            raise LabelsError(f"{self.path}: cannot read: {exc}") from None
-        for lineno, line_bytes in enumerate(raw.split(b"\n"), start=1):
-            where = f"{self.path}:{lineno}"
-            try:
-                line = line_bytes.decode("utf-8-sig" if lineno == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise LabelsError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except (json.JSONDecodeError, RecursionError) as exc:
-                msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-                raise LabelsError(f"{where}: not valid JSON: {msg}") from None
-            if not isinstance(obj, dict):
-                raise LabelsError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+        for lineno, where, obj in read_objects(self.path, LabelsError):
             try:
                 self._add(_parse(obj, lineno))
             except LabelsError as exc:

@@ -2,7 +2,7 @@
 
     questions("sample")            -> sample_data/questions.jsonl (in the package, or the clone's)
     questions("path/to/set.jsonl") -> that file
-        each non-blank line -> json object -> Question (unknown fields -> .extra)
+        each non-blank line -> json object (jsonl.read_objects) -> Question (unknown fields -> .extra)
         any bad line        -> QuestionSetError("<file>:<line>: <what is wrong>")
     = QuestionSet  (sequence of Question; .categories .filter() .sample()
                     .to_pandas() .fingerprint)
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, overload
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from selfrag_nb.errors import InputError, NotFoundError, QuestionSetError
+from selfrag_nb.jsonl import read_objects
 from selfrag_nb.store.types import User
 
 if TYPE_CHECKING:  # pandas is heavy
@@ -324,27 +325,9 @@ def questions(name_or_path: str | Path | QuestionSet = "sample") -> QuestionSet:
     if not path.is_file():
         hint = " (the sample set ships in the source tree's sample_data/)" if name == "sample" else ""
         raise QuestionSetError(f"{path}: question set not found{hint}")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise QuestionSetError(f"{path}: cannot read: {exc}") from None
     items: list[Question] = []
     seen: dict[str, int] = {}
-    for lineno, line_bytes in enumerate(raw.split(b"\n"), start=1):
-        where = f"{path}:{lineno}"
-        try:
-            line = line_bytes.decode("utf-8-sig" if lineno == 1 else "utf-8")
-        except UnicodeDecodeError as exc:
-            raise QuestionSetError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-            raise QuestionSetError(f"{where}: not valid JSON: {msg}") from None
-        if not isinstance(obj, dict):
-            raise QuestionSetError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    for lineno, where, obj in read_objects(path, QuestionSetError):
         missing = [k for k in ("id", "category", "question") if k not in obj]
         if missing:
             raise QuestionSetError(f"{where}: missing required field(s) {', '.join(missing)}")

@@ -20,59 +20,38 @@ What a person sees, read from the rendered page:
 
 from __future__ import annotations
 
-import importlib.util
-import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import OVERFLOW_JS, run_all_cells, shoot
-
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts" / "browser"
-needs_chromium = pytest.mark.skipif(
-    not Path("/usr/bin/chromium").exists(),
-    reason="Debian chromium is not installed at /usr/bin/chromium (apt-get install chromium)",
+from browser_support import (
+    OVERFLOW_JS,
+    REFUND_TRACE,
+    PageLog,
+    Server,
+    assert_light_text,
+    assert_no_page_errors,
+    faces,
+    jupyterlab_dark,
+    marimo_dark,
+    needs_chromium,
+    open_marimo,
+    open_notebook,
+    serve_marimo,
+    shoot,
 )
-Server = Any  # conftest.py's Server and PageLog, duck-typed
-PageLog = Any
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium, pytest.mark.timeout(400)]
 
-WIDTH = 950
-WIDGET_OUT = ".jp-OutputArea-output:not([data-mime-type])"
-HTML_OUT = '.jp-OutputArea-output[data-mime-type="text/html"]'
-
-# The kernel imports this checkout, not the package the venv was installed from.
-BUILD = f"""import sys
-sys.path.insert(0, {str(ROOT)!r})
-import selfrag_nb as sr
-assert sr.__file__.startswith({str(ROOT)!r}), sr.__file__
-
-kb = sr.KnowledgeBase.sample()
-trace = sr.SelfRAG(kb).ask("What is the refund window for a Pro subscription?", user=sr.User("ana"))
+# This checkout's package answers the tour's refund question (REFUND_TRACE), then attributes it.
+BUILD = (
+    REFUND_TRACE
+    + """
 a = trace.attribution()
 assert a.decisive_cells >= 2, str(a)"""
+)
 CELLS = [BUILD + "\na", "from IPython.display import HTML, display\n\ndisplay(HTML(a.to_html()))"]
-
-MARIMO_APP = """import marimo
-
-app = marimo.App(width="medium")
-
-
-@app.cell
-def _():
-    import marimo as mo
-{body}
-    a
-    return
-
-
-if __name__ == "__main__":
-    app.run()
-"""
 
 #: What the matrix must show: claim (words of its row) -> the one column it is lost without.
 REFUND_CLAIM = "within 30 days of your first payment"
@@ -91,19 +70,6 @@ MATRIX_JS = """(root) => {
   }));
   return { heads, rows };
 }"""
-
-
-def _sibling(name: str) -> Any:
-    """A module of this folder by path (the browser tests are not a package)."""
-    spec = importlib.util.spec_from_file_location(f"_attrib_{name}", Path(__file__).parent / f"{name}.py")
-    assert spec is not None
-    assert spec.loader is not None
-    if spec.name in sys.modules:
-        return sys.modules[spec.name]
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _decisive(matrix: dict[str, Any]) -> set[tuple[str, str]]:
@@ -186,47 +152,28 @@ def exercise(page: Any, view: Any, tag: str) -> None:
 
 
 def check_dark(view: Any) -> None:
-    for sel in ("tbody th", ".srnb-attr-title", "td[data-effect='decisive']"):
-        fg = view.locator(sel).first.evaluate("(e) => getComputedStyle(e).color")
-        channels = [int(x) for x in re.findall(r"\d+", fg)[:3]]
-        assert sum(channels) / 3 > 128, (sel, fg)
+    assert_light_text(view, ("tbody th", ".srnb-attr-title", "td[data-effect='decisive']"))
 
 
 # ------------------------------------------------------------------ JupyterLab
 
 
 def test_attribution_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any, page_log: PageLog) -> None:
-    name = "attribution.ipynb"
-    jupyterlab.write_notebook(name, CELLS)
-    page.set_viewport_size({"width": WIDTH, "height": 1000})
-    run_all_cells(page, jupyterlab, name)
-    page.evaluate(
-        """() => { const s = window.jupyterapp.shell;
-                   if (!s.leftCollapsed) return window.jupyterapp.commands.execute("application:toggle-left-area"); }"""
-    )
-    page.wait_for_timeout(300)
-    cells = page.locator(".jp-Notebook .jp-Cell")
-    view = cells.nth(0).locator(f"{WIDGET_OUT} .srnb-attr")
-    static = cells.nth(1).locator(f"{HTML_OUT} .srnb-attr")
-    view.wait_for(timeout=30_000)
+    cells = open_notebook(page, jupyterlab, "attribution.ipynb", CELLS)
+    view, static = faces(cells, ".srnb-attr")
     for face in (view, static):
         check_matrix(face, "light")
     assert static.locator("details[open]").count() == 0
     shoot(page, static, "attribution-jupyterlab-static-light")
     exercise(page, view, "jupyterlab")
 
-    page.evaluate(
-        """() => window.jupyterapp.commands.execute("apputils:change-theme", {theme: "JupyterLab Dark"})"""
-    )
-    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
-    page.wait_for_timeout(500)
+    jupyterlab_dark(page)
     for face in (view, static):
         check_matrix(face, "dark")
         check_dark(face)
     shoot(page, view, "attribution-jupyterlab-claim-dark")
     shoot(page, static, "attribution-jupyterlab-static-dark")
-    page.wait_for_timeout(300)
-    assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)
+    assert_no_page_errors(page, page_log)
 
 
 # ------------------------------------------------------------------ marimo
@@ -236,31 +183,20 @@ def test_attribution_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any,
 def marimo_attribution(
     tmp_path: Path, sample_cache: Path, request: pytest.FixtureRequest
 ) -> Iterator[Server]:
-    cf = _sibling("conftest")
-    root = tmp_path / "app"
-    root.mkdir()
-    body = "\n".join("    " + line if line else "" for line in BUILD.splitlines())
-    app = root / "attribution_app.py"
-    app.write_text(MARIMO_APP.format(body=body), encoding="utf-8")
-    with cf.run_marimo(app, tmp_path, sample_cache, request) as server:
+    with serve_marimo(
+        tmp_path, sample_cache, request, name="attribution_app", build=BUILD, value="a"
+    ) as server:
         yield server
 
 
 def test_attribution_in_marimo_light_and_dark(
     marimo_attribution: Server, page: Any, page_log: PageLog
 ) -> None:
-    page.set_viewport_size({"width": WIDTH, "height": 1000})
-    page.goto(f"{marimo_attribution.base}/?access_token={marimo_attribution.token}")
-    view = page.locator("marimo-anywidget .srnb-attr")
-    view.first.wait_for(timeout=180_000)
+    view = open_marimo(page, marimo_attribution, ".srnb-attr")
     check_matrix(view, "light")
     exercise(page, view, "marimo")
-    page.emulate_media(color_scheme="dark")
-    page.evaluate("() => document.documentElement.setAttribute('data-theme', 'dark')")
-    page.evaluate("() => document.body.classList.add('dark')")
-    page.wait_for_timeout(500)
+    marimo_dark(page)
     check_matrix(view, "dark")
     check_dark(view)
     shoot(page, view, "attribution-marimo-claim-dark")
-    page.wait_for_timeout(300)
-    assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)
+    assert_no_page_errors(page, page_log)

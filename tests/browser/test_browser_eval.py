@@ -15,26 +15,17 @@ The same checks run in a real JupyterLab (test_browser_eval_lab.py).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import ARTIFACTS, PAGE, WIDTH, PageLog, needs_chromium, widget_script
 from eval_fixtures import MEASURE, browser_report, check
 
 from selfrag_nb.display.eval_html import eval_css
 from selfrag_nb.display.eval_widget import EvalWidget
 
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts" / "browser"
-needs_chromium = pytest.mark.skipif(
-    not Path("/usr/bin/chromium").exists(),
-    reason="Debian chromium is not installed at /usr/bin/chromium (apt-get install chromium)",
-)
-PageLog = Any
-
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium, pytest.mark.timeout(300)]
 
-WIDTH = 950  # a JupyterLab notebook column
 THEMES = {
     "light": "--jp-content-font-color1: rgba(0,0,0,0.87); --jp-content-font-color2: rgba(0,0,0,0.54);"
     " --jp-border-color2: #e0e0e0; --jp-layout-color2: #eeeeee; --jp-layout-color0: #ffffff;"
@@ -43,24 +34,7 @@ THEMES = {
     " --jp-border-color2: #424242; --jp-layout-color2: #424242; --jp-layout-color0: #111111;"
     " background: #111111; color: #ffffff;",
 }
-PAGE = """<!doctype html>
-<html><head><meta charset="utf-8"><style>{css}</style>
-<style>body{{margin:0;font-family:sans-serif;{theme}}} #out{{width:{width}px;box-sizing:border-box;padding:8px}}</style>
-</head><body><div id="out">{body}</div>{script}</body></html>
-"""
-WIDGET_SCRIPT = """<script type="module">
-{module}
-const traits = {traits};
-const model = {{
-  get: (k) => traits[k],
-  set: (k, v) => {{ traits[k] = v; }},
-  save_changes: () => {{}},
-  on: () => {{}},
-  off: () => {{}},
-}};
-renderTree({{ model, el: document.getElementById("out") }});
-window.__rendered = true;
-</script>"""
+WIDGET_SCRIPT = widget_script("renderTree")  # the tree's own render, on PAGE's #out
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])

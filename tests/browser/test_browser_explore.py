@@ -15,31 +15,27 @@ saved to a folder, ``sr.explore(folder)`` shown as the cell's value.
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import run_all_cells, shoot
-
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts" / "browser"
-needs_chromium = pytest.mark.skipif(
-    not Path("/usr/bin/chromium").exists(),
-    reason="Debian chromium is not installed at /usr/bin/chromium (apt-get install chromium)",
+from browser_support import (
+    HTML_OUT,
+    WIDGET_OUT,
+    WIDTH,
+    PageLog,
+    Server,
+    marimo_template,
+    needs_chromium,
+    run_all_cells,
+    shoot,
 )
-Server = Any  # conftest.py's Server and PageLog, duck-typed
-PageLog = Any
+from browser_support import sibling as _sibling
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium, pytest.mark.timeout(400)]
-
-WIDTH = 950
-WIDGET_OUT = ".jp-OutputArea-output:not([data-mime-type])"
-HTML_OUT = '.jp-OutputArea-output[data-mime-type="text/html"]'
 
 BUILD = """import pathlib, tempfile
 import selfrag_nb as sr
@@ -57,36 +53,7 @@ CELLS = [
     'print("selected:", [t.question for t in ex.selected])',
 ]
 
-MARIMO_APP = """import marimo
-
-app = marimo.App(width="medium")
-
-
-@app.cell
-def _():
-    import marimo as mo
-{body}
-    ex
-    return
-
-
-if __name__ == "__main__":
-    app.run()
-"""
-
-
-def _sibling(name: str) -> Any:
-    """A module of this folder by path (the browser tests are not a package):
-    conftest.py's server helpers, test_browser_compare.py's run-all driver."""
-    spec = importlib.util.spec_from_file_location(f"_explore_{name}", Path(__file__).parent / f"{name}.py")
-    assert spec is not None
-    assert spec.loader is not None
-    if spec.name in sys.modules:
-        return sys.modules[spec.name]
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up while it runs
-    spec.loader.exec_module(mod)
-    return mod
+MARIMO_APP = marimo_template("ex")
 
 
 def _count(view: Any) -> tuple[int, int]:

@@ -19,79 +19,41 @@ What a person does and sees:
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import OVERFLOW_JS, run_all_cells, shoot
-
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts" / "browser"
-needs_chromium = pytest.mark.skipif(
-    not Path("/usr/bin/chromium").exists(),
-    reason="Debian chromium is not installed at /usr/bin/chromium (apt-get install chromium)",
+from browser_support import (
+    OVERFLOW_JS,
+    REFUND_TRACE,
+    PageLog,
+    Server,
+    assert_light_text,
+    assert_no_page_errors,
+    faces,
+    jupyterlab_dark,
+    marimo_dark,
+    needs_chromium,
+    open_marimo,
+    open_notebook,
+    serve_marimo,
+    shoot,
 )
-Server = Any  # conftest.py's Server and PageLog, duck-typed
-PageLog = Any
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium, pytest.mark.timeout(400)]
 
-WIDTH = 950
-WIDGET_OUT = ".jp-OutputArea-output:not([data-mime-type])"
-HTML_OUT = '.jp-OutputArea-output[data-mime-type="text/html"]'
 QID = "refund-pro"
 REFUND_CLAIM = "within 30 days of your first payment"
 
-# The kernel imports this checkout, not the package the venv was installed from.
-BUILD = """import sys
-sys.path.insert(0, {root!r})
-import selfrag_nb as sr
-assert sr.__file__.startswith({root!r}), sr.__file__
-
-kb = sr.KnowledgeBase.sample()
-trace = sr.SelfRAG(kb).ask("What is the refund window for a Pro subscription?", user=sr.User("ana"))
-labels = sr.Labels({path!r})
-sheet = labels.annotate(trace, {qid!r})"""
-
-MARIMO_APP = """import marimo
-
-app = marimo.App(width="medium")
-
-
-@app.cell
-def _():
-    import marimo as mo
-{body}
-    sheet
-    return
-
-
-if __name__ == "__main__":
-    app.run()
-"""
-
-
-def _sibling(name: str) -> Any:
-    """A module of this folder by path (the browser tests are not a package)."""
-    spec = importlib.util.spec_from_file_location(f"_labels_{name}", Path(__file__).parent / f"{name}.py")
-    assert spec is not None
-    assert spec.loader is not None
-    if spec.name in sys.modules:
-        return sys.modules[spec.name]
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
 
 def _build(path: Path) -> str:
-    return BUILD.format(root=str(ROOT), path=str(path), qid=QID)
+    """This checkout's package answers the tour's refund question (REFUND_TRACE);
+    a label sheet over the labels file at ``path``."""
+    return REFUND_TRACE + f"\nlabels = sr.Labels({str(path)!r})\nsheet = labels.annotate(trace, {QID!r})"
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -167,10 +129,7 @@ def label(page: Any, view: Any, path: Path, tag: str) -> None:
 
 
 def check_dark(view: Any) -> None:
-    for sel in (".srnb-lmark", ".srnb-lmark-on", ".srnb-lhead"):
-        fg = view.locator(sel).first.evaluate("(e) => getComputedStyle(e).color")
-        channels = [int(x) for x in re.findall(r"\d+", fg)[:3]]
-        assert sum(channels) / 3 > 128, (sel, fg)
+    assert_light_text(view, (".srnb-lmark", ".srnb-lmark-on", ".srnb-lhead"))
 
 
 # ------------------------------------------------------------------ JupyterLab
@@ -182,19 +141,8 @@ def test_label_sheet_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any,
         _build(path) + "\nsheet",
         "from IPython.display import HTML, display\n\ndisplay(HTML(sheet.to_html()))",
     ]
-    name = "labels.ipynb"
-    jupyterlab.write_notebook(name, cells)
-    page.set_viewport_size({"width": WIDTH, "height": 1000})
-    run_all_cells(page, jupyterlab, name)
-    page.evaluate(
-        """() => { const s = window.jupyterapp.shell;
-                   if (!s.leftCollapsed) return window.jupyterapp.commands.execute("application:toggle-left-area"); }"""
-    )
-    page.wait_for_timeout(300)
-    nb = page.locator(".jp-Notebook .jp-Cell")
-    view = nb.nth(0).locator(f"{WIDGET_OUT} .srnb-labels")
-    static = nb.nth(1).locator(f"{HTML_OUT} .srnb-labels")
-    view.wait_for(timeout=30_000)
+    nb = open_notebook(page, jupyterlab, "labels.ipynb", cells)
+    view, static = faces(nb, ".srnb-labels")
     for face in (view, static):
         check_face(face, "light")
     assert _lines(path) == []
@@ -214,18 +162,13 @@ def test_label_sheet_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any,
     assert static.locator("script").count() == 0
     shoot(page, static, "labels-jupyterlab-static-light")
 
-    page.evaluate(
-        """() => window.jupyterapp.commands.execute("apputils:change-theme", {theme: "JupyterLab Dark"})"""
-    )
-    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
-    page.wait_for_timeout(500)
+    jupyterlab_dark(page)
     for face in (view, static):
         check_face(face, "dark")
         check_dark(face)
     shoot(page, view, "labels-jupyterlab-dark")
     shoot(page, static, "labels-jupyterlab-static-dark")
-    page.wait_for_timeout(300)
-    assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)
+    assert_no_page_errors(page, page_log)
 
 
 # ------------------------------------------------------------------ marimo
@@ -233,30 +176,20 @@ def test_label_sheet_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any,
 
 @pytest.fixture
 def marimo_labels(tmp_path: Path, sample_cache: Path, request: pytest.FixtureRequest) -> Iterator[Server]:
-    cf = _sibling("conftest")
-    root = tmp_path / "app"
-    root.mkdir()
-    body = "\n".join("    " + line if line else "" for line in _build(root / "labels.jsonl").splitlines())
-    app = root / "labels_app.py"
-    app.write_text(MARIMO_APP.format(body=body), encoding="utf-8")
-    with cf.run_marimo(app, tmp_path, sample_cache, request) as server:
+    build = _build(tmp_path / "app" / "labels.jsonl")
+    with serve_marimo(
+        tmp_path, sample_cache, request, name="labels_app", build=build, value="sheet"
+    ) as server:
         yield server
 
 
 def test_label_sheet_in_marimo_light_and_dark(marimo_labels: Server, page: Any, page_log: PageLog) -> None:
     path = Path(marimo_labels.root) / "labels.jsonl"
-    page.set_viewport_size({"width": WIDTH, "height": 1000})
-    page.goto(f"{marimo_labels.base}/?access_token={marimo_labels.token}")
-    view = page.locator("marimo-anywidget .srnb-labels")
-    view.first.wait_for(timeout=180_000)
+    view = open_marimo(page, marimo_labels, ".srnb-labels")
     check_face(view, "light")
     label(page, view, path, "marimo")
-    page.emulate_media(color_scheme="dark")
-    page.evaluate("() => document.documentElement.setAttribute('data-theme', 'dark')")
-    page.evaluate("() => document.body.classList.add('dark')")
-    page.wait_for_timeout(500)
+    marimo_dark(page)
     check_face(view, "dark")
     check_dark(view)
     shoot(page, view, "labels-marimo-dark")
-    page.wait_for_timeout(300)
-    assert not page_log.errors, "console / page errors:\n" + "\n".join(page_log.errors)
+    assert_no_page_errors(page, page_log)

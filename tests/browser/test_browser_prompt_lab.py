@@ -22,7 +22,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import run_all_cells, shoot
+from browser_support import (
+    ARTIFACTS,
+    PAGE,
+    ROOT,
+    WIDTH,
+    PageLog,
+    needs_chromium,
+    run_all_cells,
+    shoot,
+    widget_script,
+)
 from prompt_lab_fixtures import CITE, RECORDS, build_kb, scripted_model, with_marker
 
 import selfrag_nb as sr
@@ -31,17 +41,8 @@ from selfrag_nb.display.prompt_lab_widget import PromptLabWidget
 from selfrag_nb.eval.questions import QuestionSet
 from selfrag_nb.promptlab import PromptLab
 
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts" / "browser"
-needs_chromium = pytest.mark.skipif(
-    not Path("/usr/bin/chromium").exists(),
-    reason="Debian chromium is not installed at /usr/bin/chromium (apt-get install chromium)",
-)
-PageLog = Any
-
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium, pytest.mark.timeout(300)]
 
-WIDTH = 950  # a JupyterLab notebook column
 # JupyterLab's own theme variables (light / dark), so the page looks like a notebook cell.
 THEMES = {
     "light": "--jp-content-font-color1: rgba(0,0,0,0.87); --jp-content-font-color2: rgba(0,0,0,0.54);"
@@ -54,25 +55,7 @@ LONG = (
     "refunds for annual plans are prorated after that, and webhooks.md describes the "
     "refund.completed event your integration receives when the money is returned."
 )
-PAGE = """<!doctype html>
-<html><head><meta charset="utf-8"><style>{css}</style>
-<style>body{{margin:0;font-family:sans-serif;{theme}}} #out{{width:{width}px;box-sizing:border-box;padding:8px}}</style>
-</head><body><div id="out">{body}</div>{script}</body></html>
-"""
-WIDGET_SCRIPT = """<script type="module">
-{module}
-const traits = {traits};
-const model = {{
-  get: (k) => traits[k],
-  set: (k, v) => {{ traits[k] = v; }},
-  save_changes: () => {{}},
-  send: () => {{}},
-  on: () => {{}},
-  off: () => {{}},
-}};
-render({{ model, el: document.getElementById("out") }});
-window.__rendered = true;
-</script>"""
+WIDGET_SCRIPT = widget_script("render", send=True)  # the lab's module, on PAGE's #out
 
 # Measured in the page: output cells, diff marks, marks, and every word that the
 # browser laid out on more than one line (a mid-token break).

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from display_fixtures import HOSTILE, assert_well_formed
+from display_fixtures import ATTRS, HOSTILE, STYLE_RE, TAGS, Markup, assert_well_formed
 
 from selfrag_nb.display import static_html, text_summary
 from selfrag_nb.display.html import TEXT_LIMIT, css, view_tree
@@ -21,41 +20,6 @@ from selfrag_nb.display.tree import to_json
 from selfrag_nb.trace import Trace
 
 CONTROLS = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-TAGS = {
-    "div", "span", "bdi", "section", "details", "summary", "style", "mark", "sup", "strong",
-    "ul", "li", "table", "thead", "tbody", "tr", "th", "td", "svg", "text", "path",
-    "g", "title", "wbr",  # SVG label groups with their tooltip; break points in names
-}  # fmt: skip
-ATTRS = {
-    "class", "style", "title", "dir", "role", "aria-label", "viewbox", "width", "height", "xmlns",
-    "x", "y", "text-anchor", "font-weight", "d",
-    # declared behaviour (tree.py): pager, claim -> evidence, remembered folds
-    "data-page", "data-noun", "data-key", "data-claim", "data-for-claim",
-}  # fmt: skip
-STYLE_RE = re.compile(r"^(width|--srnb-at|--srnb-left):\d{1,3}\.\d%(;width:\d{1,3}\.\d%)?$")
-
-
-class _Collect(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.tags: set[str] = set()
-        self.attrs: list[tuple[str, str]] = []
-        self.style_blocks: list[str] = []
-        self._in_style = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.add(tag)
-        self.attrs.extend((k, v or "") for k, v in attrs)
-        self._in_style = tag == "style"
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.add(tag)
-        self.attrs.extend((k, v or "") for k, v in attrs)
-
-    def handle_data(self, data: str) -> None:
-        if self._in_style:
-            self.style_blocks.append(data)
-            self._in_style = False
 
 
 def _views(trace: Trace) -> list[str]:
@@ -76,7 +40,7 @@ def test_no_markup_from_data_survives(hostile_trace: Trace) -> None:
 
 def test_only_known_tags_and_attributes(hostile_trace: Trace) -> None:
     for out in _views(hostile_trace):
-        p = _Collect()
+        p = Markup()
         p.feed(out)
         assert p.tags <= TAGS, p.tags - TAGS
         names = {k for k, _ in p.attrs}

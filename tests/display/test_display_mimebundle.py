@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from display_fixtures import build_full_trace
+from notebook_support import export_marimo, run_in_kernel, widget_states
 
 from selfrag_nb.display import WIDGET_MIME, StaticView, in_kernel, marimo_view, mimebundle
 from selfrag_nb.store.types import Hits
@@ -55,23 +56,14 @@ def test_marimo_view_outside_marimo_is_static(full_trace: Trace) -> None:
 
 @pytest.mark.slow
 def test_inside_a_kernel_the_widget_view_is_offered(tmp_path: Path) -> None:
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
     trace_path = build_full_trace().save(tmp_path / "t.json")
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell(
-            f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-            "from selfrag_nb.trace import Trace\n"
-            f"trace = Trace.load({str(trace_path)!r})\n"
-            "trace"
-        ),
-        nbformat.v4.new_code_cell("trace.grades"),
-    ]
-    client = nbclient.NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    nb = run_in_kernel(
+        [
+            f"from selfrag_nb.trace import Trace\ntrace = Trace.load({str(trace_path)!r})\ntrace",
+            "trace.grades",
+        ],
+        tmp_path,
     )
-    client.execute()
     for cell in nb.cells:
         data = cell.outputs[-1]["data"]
         assert WIDGET_MIME in data, data.keys()
@@ -79,51 +71,20 @@ def test_inside_a_kernel_the_widget_view_is_offered(tmp_path: Path) -> None:
         assert data["text/html"].startswith('<div class="srnb-root tex2jax_ignore mathjax_ignore"')
         assert data["text/plain"].split(":")[0] in ("Trace", "Grades")
     # the widget's state went to the notebook's widget store with its JSON data
-    states = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    ours = [s for s in states.values() if s["state"].get("_anywidget_id", "").endswith("TraceWidget")]
+    ours = widget_states(nb, "TraceWidget")
     assert len(ours) == 2
     assert "What is the refund window?" in json.dumps(ours[0]["state"]["tree"], ensure_ascii=False)
 
 
-MARIMO_APP = """
-import marimo
-
-app = marimo.App()
-
-
-@app.cell
-def _():
-    import sys
-    sys.path.insert(0, {root!r})
-    sys.path.insert(0, {fixtures!r})
-    from display_fixtures import build_full_trace
-    trace = build_full_trace()
-    trace.grades
-    return
-
-
-if __name__ == "__main__":
-    app.run()
-"""
-
-
 @pytest.mark.slow
 def test_in_marimo_records_display_as_mo_ui_anywidget(tmp_path: Path) -> None:
-    pytest.importorskip("marimo")
-    app = tmp_path / "app.py"
-    app.write_text(
-        MARIMO_APP.format(root=str(ROOT), fixtures=str(ROOT / "tests" / "support")), encoding="utf-8"
+    html = export_marimo(
+        f"sys.path.insert(0, {str(ROOT / 'tests' / 'support')!r})\n"
+        "from display_fixtures import build_full_trace\n"
+        "trace = build_full_trace()\n"
+        "trace.grades",
+        tmp_path,
     )
-    out = tmp_path / "out.html"
-    run = subprocess.run(
-        [sys.executable, "-m", "marimo", "export", "html", str(app), "-o", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    html = out.read_text(encoding="utf-8")
     # _display_ returned mo.ui.anywidget(TraceWidget): marimo embeds its element and the widget id
     assert "marimo-anywidget" in html
     assert "selfrag_nb.display.widget.TraceWidget" in html

@@ -7,12 +7,12 @@ legible on dark themes with one time unit each."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from eval_fixtures import hand_report, hand_row
+from notebook_support import export_marimo, run_in_kernel, widget_states
 
 from selfrag_nb.display import WIDGET_MIME
 from selfrag_nb.display.eval_html import (
@@ -52,26 +52,9 @@ QS = QuestionSet(
 
 
 def _row(variant: str, qid: str, *, failed: list[str] | None = None, **kw: Any) -> EvalRow:
-    q = QS.get(qid)
-    failed = failed or []
-    base: dict[str, Any] = {
-        "variant": variant,
-        "id": qid,
-        "category": q.category,
-        "question": q.question,
-        "expected": q.expected,
-        "outcome": "answered",
-        "outcome_ok": not failed,
-        "latency_ms": 100.0,
-        "cost": 0.001,
-        "model_calls": 3,
-        "tokens_in": 100,
-        "tokens_out": 20,
-        "config_version": f"cfg-{variant}",
-        "failed_checks": failed,
-        "failure_reason": "; ".join(f"{c} failed" for c in failed) or None,
-    }
-    return EvalRow(**{**base, **kw})
+    # with per-call usage, so the per-role and token columns have numbers
+    usage = {"model_calls": 3, "tokens_in": 100, "tokens_out": 20}
+    return hand_row(QS, variant, qid, failed=failed, **{**usage, **kw})
 
 
 ROWS = [
@@ -87,13 +70,7 @@ ROWS = [
 
 
 def _report(rows: list[EvalRow] = ROWS, qs: QuestionSet = QS) -> EvalReport:
-    return EvalReport(
-        rows,
-        variants={"base": {"rerank": False}, "rr": {"rerank": True}},
-        config_versions={"base": "cfg-base", "rr": "cfg-rr"},
-        questions=qs,
-        k=5,
-    )
+    return hand_report(rows, qs)
 
 
 def _calibration(default: int = 50) -> Calibration:
@@ -478,73 +455,31 @@ def _compared_report() -> EvalReport:
 
 @pytest.mark.slow
 def test_inside_a_kernel_the_report_offers_the_widget(tmp_path: Path) -> None:
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
     saved = _report().save(tmp_path / "report.json")
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell(
-            f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-            "from selfrag_nb.eval.report import EvalReport\n"
-            f"report = EvalReport.load({str(saved)!r})\n"
-            "report"
-        )
-    ]
-    client = nbclient.NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    nb = run_in_kernel(
+        [f"from selfrag_nb.eval.report import EvalReport\nreport = EvalReport.load({str(saved)!r})\nreport"],
+        tmp_path,
     )
-    client.execute()
     data = nb.cells[0].outputs[-1]["data"]
     assert WIDGET_MIME in data, data.keys()
     assert data["text/html"].startswith(
         '<div class="srnb-root srnb-ev tex2jax_ignore mathjax_ignore" dir="ltr">'
     )
     assert data["text/plain"].startswith("EvalReport: 2 variant(s) x 3 question(s)")
-    states = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    ours = [s for s in states.values() if s["state"].get("_anywidget_id", "").endswith("EvalWidget")]
+    ours = widget_states(nb, "EvalWidget")
     assert len(ours) == 1
     tree = ours[0]["state"]["tree"]
     assert tree["c"].startswith("srnb-root srnb-ev")
     assert "Failures (3)" in json.dumps(tree, ensure_ascii=False)
 
 
-MARIMO_APP = """
-import marimo
-
-app = marimo.App()
-
-
-@app.cell
-def _():
-    import sys
-    sys.path.insert(0, {root!r})
-    from selfrag_nb.eval.report import EvalReport
-    report = EvalReport.load({saved!r})
-    report
-    return
-
-
-if __name__ == "__main__":
-    app.run()
-"""
-
-
 @pytest.mark.slow
 def test_in_marimo_the_report_displays_as_mo_ui_anywidget(tmp_path: Path) -> None:
-    pytest.importorskip("marimo")
     saved = _report().save(tmp_path / "report.json")
-    app = tmp_path / "app.py"
-    app.write_text(MARIMO_APP.format(root=str(ROOT), saved=str(saved)), encoding="utf-8")
-    out = tmp_path / "out.html"
-    run = subprocess.run(
-        [sys.executable, "-m", "marimo", "export", "html", str(app), "-o", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
+    page = export_marimo(
+        f"from selfrag_nb.eval.report import EvalReport\nreport = EvalReport.load({str(saved)!r})\nreport",
+        tmp_path,
     )
-    assert run.returncode == 0, run.stderr[-2000:]
-    page = out.read_text(encoding="utf-8")
     # _display_ returned mo.ui.anywidget(EvalWidget): marimo embeds its element and the widget id
     assert "marimo-anywidget" in page
     assert "selfrag_nb.display.eval_widget.EvalWidget" in page

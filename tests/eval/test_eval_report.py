@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eval_fixtures import hand_report, hand_row
 
 from selfrag_nb.eval import charts
 from selfrag_nb.eval.calibrate import Calibration, _suggest
@@ -38,34 +39,11 @@ QS = QuestionSet(
 
 
 def _row(variant: str, qid: str, *, failed: list[str] | None = None, **kw: Any) -> EvalRow:
-    q = QS.get(qid)
-    failed = failed or []
-    base: dict[str, Any] = {
-        "variant": variant,
-        "id": qid,
-        "category": q.category,
-        "question": q.question,
-        "expected": q.expected,
-        "outcome": "answered",
-        "outcome_ok": not failed,
-        "latency_ms": 100.0,
-        "cost": 0.001,
-        "evidence": ["doc::0", "doc::1"],
-        "config_version": f"cfg-{variant}",
-        "failed_checks": failed,
-        "failure_reason": "; ".join(f"{c} failed" for c in failed) or None,
-    }
-    return EvalRow(**{**base, **kw})
+    return hand_row(QS, variant, qid, failed=failed, **{"evidence": ["doc::0", "doc::1"], **kw})
 
 
 def _report(rows: list[EvalRow]) -> EvalReport:
-    return EvalReport(
-        rows,
-        variants={"base": {"rerank": False}, "rr": {"rerank": True}},
-        config_versions={"base": "cfg-base", "rr": "cfg-rr"},
-        questions=QS,
-        k=5,
-    )
+    return hand_report(rows, QS)
 
 
 ROWS = [

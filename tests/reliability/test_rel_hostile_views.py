@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import json
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cases import record
+
+# The static views' vocabulary, as tests/display/test_display_escaping.py checks it.
+from display_fixtures import ATTRS, STYLE_RE, TAGS, Markup
 
 import selfrag_nb as sr
 from selfrag_nb.display import text_summary, tree
@@ -43,19 +45,6 @@ HOSTILE = f"{XSS} {BREAK} {URLS} {ATTR} {INVISIBLE}"
 MEGA = "A" * 1_000_000
 
 CONTROLS = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
-# The static views' vocabulary (same as tests/display/test_display_escaping.py).
-TAGS = {
-    "div", "span", "bdi", "section", "details", "summary", "style", "mark", "sup", "strong",
-    "ul", "li", "table", "thead", "tbody", "tr", "th", "td", "svg", "text", "path",
-    "g", "title", "wbr",  # SVG label groups with their tooltip; break points in names
-}  # fmt: skip
-ATTRS = {
-    "class", "style", "title", "dir", "role", "aria-label", "viewbox", "width", "height", "xmlns",
-    "x", "y", "text-anchor", "font-weight", "d",
-    # declared behaviour (display/tree.py): pager, claim -> evidence, remembered folds
-    "data-page", "data-noun", "data-key", "data-claim", "data-for-claim",
-}  # fmt: skip
-STYLE_RE = re.compile(r"^(width|--srnb-at|--srnb-left):\d{1,3}\.\d%(;width:\d{1,3}\.\d%)?$")
 # The report is a view tree (display/tree.py): its tags and attributes are the tree's allow-lists.
 REPORT_TAGS = TAGS | set(tree.TAGS)
 REPORT_ATTRS = ATTRS | {a.lower() for a in tree.ATTRS}
@@ -85,27 +74,6 @@ FILES = {
 }
 
 
-class _Collect(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: set[str] = set()
-        self.attrs: list[tuple[str, str]] = []
-        self.styles: list[str] = []
-        self._in_style = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.add(tag)
-        self.attrs.extend((k, v or "") for k, v in attrs)
-        self._in_style = tag == "style"
-
-    handle_startendtag = handle_starttag
-
-    def handle_data(self, data: str) -> None:
-        if self._in_style:
-            self.styles.append(data)
-            self._in_style = False
-
-
 def check_html(
     markup: str,
     *,
@@ -116,7 +84,7 @@ def check_html(
 ) -> int:
     """Assert the markup has only our tags, attributes and styles; returns the
     number of elements and attributes checked."""
-    p = _Collect()
+    p = Markup()
     p.feed(markup)
     p.close()
     assert p.tags <= tags, p.tags - tags
@@ -128,8 +96,8 @@ def check_html(
             assert style_re.match(v), v
         assert "javascript:" not in v.replace(" ", "").lower() or k in ("title", "aria-label"), (k, v)
     if stylesheets is not None:
-        assert len(p.styles) == stylesheets, len(p.styles)
-        assert all(s == css() for s in p.styles)
+        assert len(p.style_blocks) == stylesheets, len(p.style_blocks)
+        assert all(s == css() for s in p.style_blocks)
     assert not CONTROLS.search(markup)
     low = markup.lower()
     for tag in ("<script", "<img", "<a ", "<iframe"):

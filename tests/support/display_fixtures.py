@@ -7,11 +7,17 @@ refused_trace   nothing relevant -> REFUSE
 fallback_trace  rerank protocol violation -> previous order kept
 clarify_trace   two plans in the documents -> CLARIFY with options
 hostile_trace   every text field carries an attack string
+
+Also what the display tests check views with: the static views' vocabulary
+(TAGS, ATTRS, STYLE_RE) and a parser that collects what a markup holds
+(Markup), well-formed HTML, widget trees' text. The notebooks a record is
+shown in: notebook_support.py.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -621,3 +627,46 @@ def tree_attr(node: Any, name: str) -> list[Any]:
     for k in node.get("k", []):
         out.extend(tree_attr(k, name))
     return out
+
+
+# --------------------------------------------------------------- the static views' vocabulary
+
+#: Every tag, attribute and inline style a static view (to_html) may hold: anything
+#: else in one came from data.
+TAGS = {
+    "div", "span", "bdi", "section", "details", "summary", "style", "mark", "sup", "strong",
+    "ul", "li", "table", "thead", "tbody", "tr", "th", "td", "svg", "text", "path",
+    "g", "title", "wbr",  # SVG label groups with their tooltip; break points in names
+}  # fmt: skip
+ATTRS = {
+    "class", "style", "title", "dir", "role", "aria-label", "viewbox", "width", "height", "xmlns",
+    "x", "y", "text-anchor", "font-weight", "d",
+    # declared behaviour (display/tree.py): pager, claim -> evidence, remembered folds
+    "data-page", "data-noun", "data-key", "data-claim", "data-for-claim",
+}  # fmt: skip
+STYLE_RE = re.compile(r"^(width|--srnb-at|--srnb-left):\d{1,3}\.\d%(;width:\d{1,3}\.\d%)?$")
+
+
+class Markup(HTMLParser):
+    """What a markup holds: its tags, its attributes (name, value) and the text of
+    each <style> block, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: set[str] = set()
+        self.attrs: list[tuple[str, str]] = []
+        self.style_blocks: list[str] = []
+        self._in_style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attrs.extend((k, v or "") for k, v in attrs)
+        self._in_style = tag == "style"
+
+    # <x/> as <x>: a self-closed <style/> still counts, followed by text, as a stylesheet
+    handle_startendtag = handle_starttag
+
+    def handle_data(self, data: str) -> None:
+        if self._in_style:
+            self.style_blocks.append(data)
+            self._in_style = False

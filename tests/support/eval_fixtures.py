@@ -10,6 +10,9 @@
     MEASURE / check()  what a person sees of a view in the browser (JS measured
                        in the page, then every problem named at once)
 
+    hand_row(qs, variant, qid, failed=[...], **fields)   one hand-built row
+    hand_report(rows, qs)                    two variants, "base" and "rr" (rerank)
+
 Built from EvalRow values, as evaluate() would; the test kernels import this
 file (tests/support on sys.path) so they show the same report.
 """
@@ -197,3 +200,43 @@ def check(out: dict[str, Any], face: str, theme: str) -> None:
     if (level(out["titleFill"]) > 128) != (theme == "dark"):
         problems.append(f"chart text {out['titleFill']} unreadable on {theme}")
     assert problems == [], f"{face}/{theme}: {problems}"
+
+
+# ------------------------------------------------------------------ hand-built rows
+
+
+def hand_row(
+    qs: QuestionSet, variant: str, qid: str, *, failed: list[str] | None = None, **fields: Any
+) -> EvalRow:
+    """The row of question ``qid`` of ``qs`` under ``variant``: answered in 100 ms
+    for $0.001 with config "cfg-<variant>", failing the ``failed`` checks (the
+    reason names each); ``fields`` set or override any other field."""
+    q = qs.get(qid)
+    failed = failed or []
+    base: dict[str, Any] = {
+        "variant": variant,
+        "id": qid,
+        "category": q.category,
+        "question": q.question,
+        "expected": q.expected,
+        "outcome": "answered",
+        "outcome_ok": not failed,
+        "latency_ms": 100.0,
+        "cost": 0.001,
+        "config_version": f"cfg-{variant}",
+        "failed_checks": failed,
+        "failure_reason": "; ".join(f"{c} failed" for c in failed) or None,
+    }
+    return EvalRow(**{**base, **fields})
+
+
+def hand_report(rows: list[EvalRow], qs: QuestionSet) -> EvalReport:
+    """The report of hand-built ``rows`` over ``qs``: variants "base" (no rerank)
+    and "rr" (rerank), recall@5."""
+    return EvalReport(
+        rows,
+        variants={"base": {"rerank": False}, "rr": {"rerank": True}},
+        config_versions={"base": "cfg-base", "rr": "cfg-rr"},
+        questions=qs,
+        k=5,
+    )
