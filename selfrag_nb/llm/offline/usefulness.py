@@ -237,7 +237,7 @@ def _names_kind(answer: str, head: str, question: str) -> bool:
             m.group(2) not in asked and (m.group(1) or "").lower() not in others
             for m in _VERSIONED_RE.finditer(answer)
         )
-    if _slot_filled(question, answer):
+    if _slot_filled(question, answer) or _object_named(question, answer):
         return True
     if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
         # A plural asks for instances ("Which payment methods ...?" -> "cheques
@@ -297,6 +297,49 @@ def _slot_filled(question: str, answer: str) -> bool:
         re.I,
     )
     return any(stem(f.lower().strip(".-")) not in asked for f in slot.findall(answer))
+
+
+#: "What / Which <kind> does X <verb> ...?": do-support, then the predicate.
+_DO_PREDICATE_RE = re.compile(r"^\s*(?:what|which)\b.*?\b(?:do|does|did)\s+(.+?)\W*$", re.IGNORECASE)
+#: A name: a capitalised or mixed-case word ("AssertionError", "Don"), or a
+#: compound written with a hyphen, dot, digit or underscore ("calendar-based").
+_NAME_LIKE_RE = re.compile(r"^(?:[A-Z]\w*|\w*[a-z][A-Z]\w*|\w+[-_.]\w[\w.-]*|\w*\d\w*)$")
+
+
+#: Verbs among the stopwords: the predicate's verb may be one ("does X use").
+_STOP_VERBS = _wordset("use need get want say tell know let")
+
+
+def _object_named(question: str, answer: str) -> bool:
+    """A do-support question ("What exception does X raise?") asks for its
+    verb's object: the answer names one when a word of the question's
+    predicate is followed, past at most two function words ("an", "like"),
+    by a name the question does not hold ("raise an AssertionError", "works
+    like Don Libes' Expect", "uses calendar-based versioning"). A common word
+    there ("raise errors") names nothing of the kind."""
+    m = _DO_PREDICATE_RE.match(question)
+    if m is None:
+        return False
+    asked = set(bag(question))
+    prefixes = {
+        _prefix(stem(w.lower()))
+        for w in _words(m.group(1))
+        if w.lower() not in STOP_EN or w.lower() in _STOP_VERBS
+    }
+    prefixes.discard("")
+    for sent in split_sentences(answer):
+        words = _words(sent)
+        for i, w in enumerate(words):
+            if not any(w.lower().startswith(p) for p in prefixes):
+                continue
+            for raw in words[i + 1 : i + 4]:
+                nxt = raw.strip(".'’")
+                if nxt[:1].islower() and nxt in STOP_EN:
+                    continue  # "an", "like"; a capitalised "Don" is a name
+                if _NAME_LIKE_RE.match(nxt) and stem(nxt.lower()) not in asked:
+                    return True
+                break
+    return False
 
 
 _WHO_Q_RE = re.compile(r"^\s*who\b", re.IGNORECASE)
