@@ -205,6 +205,14 @@ def verify(inputs: VerifyInputs) -> SupportOut:
             if cov * 0.9 > best_cov + 1e-9:
                 best_cov = cov * 0.9
                 best = first if coverage(cterms, first.bag)[0] >= coverage(cterms, second.bag)[0] else second
+        if best is not None and best.index not in cited:
+            # A cited sentence holding every word of the claim states it: a word
+            # repeated in another document's sentence ("License ... license")
+            # scores higher on frequency, not on what it says.
+            whole = [es for es in ev_sents if es.index in cited and not coverage(cterms, es.bag)[1]]
+            if whole:
+                best = max(whole, key=lambda es: coverage(cterms, es.bag)[0])
+                best_cov = min(1.0, coverage(cterms, best.bag)[0])
         cx = exact_terms(claim).all
         exact_missing = sorted(cx - ev_exact)
         # A name, unit, currency or product no evidence mentions: the claim adds
