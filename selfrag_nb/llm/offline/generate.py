@@ -237,6 +237,24 @@ def _table_leads(text: str) -> set[str]:
     return {a for a, b in itertools.pairwise(rows) if a.endswith((":", "：")) and b.startswith("|")}
 
 
+#: A lead-in whose last conjunct points at the items that follow
+#: ("... and supports the following platforms:").
+_LEAD_CONJUNCT_RE = re.compile(
+    r"^(?P<first>.{12,}?)\s+and\s+(?:[\w-]+\s+){0,3}?(?:the\s+following|these|as\s+follows|below)\b[^.!?]*:\s*$",
+    re.IGNORECASE,
+)
+
+
+def _first_conjunct(sentence: str) -> str:
+    """The statement before "and" in a lead-in whose second conjunct
+    announces the list ("X requires Python 3.10 and supports the following
+    platforms:" -> "X requires Python 3.10."), or ""."""
+    m = _LEAD_CONJUNCT_RE.match(sentence.strip())
+    if m is None:
+        return ""
+    return m.group("first").rstrip(" ,;") + "."
+
+
 def _quotable(text: str, table_leads: frozenset[str] | set[str] = frozenset()) -> list[tuple[str, bool]]:
     """The sentences of clean chunk text an answer may quote: whole ones,
     each with whether it points back at the quotable sentence right before
@@ -262,6 +280,10 @@ def _quotable(text: str, table_leads: frozenset[str] | set[str] = frozenset()) -
             # follows: the picture was markup) says what it says by itself:
             # "X is 3-6x faster than a comparable tokeniser:" is a statement.
             said[-1] = said[-1].rstrip()[:-1] + ("。" if said[-1].rstrip().endswith("：") else ".")
+        elif said and (first := _first_conjunct(said[-1])):
+            # "X requires 3.10 or later and supports the following:": only
+            # the second conjunct points at the items; the first is a statement.
+            said[-1:] = [first]
         for sent in _bracketed(said):
             item = kind == "item" and len(tokenize(sent)) >= 3 and not _TERM_DASH_RE.search(sent)
             if _ENDED_RE.search(sent) or item or _prose(sent):
