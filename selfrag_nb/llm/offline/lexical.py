@@ -150,10 +150,15 @@ _HYPHEN_WORD_RE = re.compile(r"[a-z]+(?:-[a-z]+)+")
 def bag(text: str) -> Counter[str]:
     """Stemmed token counts of a text (term frequencies for saturation). A
     hyphenated word also counts its parts ("non-refundable" -> "refund"), so
-    a question saying "refund" finds it; identifiers (with digits) stay whole."""
+    a question saying "refund" finds it; identifiers (with digits) stay whole.
+    A word joined by underscores also counts its hyphenated spelling."""
     out: Counter[str] = Counter()
     for tok in tokenize(text):
         out[stem(tok)] += 1
+        if "_" in tok.strip("_"):
+            # "nest_asyncio2" (an import name) is "nest-asyncio2" (its
+            # distribution's): the separator is spelling, not identity.
+            out[tok.strip("_").replace("_", "-")] += 1
         if _HYPHEN_WORD_RE.fullmatch(tok):
             for part in tok.split("-"):
                 # Short parts are prefixes ("pro-rated", "co-op"), not the words they look like.

@@ -66,6 +66,10 @@ def _version_match(q: str, d: str) -> bool:
     return q == d or d.startswith(q + ".") or q.startswith(d + ".")
 
 
+def _fold_id(identifier: str) -> str:
+    return identifier.replace("_", "-")
+
+
 def exact_adjustment(
     question: str, doc_text: str, doc_versions: set[str] | None = None
 ) -> tuple[int, int, list[str]]:
@@ -85,8 +89,11 @@ def exact_adjustment(
         else:
             cap = min(cap, CAP_MISSING_EXACT)
             notes.append(f"version {v} not mentioned")
+    # "nest-asyncio2" and "nest_asyncio2" are one identifier (a distribution
+    # name and its import name): the separator is spelling, not identity.
+    doc_ids = {_fold_id(x) for x in d.ids}
     for i in sorted(q.ids):
-        if i in d.ids:
+        if _fold_id(i) in doc_ids:
             bonus += 8
         else:
             cap = min(cap, CAP_MISSING_EXACT)
