@@ -167,6 +167,32 @@ def bag(text: str) -> Counter[str]:
     return out
 
 
+_ACRONYM_RE = re.compile(r"\b([A-Z]{2,5})s?\b")
+
+
+def acronym_words(question: str, text: str) -> Counter[str]:
+    """Stems of the question's words that an acronym of ``text`` abbreviates:
+    "GC" in the text, "garbage collection" in the question -> garbag, collect
+    (once per mention). The words must stand in a row in the question and
+    their initials spell the acronym; an acronym the question writes itself
+    needs no expansion."""
+    words = [t for t in tokenize(question) if t.isalpha()]
+    asked = set(words)
+    out: Counter[str] = Counter()
+    for m in _ACRONYM_RE.finditer(text):
+        short = m.group(1).lower()
+        if short in asked:
+            continue
+        n = len(short)
+        for i in range(len(words) - n + 1):
+            run = words[i : i + n]
+            if "".join(w[0] for w in run) == short and not any(w in STOP_EN for w in run):
+                for w in run:
+                    out[stem(w)] += 1
+                break
+    return out
+
+
 #: BM25's k1: how fast repeated mentions stop adding evidence.
 K1 = 1.2
 #: Credit for a term matched only through a synonym.

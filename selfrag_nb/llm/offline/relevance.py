@@ -5,7 +5,8 @@
                                                 grades evidence through grade().
 
     GradeInputs  -> injection sentences dropped
-                 -> weighted term coverage (title/heading/metadata boost) + best sentence
+                 -> weighted term coverage (title/heading/metadata boost; an acronym
+                    counts as the question's words it abbreviates: "GC") + best sentence
                  -> exact_adjustment: IDs / versions / numbers present -> bonus,
                     absent -> cap 45, other version -> cap 30
                  -> "which <things>" (asked_kind): a list of three or more short
@@ -29,6 +30,7 @@ from typing import Any
 
 from selfrag_nb.llm.offline.lexical import (
     SYNONYMS,
+    acronym_words,
     bag,
     best_sentence,
     coverage,
@@ -212,7 +214,8 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
     boost = bag(f"{header} {meta}")
     # Instructions planted in a document are not information about the question.
     text = "\n".join(s for s in sentences(inputs.text) if not looks_like_injection(s))
-    doc = bag(text) + boost
+    # "GC" in the text is the "garbage collection" the question spells out.
+    doc = bag(text) + boost + acronym_words(inputs.question, text)
     kind = asked_kind(inputs.question)
     if kind and enumerates(text):
         # "Which operating systems ...?" is answered by naming them: a list of
@@ -260,7 +263,7 @@ def rerank(inputs: RerankInputs) -> RerankOut:
     import math
 
     qterms = terms(inputs.query)
-    docs = [bag(c) for c in inputs.candidates]
+    docs = [bag(c) + acronym_words(inputs.query, c) for c in inputs.candidates]
     n = len(docs)
     if n == 0:
         return RerankOut(ranking=[])
