@@ -41,6 +41,7 @@ from selfrag_nb.llm.offline.evidence import evidence_status
 from selfrag_nb.llm.offline.lexical import (
     bag,
     coverage,
+    defined_name,
     defines,
     exact_terms,
     has_negation,
@@ -294,6 +295,42 @@ def _quotable(text: str, table_leads: frozenset[str] | set[str] = frozenset()) -
     return out
 
 
+_NOT_ALNUM_RE = re.compile(r"[\W_]+")
+#: A setext underline or a Markdown heading's hashes around a title line.
+_TITLE_MARKS_RE = re.compile(r"^\s*#+\s*|\s*#*\s*$")
+
+
+def _title_lead(ev: Evidence, name: str) -> str:
+    """The first quotable sentence of the section titled ``name`` (""): the
+    chunk whose innermost heading is the name, or the text after a line that
+    is the name alone (a title: "CFFI" over "===="). A README puts its
+    one-line description there."""
+    key = _NOT_ALNUM_RE.sub("", name.lower())
+    if not key:
+        return ""
+    text = readable(ev.text)
+    last = ev.heading.split(">")[-1] if ev.heading else ""
+    if _NOT_ALNUM_RE.sub("", last.lower()) != key:
+        found = lines(text)
+        at = next(
+            (
+                n
+                for n, (kind, line) in enumerate(found)
+                if kind != "code" and _NOT_ALNUM_RE.sub("", _TITLE_MARKS_RE.sub("", line).lower()) == key
+            ),
+            None,
+        )
+        if at is None:
+            return ""
+        text = "\n".join(
+            line
+            for kind, line in found[at + 1 :]
+            if kind != "code" and not set(line.strip()) <= set("=-~^*#")
+        )
+    lead = _quotable(text)
+    return lead[0][0] if lead else ""
+
+
 def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     """Every quotable evidence sentence with its score for ``question``, best first."""
     qterms = terms(question)
@@ -305,6 +342,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     negative_q = has_negation(question)
     wants_names = bool(_WHICH_RE.match(question))
     definition = defines(question)
+    defined = defined_name(question)
     lang = answer_language(question)
     any_current = any(evidence_status(e) != "superseded" for e in inputs.evidence)
     # Evidence about what the question names comes first: a sentence from a
@@ -318,6 +356,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
         header = bag(f"{ev.title} {ev.heading}")
         stale = evidence_status(ev) == "superseded" and any_current
         topic = HEADING_BONUS * _heading_on_topic(ev, qbag)
+        lead = _title_lead(ev, defined) if defined else ""
         # Tables arrive as one sentence per row and without control characters,
         # so no raw "| a | b |" markup or terminal escape reaches an answer;
         # only whole sentences of text are candidates (_quotable).
@@ -329,7 +368,9 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
             # the items that follow are candidates of their own.
             if sent.rstrip().endswith((":", "：")):
                 continue
-            sb = bag(sent)
+            # The lead under the title X is read with its title: it is about X
+            # without naming it ("CFFI" / "Foreign Function Interface for ...").
+            sb = bag(f"{sent} {defined}" if lead and sent == lead else sent)
             # The heading lends its words, but a sentence must carry most of the match itself.
             alone, _ = coverage(qterms, sb)
             boosted, _ = coverage(qterms, sb, header)
@@ -349,6 +390,8 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += ANSWER_TYPE_BONUS
             if definition is not None and definition.search(sent):
                 score += ANSWER_TYPE_BONUS  # "X is a ..." answers "What is X?"
+            elif lead and sent == lead:
+                score += ANSWER_TYPE_BONUS  # ... and so does the lead under the title X
             if (detect_language(sent) == "zh") != (lang == "zh"):
                 score *= OTHER_LANGUAGE  # the user's language first, when both say it
             sterms = terms(sent)

@@ -502,6 +502,14 @@ _DEFINE_Q_RE = re.compile(
 )
 
 
+def defined_name(question: str) -> str:
+    """X of "What is X?" ("" for any other question, and for "What is the X?")."""
+    m = _DEFINE_Q_RE.match(question)
+    if m is None or m.group(1).lower().startswith("the "):
+        return ""
+    return m.group(1)
+
+
 def defines(question: str) -> re.Pattern[str] | None:
     """For "What is X?", the sentence that defines X: "X is a/an/the ...",
     "X, a ..."; None for any other question. "What is the refund window?"
