@@ -40,7 +40,7 @@ import json
 import re
 from collections import Counter
 
-from selfrag_nb.codelines import code_line
+from selfrag_nb.codelines import ITEM_RE, code_line
 from selfrag_nb.llm.offline.lexical import STOP_EN, bag, coverage, stem, strip_citations, terms
 from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
 from selfrag_nb.llm.offline.question import DATE_RE_ANY, answer_language, effective_question
@@ -156,7 +156,9 @@ def _form_problem(answer: str, which: bool) -> str:
     words = _words(text)
     if len(words) <= 2 and not which:
         return "a bare name"
-    if text.rstrip()[-1:] in ",;:-–—(/&" or (
+    # A list item may close with ";" (an enumeration's items do): whole.
+    item_end = text.rstrip().endswith(";") and ITEM_RE.match(text) is not None and "\n" not in text
+    if (text.rstrip()[-1:] in ",;:-–—(/&" and not item_end) or (
         text.rstrip()[-1:] not in _TERMINAL and words and words[-1].lower().strip(".") in _DANGLING_EN
     ):
         return "a sentence cut off in the middle"
