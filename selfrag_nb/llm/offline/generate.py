@@ -66,7 +66,7 @@ from selfrag_nb.llm.offline.surface import readable
 from selfrag_nb.llm.schemas import Evidence, GenerateInputs, GenerateOut
 from selfrag_nb.text import detect_language, is_cjk, tokenize
 
-__all__ = ["NOT_FOUND", "NO_INFO", "generate"]
+__all__ = ["NOT_FOUND", "NO_INFO", "generate", "heading_value"]
 
 
 #: The strict mode's answer when nothing qualifies (the Self-RAG design's wording).
@@ -300,6 +300,24 @@ _NOT_ALNUM_RE = re.compile(r"[\W_]+")
 _TITLE_MARKS_RE = re.compile(r"^\s*#+\s*|\s*#*\s*$")
 
 
+_VALUE_WORD_RE = re.compile(r"^(?:[A-Z][\w.+-]*|[\w.+-]*\d[\w.+-]*)$")
+
+
+def heading_value(ev: Evidence) -> str:
+    """A section whose whole body is a short name ("## License" over "MIT")
+    says "License: MIT." (""): the body is the value of its heading. Only a
+    name (capitalised words, versions) is such a value, and only under a
+    heading of three words or fewer."""
+    last = ev.heading.split(">")[-1].strip() if ev.heading else ""
+    body = readable(ev.text).strip()
+    words = body.split()
+    if not last or len(last.split()) > 3 or not 1 <= len(words) <= 4 or "\n" in body:
+        return ""
+    if not all(_VALUE_WORD_RE.match(w) for w in words):
+        return ""
+    return f"{last}: {body}."
+
+
 def _title_lead(ev: Evidence, name: str) -> str:
     """The first quotable sentence of the section titled ``name`` (""): the
     chunk whose innermost heading is the name, or the text after a line that
@@ -360,7 +378,10 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
         # Tables arrive as one sentence per row and without control characters,
         # so no raw "| a | b |" markup or terminal escape reaches an answer;
         # only whole sentences of text are candidates (_quotable).
-        for sent, refers_back in _quotable(readable(ev.text), _table_leads(ev.text)):
+        quotable = _quotable(readable(ev.text), _table_leads(ev.text))
+        if value := heading_value(ev):
+            quotable = [(value, False), *quotable]
+        for sent, refers_back in quotable:
             order += 1
             if looks_like_injection(sent) or (inputs.avoid and _similar(sent, inputs.avoid)):
                 continue

@@ -167,6 +167,21 @@ def _form_problem(answer: str, which: bool) -> str:
     return ""
 
 
+_LABEL_RE = re.compile(r"^\s*([A-Za-z][\w ]{0,30}?):\s+\S")
+
+
+def _labelled_value(answer: str, question: str) -> bool:
+    """ "License: MIT" for "What license ...?": a label naming the kind the
+    question asks for, then its value (a section's heading over its one-line
+    body reads so)."""
+    m = _LABEL_RE.match(answer)
+    head = _asked_head(question)
+    if m is None or not head:
+        return False
+    prefix = _prefix(stem(head))
+    return any(w.startswith(prefix) for w in bag(m.group(1)))
+
+
 #: "What/Which <noun phrase> <verb> ...?" and "How many <noun> ...": the
 #: noun names the kind of thing asked for (a license, a port, a release).
 _HEAD_Q_RE = re.compile(
@@ -422,6 +437,8 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     junk = [p for p in (_line_problem(ln, how_to) for ln in answer.splitlines() if ln.strip()) if p]
     prose = "\n".join(ln for ln in answer.splitlines() if ln.strip() and not _line_problem(ln, how_to))
     form = junk[0] if junk and not prose.strip() else _form_problem(prose, which)
+    if form == "a bare name" and _labelled_value(prose, question):
+        form = ""  # "License: MIT": a heading and its value, the kind asked for named
     if form:
         return _out("no", 10, f"a statement that answers: {asked}", f"the answer is {form}, not a statement")
     answer = prose

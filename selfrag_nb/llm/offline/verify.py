@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from selfrag_nb.llm.offline.evidence import evidence_status
-from selfrag_nb.llm.offline.generate import NO_INFO, NOT_FOUND
+from selfrag_nb.llm.offline.generate import NO_INFO, NOT_FOUND, heading_value
 from selfrag_nb.llm.offline.lexical import (
     bag,
     coverage,
@@ -163,7 +163,9 @@ def verify(inputs: VerifyInputs) -> SupportOut:
             ev_exact |= exact_terms(f"v{str(version).removeprefix('v')}").all
         # an instruction may hide in a heading or title as well as in the text
         injected.extend(bag(t) for t in (ev.title, ev.heading) if t and looks_like_injection(t))
-        for sent in sentences(text):
+        # "## License" over "MIT" states "License: MIT." (the quote generate makes).
+        value = heading_value(ev)
+        for sent in [value] if value else sentences(text):
             if looks_like_injection(sent):
                 injected.append(bag(sent))
             else:
