@@ -59,8 +59,21 @@ def code_line(line: str) -> bool:
         or _ASSIGN_RE.match(s)
         or _FLAG_RE.match(s)
         or _MODULE_ATTR_RE.match(s)
-        or (_BRACE_END_RE.search(s) and re.search(r"[(=]", s))
+        or (_BRACE_END_RE.search(s) and re.search(r"[(=]", s) and not _wordy(s))
     )
+
+
+_PLAIN_WORD_RE = re.compile(r"^[A-Za-z][A-Za-z'’-]*$")
+
+
+def _wordy(line: str) -> bool:
+    """Mostly plain words: eight or more, and at least three in four of the
+    line's pieces. Prose that ends an enumeration item with ";" ("Computing
+    of Easter dates (any year), using Western or Julian algorithms;") reads
+    so; a line of code ending in ";" or a brace is short or dense with symbols."""
+    parts = line.split()
+    plain = sum(1 for p in parts if _PLAIN_WORD_RE.match(p.strip("()[],;.:!?'\"")))
+    return plain >= 8 and plain >= 0.75 * len(parts)
 
 
 def lines(text: str) -> list[tuple[str, str]]:

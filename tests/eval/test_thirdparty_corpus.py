@@ -5,7 +5,8 @@ from them. These checks keep the labels honest when either changes: every
 file referenced exists, every answerable question's must_include strings are
 in its document (matched as the metric matches: NFKC + casefold), every
 secret is in a restricted document and in no public one, and the two halves
-are the seeded-hash split of one set.
+are the seeded-hash split of one set. The second tune set (questions_tune2.jsonl,
+outside the split) is held to the same label checks.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import selfrag_nb as sr
 ROOT = Path(__file__).resolve().parents[2] / "benchmarks" / "thirdparty"
 DOCS = ROOT / "docs"
 HALVES = ("tune", "heldout")
+#: Question sets outside the seeded split (a fresh tune set).
+EXTRA = ("tune2",)
 FINANCE = "finance"
 
 
@@ -61,6 +64,11 @@ def halves() -> dict[str, sr.QuestionSet]:
     return {h: sr.questions(ROOT / f"questions_{h}.jsonl") for h in HALVES}
 
 
+@pytest.fixture(scope="module")
+def question_sets(halves: dict[str, sr.QuestionSet]) -> dict[str, sr.QuestionSet]:
+    return {**halves, **{e: sr.questions(ROOT / f"questions_{e}.jsonl") for e in EXTRA}}
+
+
 def test_documents_and_sources(public: dict[str, str], restricted: dict[str, str]) -> None:
     assert len(public) + len(restricted) >= 170
     assert 15 <= len(restricted) <= 25
@@ -89,11 +97,20 @@ def test_halves_are_the_seeded_split(halves: dict[str, sr.QuestionSet]) -> None:
     assert total >= 70
 
 
+def test_the_second_tune_set_stands_apart(question_sets: dict[str, sr.QuestionSet]) -> None:
+    split_ids = {q.id for h in HALVES for q in question_sets[h]}
+    tune2 = [q.id for q in question_sets["tune2"]]
+    assert len(tune2) == len(set(tune2)) >= 40
+    assert all(i.startswith("t2-") for i in tune2)
+    assert not set(tune2) & split_ids
+    assert set(question_sets["tune2"].categories) == {"answerable", "unanswerable", "restricted"}
+
+
 def test_answerable_labels_hold_in_their_documents(
-    halves: dict[str, sr.QuestionSet], public: dict[str, str], restricted: dict[str, str]
+    question_sets: dict[str, sr.QuestionSet], public: dict[str, str], restricted: dict[str, str]
 ) -> None:
     n = 0
-    for qs in halves.values():
+    for qs in question_sets.values():
         for q in qs.filter("answerable"):
             n += 1
             assert q.expected == ["answered", "disclaimed", "regenerated"], q.id
@@ -111,8 +128,8 @@ def test_answerable_labels_hold_in_their_documents(
     assert n >= 45
 
 
-def test_unanswerable_questions_have_no_labels(halves: dict[str, sr.QuestionSet]) -> None:
-    for qs in halves.values():
+def test_unanswerable_questions_have_no_labels(question_sets: dict[str, sr.QuestionSet]) -> None:
+    for qs in question_sets.values():
         for q in qs.filter("unanswerable"):
             assert q.expected == ["refused", "clarify"], q.id
             assert not q.relevant, q.id
@@ -120,10 +137,10 @@ def test_unanswerable_questions_have_no_labels(halves: dict[str, sr.QuestionSet]
 
 
 def test_restricted_secrets_live_only_in_restricted_documents(
-    halves: dict[str, sr.QuestionSet], public: dict[str, str], restricted: dict[str, str]
+    question_sets: dict[str, sr.QuestionSet], public: dict[str, str], restricted: dict[str, str]
 ) -> None:
     pub = [_norm(t) for t in public.values()]
-    for qs in halves.values():
+    for qs in question_sets.values():
         for q in qs.filter("restricted"):
             assert q.expected == ["refused", "clarify"], q.id
             assert FINANCE not in q.make_user().roles, q.id
@@ -137,9 +154,9 @@ def test_restricted_secrets_live_only_in_restricted_documents(
                 assert _norm(s) not in _norm(q.question), q.id
 
 
-def test_judgments_are_well_formed(halves: dict[str, sr.QuestionSet]) -> None:
+def test_judgments_are_well_formed(question_sets: dict[str, sr.QuestionSet]) -> None:
     path = ROOT / "judgments.jsonl"
-    ids = {q.id for qs in halves.values() for q in qs}
+    ids = {q.id for qs in question_sets.values() for q in qs}
     seen = set()
     for line in path.read_text(encoding="utf-8").splitlines():
         j = json.loads(line)

@@ -41,6 +41,7 @@ from selfrag_nb.llm.offline.evidence import evidence_status
 from selfrag_nb.llm.offline.lexical import (
     bag,
     coverage,
+    defined_name,
     defines,
     exact_terms,
     has_negation,
@@ -65,7 +66,7 @@ from selfrag_nb.llm.offline.surface import readable
 from selfrag_nb.llm.schemas import Evidence, GenerateInputs, GenerateOut
 from selfrag_nb.text import detect_language, is_cjk, tokenize
 
-__all__ = ["NOT_FOUND", "NO_INFO", "generate"]
+__all__ = ["NOT_FOUND", "NO_INFO", "generate", "heading_value"]
 
 
 #: The strict mode's answer when nothing qualifies (the Self-RAG design's wording).
@@ -237,6 +238,24 @@ def _table_leads(text: str) -> set[str]:
     return {a for a, b in itertools.pairwise(rows) if a.endswith((":", "：")) and b.startswith("|")}
 
 
+#: A lead-in whose last conjunct points at the items that follow
+#: ("... and supports the following platforms:").
+_LEAD_CONJUNCT_RE = re.compile(
+    r"^(?P<first>.{12,}?)\s+and\s+(?:[\w-]+\s+){0,3}?(?:the\s+following|these|as\s+follows|below)\b[^.!?]*:\s*$",
+    re.IGNORECASE,
+)
+
+
+def _first_conjunct(sentence: str) -> str:
+    """The statement before "and" in a lead-in whose second conjunct
+    announces the list ("X requires Python 3.10 and supports the following
+    platforms:" -> "X requires Python 3.10."), or ""."""
+    m = _LEAD_CONJUNCT_RE.match(sentence.strip())
+    if m is None:
+        return ""
+    return m.group("first").rstrip(" ,;") + "."
+
+
 def _quotable(text: str, table_leads: frozenset[str] | set[str] = frozenset()) -> list[tuple[str, bool]]:
     """The sentences of clean chunk text an answer may quote: whole ones,
     each with whether it points back at the quotable sentence right before
@@ -262,6 +281,10 @@ def _quotable(text: str, table_leads: frozenset[str] | set[str] = frozenset()) -
             # follows: the picture was markup) says what it says by itself:
             # "X is 3-6x faster than a comparable tokeniser:" is a statement.
             said[-1] = said[-1].rstrip()[:-1] + ("。" if said[-1].rstrip().endswith("：") else ".")
+        elif said and (first := _first_conjunct(said[-1])):
+            # "X requires 3.10 or later and supports the following:": only
+            # the second conjunct points at the items; the first is a statement.
+            said[-1:] = [first]
         for sent in _bracketed(said):
             item = kind == "item" and len(tokenize(sent)) >= 3 and not _TERM_DASH_RE.search(sent)
             if _ENDED_RE.search(sent) or item or _prose(sent):
@@ -270,6 +293,60 @@ def _quotable(text: str, table_leads: frozenset[str] | set[str] = frozenset()) -
             else:
                 previous = False
     return out
+
+
+_NOT_ALNUM_RE = re.compile(r"[\W_]+")
+#: A setext underline or a Markdown heading's hashes around a title line.
+_TITLE_MARKS_RE = re.compile(r"^\s*#+\s*|\s*#*\s*$")
+
+
+_VALUE_WORD_RE = re.compile(r"^(?:[A-Z][\w.+-]*|[\w.+-]*\d[\w.+-]*)$")
+
+
+def heading_value(ev: Evidence) -> str:
+    """A section whose whole body is a short name ("## License" over "MIT")
+    says "License: MIT." (""): the body is the value of its heading. Only a
+    name (capitalised words, versions) is such a value, and only under a
+    heading of three words or fewer."""
+    last = ev.heading.split(">")[-1].strip() if ev.heading else ""
+    body = readable(ev.text).strip()
+    words = body.split()
+    if not last or len(last.split()) > 3 or not 1 <= len(words) <= 4 or "\n" in body:
+        return ""
+    if not all(_VALUE_WORD_RE.match(w) for w in words):
+        return ""
+    return f"{last}: {body}."
+
+
+def _title_lead(ev: Evidence, name: str) -> str:
+    """The first quotable sentence of the section titled ``name`` (""): the
+    chunk whose innermost heading is the name, or the text after a line that
+    is the name alone (a title: "CFFI" over "===="). A README puts its
+    one-line description there."""
+    key = _NOT_ALNUM_RE.sub("", name.lower())
+    if not key:
+        return ""
+    text = readable(ev.text)
+    last = ev.heading.split(">")[-1] if ev.heading else ""
+    if _NOT_ALNUM_RE.sub("", last.lower()) != key:
+        found = lines(text)
+        at = next(
+            (
+                n
+                for n, (kind, line) in enumerate(found)
+                if kind != "code" and _NOT_ALNUM_RE.sub("", _TITLE_MARKS_RE.sub("", line).lower()) == key
+            ),
+            None,
+        )
+        if at is None:
+            return ""
+        text = "\n".join(
+            line
+            for kind, line in found[at + 1 :]
+            if kind != "code" and not set(line.strip()) <= set("=-~^*#")
+        )
+    lead = _quotable(text)
+    return lead[0][0] if lead else ""
 
 
 def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
@@ -283,6 +360,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     negative_q = has_negation(question)
     wants_names = bool(_WHICH_RE.match(question))
     definition = defines(question)
+    defined = defined_name(question)
     lang = answer_language(question)
     any_current = any(evidence_status(e) != "superseded" for e in inputs.evidence)
     # Evidence about what the question names comes first: a sentence from a
@@ -296,10 +374,14 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
         header = bag(f"{ev.title} {ev.heading}")
         stale = evidence_status(ev) == "superseded" and any_current
         topic = HEADING_BONUS * _heading_on_topic(ev, qbag)
+        lead = _title_lead(ev, defined) if defined else ""
         # Tables arrive as one sentence per row and without control characters,
         # so no raw "| a | b |" markup or terminal escape reaches an answer;
         # only whole sentences of text are candidates (_quotable).
-        for sent, refers_back in _quotable(readable(ev.text), _table_leads(ev.text)):
+        quotable = _quotable(readable(ev.text), _table_leads(ev.text))
+        if value := heading_value(ev):
+            quotable = [(value, False), *quotable]
+        for sent, refers_back in quotable:
             order += 1
             if looks_like_injection(sent) or (inputs.avoid and _similar(sent, inputs.avoid)):
                 continue
@@ -307,7 +389,9 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
             # the items that follow are candidates of their own.
             if sent.rstrip().endswith((":", "：")):
                 continue
-            sb = bag(sent)
+            # The lead under the title X is read with its title: it is about X
+            # without naming it ("CFFI" / "Foreign Function Interface for ...").
+            sb = bag(f"{sent} {defined}" if lead and sent == lead else sent)
             # The heading lends its words, but a sentence must carry most of the match itself.
             alone, _ = coverage(qterms, sb)
             boosted, _ = coverage(qterms, sb, header)
@@ -327,6 +411,8 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += ANSWER_TYPE_BONUS
             if definition is not None and definition.search(sent):
                 score += ANSWER_TYPE_BONUS  # "X is a ..." answers "What is X?"
+            elif lead and sent == lead:
+                score += ANSWER_TYPE_BONUS  # ... and so does the lead under the title X
             if (detect_language(sent) == "zh") != (lang == "zh"):
                 score *= OTHER_LANGUAGE  # the user's language first, when both say it
             sterms = terms(sent)

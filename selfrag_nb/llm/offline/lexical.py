@@ -150,15 +150,46 @@ _HYPHEN_WORD_RE = re.compile(r"[a-z]+(?:-[a-z]+)+")
 def bag(text: str) -> Counter[str]:
     """Stemmed token counts of a text (term frequencies for saturation). A
     hyphenated word also counts its parts ("non-refundable" -> "refund"), so
-    a question saying "refund" finds it; identifiers (with digits) stay whole."""
+    a question saying "refund" finds it; identifiers (with digits) stay whole.
+    A word joined by underscores also counts its hyphenated spelling."""
     out: Counter[str] = Counter()
     for tok in tokenize(text):
         out[stem(tok)] += 1
+        if "_" in tok.strip("_"):
+            # "nest_asyncio2" (an import name) is "nest-asyncio2" (its
+            # distribution's): the separator is spelling, not identity.
+            out[tok.strip("_").replace("_", "-")] += 1
         if _HYPHEN_WORD_RE.fullmatch(tok):
             for part in tok.split("-"):
                 # Short parts are prefixes ("pro-rated", "co-op"), not the words they look like.
                 if len(part) > 3:
                     out[stem(part)] += 1
+    return out
+
+
+_ACRONYM_RE = re.compile(r"\b([A-Z]{2,5})s?\b")
+
+
+def acronym_words(question: str, text: str) -> Counter[str]:
+    """Stems of the question's words that an acronym of ``text`` abbreviates:
+    "GC" in the text, "garbage collection" in the question -> garbag, collect
+    (once per mention). The words must stand in a row in the question and
+    their initials spell the acronym; an acronym the question writes itself
+    needs no expansion."""
+    words = [t for t in tokenize(question) if t.isalpha()]
+    asked = set(words)
+    out: Counter[str] = Counter()
+    for m in _ACRONYM_RE.finditer(text):
+        short = m.group(1).lower()
+        if short in asked:
+            continue
+        n = len(short)
+        for i in range(len(words) - n + 1):
+            run = words[i : i + n]
+            if "".join(w[0] for w in run) == short and not any(w in STOP_EN for w in run):
+                for w in run:
+                    out[stem(w)] += 1
+                break
     return out
 
 
@@ -469,6 +500,14 @@ def looks_like_injection(sentence: str) -> bool:
 _DEFINE_Q_RE = re.compile(
     r"^\s*what\s+(?:is|are)\s+(?:an?\s+)?([\w.+#-]+(?:\s+[\w.+#-]+){0,2})\s*\??\s*$", re.IGNORECASE
 )
+
+
+def defined_name(question: str) -> str:
+    """X of "What is X?" ("" for any other question, and for "What is the X?")."""
+    m = _DEFINE_Q_RE.match(question)
+    if m is None or m.group(1).lower().startswith("the "):
+        return ""
+    return m.group(1)
 
 
 def defines(question: str) -> re.Pattern[str] | None:

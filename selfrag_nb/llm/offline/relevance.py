@@ -5,7 +5,8 @@
                                                 grades evidence through grade().
 
     GradeInputs  -> injection sentences dropped
-                 -> weighted term coverage (title/heading/metadata boost) + best sentence
+                 -> weighted term coverage (title/heading/metadata boost; an acronym
+                    counts as the question's words it abbreviates: "GC") + best sentence
                  -> exact_adjustment: IDs / versions / numbers present -> bonus,
                     absent -> cap 45, other version -> cap 30
                  -> "which <things>" (asked_kind): a list of three or more short
@@ -29,6 +30,7 @@ from typing import Any
 
 from selfrag_nb.llm.offline.lexical import (
     SYNONYMS,
+    acronym_words,
     bag,
     best_sentence,
     coverage,
@@ -66,6 +68,10 @@ def _version_match(q: str, d: str) -> bool:
     return q == d or d.startswith(q + ".") or q.startswith(d + ".")
 
 
+def _fold_id(identifier: str) -> str:
+    return identifier.replace("_", "-")
+
+
 def exact_adjustment(
     question: str, doc_text: str, doc_versions: set[str] | None = None
 ) -> tuple[int, int, list[str]]:
@@ -85,8 +91,11 @@ def exact_adjustment(
         else:
             cap = min(cap, CAP_MISSING_EXACT)
             notes.append(f"version {v} not mentioned")
+    # "nest-asyncio2" and "nest_asyncio2" are one identifier (a distribution
+    # name and its import name): the separator is spelling, not identity.
+    doc_ids = {_fold_id(x) for x in d.ids}
     for i in sorted(q.ids):
-        if i in d.ids:
+        if _fold_id(i) in doc_ids:
             bonus += 8
         else:
             cap = min(cap, CAP_MISSING_EXACT)
@@ -205,7 +214,8 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
     boost = bag(f"{header} {meta}")
     # Instructions planted in a document are not information about the question.
     text = "\n".join(s for s in sentences(inputs.text) if not looks_like_injection(s))
-    doc = bag(text) + boost
+    # "GC" in the text is the "garbage collection" the question spells out.
+    doc = bag(text) + boost + acronym_words(inputs.question, text)
     kind = asked_kind(inputs.question)
     if kind and enumerates(text):
         # "Which operating systems ...?" is answered by naming them: a list of
@@ -253,7 +263,7 @@ def rerank(inputs: RerankInputs) -> RerankOut:
     import math
 
     qterms = terms(inputs.query)
-    docs = [bag(c) for c in inputs.candidates]
+    docs = [bag(c) + acronym_words(inputs.query, c) for c in inputs.candidates]
     n = len(docs)
     if n == 0:
         return RerankOut(ranking=[])

@@ -10,7 +10,10 @@
         parts ("py-partiql-parser"), a run of capitalised words ("Sorted Containers", "Docker
         SDK"), a capitalised word inside the sentence ("Pygments"), and any
         document the question names by its own name (a word equal to an
-        evidence's file name or title: "idna" for idna.md)
+        evidence's file name or title: "idna" for idna.md), and a bare word
+        where English needs a determiner: the subject of an inverted
+        question ("does fastjsonschema support", "is filelock released") or
+        the last object of "Who maintains mdurl?" (bare_names)
     name + evidence --mentions()--> the evidence's text, title, heading,
         source or metadata values hold the name: every word of it, or the name
         as a whole word, written apart or together ("sortedcontainers" for
@@ -36,9 +39,49 @@ from selfrag_nb.llm.offline.phrases import entities
 from selfrag_nb.llm.schemas import Evidence
 from selfrag_nb.text import is_cjk, tokenize
 
-__all__ = ["about", "mentions", "subject_names", "subject_share"]
+__all__ = ["about", "bare_names", "mentions", "subject_names", "subject_share"]
 
 _QUOTES = frozenset("\"'“‘「『《")
+
+#: A wh-question with subject-auxiliary inversion: the word after the
+#: auxiliary is the subject, and a verb or participle follows it.
+#: Do-support inverts wherever it stands ("What does X do?"); another
+#: auxiliary right after the wh-word has the wh-word for its subject ("Who has
+#: taken over ...?": "taken" is the verb), so it must follow a noun of the
+#: wh-phrase ("What license is X released under?").
+_INVERTED_RE = re.compile(
+    r"^\s*(?:what|which|who|whom|whose|how|when|where|why)\b(?:[^?]*?\b(?:do|does|did)|[^?]*?\b(?!(?:what|which|who|whom|whose|how|when|where|why)\b)"
+    r"[a-z][\w-]*\s+(?P<aux>is|was|has|can|will|should|could|would))\s+([A-Za-z][\w.+-]*?)(?:'s)?\s+[a-z]{2,}",
+    re.IGNORECASE,
+)
+#: "Who maintains X?": a verb and one bare word ending the question.
+_WHO_OBJECT_RE = re.compile(r"^\s*who\s+[a-z]+s\s+([A-Za-z][\w.+-]*?)\s*\?*\s*$", re.IGNORECASE)
+
+
+def bare_names(question: str) -> list[str]:
+    """Words standing alone where English puts a determiner before a singular
+    common noun: the subject of an inverted question ("What license is
+    filelock released under?", "Which versions does fastjsonschema
+    support?") and the last object of "Who maintains mdurl?". Such a word is a
+    proper name even in lower case. Pronouns and function words ("do I need",
+    "is it") and gerunds, which stand alone as mass nouns ("How does caching
+    work?"), are not."""
+    out: list[str] = []
+    for rx in (_INVERTED_RE, _WHO_OBJECT_RE):
+        m = rx.match(question)
+        if m is None:
+            continue
+        word = m.group(m.lastindex or 1).rstrip(".")
+        if word.lower() in STOP_EN or len(word) < 2 or word.lower().endswith("ing"):
+            continue
+        if m.groupdict().get("aux") and word.lower().endswith(("ed", "en")):
+            # "Which endpoint was added in v3.2?": a participle after "be" or
+            # "have" is the wh-phrase's own verb (passive, perfect), not a subject.
+            continue
+        out.append(word)
+    return out
+
+
 _NOT_ALNUM_RE = re.compile(r"[\W_]+")
 
 
@@ -71,6 +114,7 @@ def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
         if any(is_cjk(c) for c in e.text):
             continue  # Chinese has no capitals or spaces to mark a name: phrases run on
         found.append(e.text)
+    found.extend(bare_names(question))
     docs = set().union(*(_doc_names(ev) for ev in evidence)) if evidence else set()
     for tok in tokenize(question):
         key = _compact(tok)

@@ -40,7 +40,7 @@ import json
 import re
 from collections import Counter
 
-from selfrag_nb.codelines import code_line
+from selfrag_nb.codelines import ITEM_RE, code_line
 from selfrag_nb.llm.offline.lexical import STOP_EN, bag, coverage, stem, strip_citations, terms
 from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
 from selfrag_nb.llm.offline.question import DATE_RE_ANY, answer_language, effective_question
@@ -156,13 +156,30 @@ def _form_problem(answer: str, which: bool) -> str:
     words = _words(text)
     if len(words) <= 2 and not which:
         return "a bare name"
-    if text.rstrip()[-1:] in ",;:-–—(/&" or (
+    # A list item may close with ";" (an enumeration's items do): whole.
+    item_end = text.rstrip().endswith(";") and ITEM_RE.match(text) is not None and "\n" not in text
+    if (text.rstrip()[-1:] in ",;:-–—(/&" and not item_end) or (
         text.rstrip()[-1:] not in _TERMINAL and words and words[-1].lower().strip(".") in _DANGLING_EN
     ):
         return "a sentence cut off in the middle"
     if text.count("(") > text.count(")") or text.count("`") % 2 or text.count('"') % 2:
         return "a sentence cut off in the middle"
     return ""
+
+
+_LABEL_RE = re.compile(r"^\s*([A-Za-z][\w ]{0,30}?):\s+\S")
+
+
+def _labelled_value(answer: str, question: str) -> bool:
+    """ "License: MIT" for "What license ...?": a label naming the kind the
+    question asks for, then its value (a section's heading over its one-line
+    body reads so)."""
+    m = _LABEL_RE.match(answer)
+    head = _asked_head(question)
+    if m is None or not head:
+        return False
+    prefix = _prefix(stem(head))
+    return any(w.startswith(prefix) for w in bag(m.group(1)))
 
 
 #: "What/Which <noun phrase> <verb> ...?" and "How many <noun> ...": the
@@ -237,7 +254,7 @@ def _names_kind(answer: str, head: str, question: str) -> bool:
             m.group(2) not in asked and (m.group(1) or "").lower() not in others
             for m in _VERSIONED_RE.finditer(answer)
         )
-    if _slot_filled(question, answer):
+    if _slot_filled(question, answer) or _object_named(question, answer):
         return True
     if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
         # A plural asks for instances ("Which payment methods ...?" -> "cheques
@@ -297,6 +314,49 @@ def _slot_filled(question: str, answer: str) -> bool:
         re.I,
     )
     return any(stem(f.lower().strip(".-")) not in asked for f in slot.findall(answer))
+
+
+#: "What / Which <kind> does X <verb> ...?": do-support, then the predicate.
+_DO_PREDICATE_RE = re.compile(r"^\s*(?:what|which)\b.*?\b(?:do|does|did)\s+(.+?)\W*$", re.IGNORECASE)
+#: A name: a capitalised or mixed-case word ("AssertionError", "Don"), or a
+#: compound written with a hyphen, dot, digit or underscore ("calendar-based").
+_NAME_LIKE_RE = re.compile(r"^(?:[A-Z]\w*|\w*[a-z][A-Z]\w*|\w+[-_.]\w[\w.-]*|\w*\d\w*)$")
+
+
+#: Verbs among the stopwords: the predicate's verb may be one ("does X use").
+_STOP_VERBS = _wordset("use need get want say tell know let")
+
+
+def _object_named(question: str, answer: str) -> bool:
+    """A do-support question ("What exception does X raise?") asks for its
+    verb's object: the answer names one when a word of the question's
+    predicate is followed, past at most two function words ("an", "like"),
+    by a name the question does not hold ("raise an AssertionError", "works
+    like Don Libes' Expect", "uses calendar-based versioning"). A common word
+    there ("raise errors") names nothing of the kind."""
+    m = _DO_PREDICATE_RE.match(question)
+    if m is None:
+        return False
+    asked = set(bag(question))
+    prefixes = {
+        _prefix(stem(w.lower()))
+        for w in _words(m.group(1))
+        if w.lower() not in STOP_EN or w.lower() in _STOP_VERBS
+    }
+    prefixes.discard("")
+    for sent in split_sentences(answer):
+        words = _words(sent)
+        for i, w in enumerate(words):
+            if not any(w.lower().startswith(p) for p in prefixes):
+                continue
+            for raw in words[i + 1 : i + 4]:
+                nxt = raw.strip(".'’")
+                if nxt[:1].islower() and nxt in STOP_EN:
+                    continue  # "an", "like"; a capitalised "Don" is a name
+                if _NAME_LIKE_RE.match(nxt) and stem(nxt.lower()) not in asked:
+                    return True
+                break
+    return False
 
 
 _WHO_Q_RE = re.compile(r"^\s*who\b", re.IGNORECASE)
@@ -377,6 +437,8 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     junk = [p for p in (_line_problem(ln, how_to) for ln in answer.splitlines() if ln.strip()) if p]
     prose = "\n".join(ln for ln in answer.splitlines() if ln.strip() and not _line_problem(ln, how_to))
     form = junk[0] if junk and not prose.strip() else _form_problem(prose, which)
+    if form == "a bare name" and _labelled_value(prose, question):
+        form = ""  # "License: MIT": a heading and its value, the kind asked for named
     if form:
         return _out("no", 10, f"a statement that answers: {asked}", f"the answer is {form}, not a statement")
     answer = prose

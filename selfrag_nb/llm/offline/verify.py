@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from selfrag_nb.llm.offline.evidence import evidence_status
-from selfrag_nb.llm.offline.generate import NO_INFO, NOT_FOUND
+from selfrag_nb.llm.offline.generate import NO_INFO, NOT_FOUND, heading_value
 from selfrag_nb.llm.offline.lexical import (
     bag,
     coverage,
@@ -163,7 +163,9 @@ def verify(inputs: VerifyInputs) -> SupportOut:
             ev_exact |= exact_terms(f"v{str(version).removeprefix('v')}").all
         # an instruction may hide in a heading or title as well as in the text
         injected.extend(bag(t) for t in (ev.title, ev.heading) if t and looks_like_injection(t))
-        for sent in sentences(text):
+        # "## License" over "MIT" states "License: MIT." (the quote generate makes).
+        value = heading_value(ev)
+        for sent in [value] if value else sentences(text):
             if looks_like_injection(sent):
                 injected.append(bag(sent))
             else:
@@ -205,6 +207,14 @@ def verify(inputs: VerifyInputs) -> SupportOut:
             if cov * 0.9 > best_cov + 1e-9:
                 best_cov = cov * 0.9
                 best = first if coverage(cterms, first.bag)[0] >= coverage(cterms, second.bag)[0] else second
+        if best is not None and best.index not in cited:
+            # A cited sentence holding every word of the claim states it: a word
+            # repeated in another document's sentence ("License ... license")
+            # scores higher on frequency, not on what it says.
+            whole = [es for es in ev_sents if es.index in cited and not coverage(cterms, es.bag)[1]]
+            if whole:
+                best = max(whole, key=lambda es: coverage(cterms, es.bag)[0])
+                best_cov = min(1.0, coverage(cterms, best.bag)[0])
         cx = exact_terms(claim).all
         exact_missing = sorted(cx - ev_exact)
         # A name, unit, currency or product no evidence mentions: the claim adds
