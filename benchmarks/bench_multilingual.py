@@ -11,8 +11,8 @@ Same chunks for every embedder: sample_data/docs chunked by a real ingest
 2. vector-only retrieval, exact cosine over all chunks (no access filter:
    embedding quality only), questions through ``embed_query``:
      chinese   sample questions of category "chinese"
-     english   sample questions with relevant sources and no CJK character
-     cross_lingual_en_zh / _zh_en   benchmarks/multilingual_questions.jsonl
+     english   sample questions with relevant sources, no CJK character, not cross-lingual
+     cross_lingual_en_zh / _zh_en   sample questions of those categories
    recall@5 = share of questions with a relevant source among the first five
    distinct sources; MRR = mean of 1 / rank of the first relevant source
    (0 past 20 sources); a chunk of faq.jsonl#faq-008 counts as faq.jsonl.
@@ -54,7 +54,6 @@ from selfrag_nb.store.types import User  # noqa: E402 - after sys.path set-up
 
 DOCS = ROOT / "sample_data" / "docs"
 SAMPLE_QUESTIONS = ROOT / "sample_data" / "questions.jsonl"
-CROSS_QUESTIONS = Path(__file__).resolve().parent / "multilingual_questions.jsonl"
 MAX_RANK = 20
 #: reads every sample document (two are restricted to these roles): the
 #: figures measure ranking, as the exact figures do, not who may read what
@@ -67,12 +66,17 @@ def _cjk(text: str) -> bool:
 
 def question_sets() -> dict[str, list[dict[str, Any]]]:
     sample = [json.loads(line) for line in SAMPLE_QUESTIONS.read_text(encoding="utf-8").splitlines() if line]
-    cross = [json.loads(line) for line in CROSS_QUESTIONS.read_text(encoding="utf-8").splitlines() if line]
     return {
         "chinese": [q for q in sample if q["category"] == "chinese"],
-        "english": [q for q in sample if q.get("relevant") and not _cjk(q["question"])],
-        "cross_lingual_en_zh": [q for q in cross if q["category"] == "cross_lingual_en_zh"],
-        "cross_lingual_zh_en": [q for q in cross if q["category"] == "cross_lingual_zh_en"],
+        "english": [
+            q
+            for q in sample
+            if q.get("relevant")
+            and not _cjk(q["question"])
+            and not q["category"].startswith("cross_lingual_")
+        ],
+        "cross_lingual_en_zh": [q for q in sample if q["category"] == "cross_lingual_en_zh"],
+        "cross_lingual_zh_en": [q for q in sample if q["category"] == "cross_lingual_zh_en"],
     }
 
 

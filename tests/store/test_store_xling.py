@@ -33,7 +33,7 @@ from selfrag_nb.store.kb import KnowledgeBase
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_data" / "docs"
-CROSS = ROOT / "benchmarks" / "multilingual_questions.jsonl"
+QUESTIONS = ROOT / "sample_data" / "questions.jsonl"
 #: the sample's six Chinese documents and the English documents the
 #: cross-lingual questions ask about, with a few more English ones around them
 ENGLISH = [
@@ -65,7 +65,8 @@ def _copy(rels: list[str], dst: Path) -> Path:
 
 
 def _cross_questions() -> list[dict[str, object]]:
-    return [json.loads(line) for line in CROSS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [q for q in rows if str(q["category"]).startswith("cross_lingual_")]
 
 
 @pytest.fixture(scope="module")
