@@ -15,8 +15,8 @@
           reason   why nothing was attributed ("" when something was)
 
 Records are frozen pydantic models with an exact JSON round trip
-(``to_json`` / ``from_json``), built on the trace's own bases (trace.py's
-``_Frozen``, and ``_Displayable``: notebook faces, one-line repr), so a record
+(``to_json`` / ``from_json``), built on the same bases as the trace's (_records.py:
+``_Frozen``, ``_Displayable``: notebook faces, one-line repr, and ``_Saved``: one JSON file), so a record
 of either module behaves the same in a notebook. Their notebook faces (a one
 line text, a static claims x chunks matrix) are registered by
 ``selfrag_nb.display.attribution_view``.
@@ -24,14 +24,14 @@ line text, a static claims x chunks matrix) are registered by
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
 
+from selfrag_nb._records import _Displayable, _Frozen, _Saved
 from selfrag_nb.errors import InputError, NotFoundError
 from selfrag_nb.store.types import ChunkRef
-from selfrag_nb.trace import ClaimEvidence, ModelCall, Totals, _Displayable, _Frozen
+from selfrag_nb.trace import ClaimEvidence, ModelCall, Totals
 
 __all__ = [
     "CONFIRM_CALLS",
@@ -182,7 +182,7 @@ class AttributionPlan(_Displayable):
     needs_confirmation: bool = False
 
 
-class Attribution(_Displayable):
+class Attribution(_Saved):
     """Which chunk each claim of one answer stands on (see the module doc)."""
 
     question: str = ""
@@ -241,22 +241,6 @@ class Attribution(_Displayable):
             tokens_out=sum(c.tokens_out or 0 for c in self.calls),
             cost=None if any(c is None for c in costs) else float(sum(c or 0.0 for c in costs)),
         )
-
-    def to_json(self, indent: int | None = 2) -> str:
-        return self.model_dump_json(indent=indent)
-
-    @classmethod
-    def from_json(cls, text: str) -> Attribution:
-        return cls.model_validate_json(text)
-
-    def save(self, path: str | Path) -> Path:
-        p = Path(path)
-        p.write_text(self.to_json(), encoding="utf-8")
-        return p
-
-    @classmethod
-    def load(cls, path: str | Path) -> Attribution:
-        return cls.from_json(Path(path).read_text(encoding="utf-8"))
 
 
 class AttributionCostError(InputError):

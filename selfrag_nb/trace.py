@@ -16,8 +16,8 @@ Each record carries its stage name, latency, the model calls it made and the
 fallbacks it took. A record that names chunks (grade, rerank, assess,
 generate, verify) also carries ``refs``: chunk id -> ChunkRef (source, title,
 heading, rank, document status), filled by ``Trace.append`` and on load from
-the retrieval, so a record shown on its own still names its documents. Records never hold widgets: they inherit
-``selfrag_nb._displayable.Displayable`` (to_html, to_text, _repr_mimebundle_,
+the retrieval, so a record shown on its own still names its documents. Records never hold widgets: they derive
+from ``selfrag_nb._records`` (frozen, one-line repr, JSON files) and ``selfrag_nb._displayable.Displayable`` (to_html, to_text, _repr_mimebundle_,
 _display_), whose faces ``selfrag_nb.display`` registers per record type.
 """
 
@@ -26,13 +26,12 @@ from __future__ import annotations
 import json
 import re
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 from pydantic_core import PydanticSerializationError
 
-from selfrag_nb._displayable import Displayable
+from selfrag_nb._records import _Displayable, _Frozen, _Saved
 from selfrag_nb.flow import STAGES
 from selfrag_nb.store.types import ChunkRef, Hit, User
 
@@ -104,23 +103,6 @@ RefusalKind = Literal[
     "model_error",
 ]
 ReasonKind = Literal["", "retrieval_not_needed", "retrieval_off", RefusalKind]
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class _Displayable(_Frozen, Displayable):
-    """A record with notebook faces (text, static HTML, widget) drawn by ``selfrag_nb.display``."""
-
-    def __repr__(self) -> str:
-        # The one-line summary a notebook shows (as pandas and httpx do), not
-        # pydantic's dump of every field (60,000 characters for one trace);
-        # the data stays one call away: model_dump(), to_json().
-        return self.to_text()
-
-    def __str__(self) -> str:
-        return self.to_text()
 
 
 class ModelCall(_Frozen):
@@ -419,7 +401,7 @@ class Totals(_Frozen):
     cost: float | None = 0.0
 
 
-class Trace(_Displayable):
+class Trace(_Saved):
     """The ordered records of one question. Append-only: stages add records,
     the stepper may truncate after a stage to re-run it."""
 
@@ -579,19 +561,6 @@ class Trace(_Displayable):
                 raise
             separators = (",", ":") if indent is None else (",", ": ")
             return json.dumps(clean, indent=indent, ensure_ascii=False, separators=separators)
-
-    @classmethod
-    def from_json(cls, text: str) -> Trace:
-        return cls.model_validate_json(text)
-
-    def save(self, path: str | Path) -> Path:
-        p = Path(path)
-        p.write_text(self.to_json(), encoding="utf-8")
-        return p
-
-    @classmethod
-    def load(cls, path: str | Path) -> Trace:
-        return cls.from_json(Path(path).read_text(encoding="utf-8"))
 
     # -- analysis --------------------------------------------------------
     def attribution(self, rag: Any = None, **options: Any) -> Attribution | AttributionPlan:
