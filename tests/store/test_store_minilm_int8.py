@@ -123,7 +123,9 @@ def test_the_int8_cache_name_follows_the_recipe(monkeypatch: pytest.MonkeyPatch)
 def _recall(kb: KnowledgeBase, mode: str) -> list[float]:
     out = []
     for q in questions("sample"):
-        if not q.relevant:
+        # MiniLM is English-only: it does not find the cross-lingual questions'
+        # documents at fp32 either, so their ranks are noise to compare
+        if not q.relevant or q.category.startswith("cross_lingual_"):
             continue
         hits = kb.search(q.question, k=10, mode=mode, user=q.make_user()).hits
         r = recall_at_k([h.source for h in hits], q.relevant, 10)
@@ -135,7 +137,7 @@ def _recall(kb: KnowledgeBase, mode: str) -> list[float]:
 @needs_int8
 @pytest.mark.parametrize("mode", ["vector", "hybrid"])
 def test_int8_retrieves_the_sample_questions_as_well_as_fp32(mode: str) -> None:
-    fp32, int8 = KnowledgeBase.sample(progress=False), KnowledgeBase.sample("minilm:int8", progress=False)
+    fp32, int8 = KnowledgeBase.sample("minilm", progress=False), KnowledgeBase.sample("minilm:int8", progress=False)
     assert int8.embedder_name == "minilm:int8"
     assert len(fp32) == len(int8)
     a, b = _recall(fp32, mode), _recall(int8, mode)
