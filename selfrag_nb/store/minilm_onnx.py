@@ -3,6 +3,7 @@
     onnx_available()                     onnxruntime and onnx both importable?
     build_graph(weights) -> bytes        safetensors arrays -> ONNX model (no torch)
     quantize_graph(fp32) -> bytes        fp32 graph -> int8 weights (the opt-in "minilm:int8")
+    dynamic_int8(model, op_types)        onnxruntime's dynamic quantization (also e5's int8)
     OnnxMiniLM(weights, sha256,          graph from the cache or built once, then a session
                precision="fp32")
         .forward(ids, mask) -> pooled    (b, t) int64 ids + 0/1 mask -> (b, 384) mean-pooled
@@ -48,7 +49,7 @@ import hashlib
 import importlib.util
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,7 @@ __all__ = [
     "PRECISIONS",
     "OnnxMiniLM",
     "build_graph",
+    "dynamic_int8",
     "graph_cache_path",
     "onnx_available",
     "quantize_graph",
@@ -392,20 +394,31 @@ def quantize_graph(fp32: bytes) -> bytes:
     16 bits and so differ; benchmarks/store.md has both CPUs for this one."""
     _require()
     import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     model = onnx.load_from_string(fp32)
     _attention_as_matmul(model)
     outlier_products = _split_outlier_channels(model)
+    return dynamic_int8(model, ["MatMul"], exclude=[*_INT8_FP32_NODES, *outlier_products])
+
+
+def dynamic_int8(model: Any, op_types: list[str], *, exclude: Sequence[str] = ()) -> bytes:
+    """onnxruntime's dynamic quantization of ``model`` (an ``onnx.ModelProto``):
+    the ``op_types`` nodes but ``exclude`` get int8 weights with one scale per
+    output channel and activations quantized on each call; the serialized
+    result. Shared by MiniLM's recipe and e5_onnx's."""
+    _require()
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
     with tempfile.TemporaryDirectory(prefix="selfrag-int8-") as tmp, _quiet_root_logger():
         out = Path(tmp) / "int8.onnx"
         quantize_dynamic(
             model,
             out,
-            op_types_to_quantize=["MatMul"],
+            op_types_to_quantize=op_types,
             per_channel=True,
             weight_type=QuantType.QInt8,
-            nodes_to_exclude=[*_INT8_FP32_NODES, *outlier_products],
+            nodes_to_exclude=list(exclude),
             # the com.microsoft ops have no shape inference to type their outputs
             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
         )
