@@ -191,7 +191,8 @@ def register_ingest(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--embedder",
         default=None,
-        help="minilm (default for a new KB), minilm:int8 (faster, fast extra), hashing, litellm:<model>",
+        help="minilm (default for a new KB), minilm:int8 (faster, fast extra), e5-small-multilingual "
+        "(Chinese + English, multilingual extra), e5-small-multilingual:int8 (faster), hashing, litellm:<model>",
     )
     p.add_argument("--roles", type=_names, default=None, help="override ACL roles, e.g. staff,hr")
     p.add_argument("--users", type=_names, default=None, help="override ACL user ids")
