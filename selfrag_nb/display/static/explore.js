@@ -20,24 +20,12 @@
 // here over every row (a view tree per row would cost a Python round trip per
 // keystroke). What is read-only and built once, an opened trace or comparison,
 // is a view tree mounted with mount.js. (CTL is generated from
-// selfrag_nb.text.VIEW_CONTROLS; build attach newState SVG_NS come from mount.js:
+// selfrag_nb.text.VIEW_CONTROLS; build attach newState SVG_NS h add come from mount.js:
 // explore_widget.py joins both before this file.)
 
 const OUTCOME_TONE = {
   answered: "ok", direct: "ok", disclaimed: "warn", regenerated: "warn", clarify: "warn", refused: "bad",
 };
-
-function h(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined && text !== null) e.textContent = String(text);
-  return e;
-}
-
-function add(parent, ...kids) {
-  for (const k of kids) if (k) parent.appendChild(k);
-  return parent;
-}
 
 // Untrusted text in a <bdi>: control characters shown as U+XXXX labels, as tree.py's text_kids does.
 function t(s) {

@@ -48,6 +48,20 @@ export function build(node) {
   return el;
 }
 
+/** An element of a widget's own controls: class and text (textContent only). */
+function h(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+/** Append the kids that exist; returns the parent. */
+function add(parent, ...kids) {
+  for (const k of kids) if (k) parent.appendChild(k);
+  return parent;
+}
+
 function pager(list, state) {
   const size = parseInt(list.getAttribute("data-page"), 10);
   const items = Array.from(list.children);

@@ -18,23 +18,11 @@
 //   are added here, after the tree is mounted.
 //
 // Joined after mount.js by display/js.py (module("mount.js", "prompt_lab.js")): build,
-// attach and newState come from there. Every piece of data is set with textContent,
+// attach, newState, h and add come from there. Every piece of data is set with textContent,
 // value or createTextNode: never innerHTML.
 
-function make(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined && text !== null) e.textContent = String(text);
-  return e;
-}
-
-function add(parent, ...kids) {
-  for (const k of kids) if (k) parent.appendChild(k);
-  return parent;
-}
-
 function button(label, onClick, cls) {
-  const b = make("button", cls || "", label);
+  const b = h("button", cls || "", label);
   b.type = "button";
   b.addEventListener("click", onClick);
   return b;
@@ -45,13 +33,13 @@ class Lab {
     this.model = model;
     this.el = el;
     // tex2jax_ignore / mathjax_ignore: MathJax must not typeset "$0 → $0" or template text.
-    this.root = make("div", "srnb-root srnb-lab tex2jax_ignore mathjax_ignore");
+    this.root = h("div", "srnb-root srnb-lab tex2jax_ignore mathjax_ignore");
     this.root.dir = "ltr";
-    this.header = make("div", "srnb-lab-pane");
-    this.editorCard = make("section", "srnb-card srnb-lab-edit");
-    this.picker = make("section", "srnb-card srnb-lab-pick");
-    this.versionsCard = make("div", "srnb-lab-pane");
-    this.resultsCard = make("div", "srnb-lab-pane");
+    this.header = h("div", "srnb-lab-pane");
+    this.editorCard = h("section", "srnb-card srnb-lab-edit");
+    this.picker = h("section", "srnb-card srnb-lab-pick");
+    this.versionsCard = h("div", "srnb-lab-pane");
+    this.resultsCard = h("div", "srnb-lab-pane");
     this.state = newState(); // open <details> of the mounted panes survive redraws
     this.buildEditor();
     add(this.root, this.header, this.editorCard, this.picker, this.versionsCard, this.resultsCard);
@@ -84,21 +72,21 @@ class Lab {
 
   // ------------------------------------------------------------- editor
   buildEditor() {
-    this.roleSelect = make("select", "srnb-lab-role");
+    this.roleSelect = h("select", "srnb-lab-role");
     this.roleSelect.addEventListener("change", () => {
       this.model.set("role", this.roleSelect.value);
       this.model.save_changes();
     });
     // One line under the picker: what the selected role is scored on.
-    this.roleInfo = make("div", "srnb-meta srnb-lab-scored");
-    this.placeholders = make("div", "srnb-meta srnb-lab-placeholders");
-    this.editor = make("textarea", "srnb-lab-editor");
+    this.roleInfo = h("div", "srnb-meta srnb-lab-scored");
+    this.placeholders = h("div", "srnb-meta srnb-lab-placeholders");
+    this.editor = h("textarea", "srnb-lab-editor");
     this.editor.spellcheck = false;
     this.editor.value = this.get("template") || "";
     this.editor.addEventListener("input", () => this.renderEdited());
-    this.hashLine = make("span", "srnb-meta");
-    this.edited = make("span", "srnb-lab-edited");
-    this.noteInput = make("input", "srnb-lab-note-input");
+    this.hashLine = h("span", "srnb-meta");
+    this.edited = h("span", "srnb-lab-edited");
+    this.noteInput = h("input", "srnb-lab-note-input");
     this.noteInput.type = "text";
     this.noteInput.placeholder = "note for this version (optional)";
     this.runBtn = button("Run", () => this.run(), "srnb-lab-primary srnb-lab-run");
@@ -108,13 +96,13 @@ class Lab {
     this.applyBtn = button("Apply to pipeline", () => this.send({ action: "apply", template: this.editor.value }));
     this.exportBtn = button("Export best", () => this.send({ action: "export" }));
     this.cancelBtn = button("Cancel run", () => this.send({ action: "cancel" }), "srnb-lab-cancel");
-    this.exportsLine = make("span", "srnb-meta srnb-lab-exports");
-    this.errorBox = make("div", "srnb-banner srnb-banner-bad srnb-lab-error");
-    this.status = make("div", "srnb-lab-status");
-    this.download = make("div", "srnb-lab-download");
-    const roleBar = add(make("div", "srnb-lab-bar"), make("span", "srnb-label", "role"), this.roleSelect);
+    this.exportsLine = h("span", "srnb-meta srnb-lab-exports");
+    this.errorBox = h("div", "srnb-banner srnb-banner-bad srnb-lab-error");
+    this.status = h("div", "srnb-lab-status");
+    this.download = h("div", "srnb-lab-download");
+    const roleBar = add(h("div", "srnb-lab-bar"), h("span", "srnb-label", "role"), this.roleSelect);
     const actions = add(
-      make("div", "srnb-lab-bar"),
+      h("div", "srnb-lab-bar"),
       this.hashLine,
       this.edited,
       this.noteInput,
@@ -132,7 +120,7 @@ class Lab {
     const role = this.get("role");
     this.roleSelect.replaceChildren(
       ...roles.map((r) => {
-        const o = make("option", "", r);
+        const o = h("option", "", r);
         o.value = r;
         o.selected = r === role;
         return o;
@@ -160,9 +148,9 @@ class Lab {
 
   renderStatus() {
     const err = this.get("error") || "";
-    this.errorBox.replaceChildren(make("bdi", "", err));
+    this.errorBox.replaceChildren(h("bdi", "", err));
     this.errorBox.style.display = err ? "" : "none";
-    this.status.replaceChildren(make("bdi", "", this.get("status") || ""));
+    this.status.replaceChildren(h("bdi", "", this.get("status") || ""));
     const busy = !!this.get("running");
     for (const b of [this.runBtn, this.saveBtn, this.applyBtn, this.exportBtn]) b.disabled = busy;
     this.cancelBtn.style.display = busy ? "" : "none";
@@ -176,9 +164,9 @@ class Lab {
     const ex = this.get("exported") || {};
     this.download.replaceChildren();
     if (!ex.text) return;
-    const line = add(make("div", "srnb-meta"), make("bdi", "", "exported " + ex.hash + " to " + ex.path + " "));
+    const line = add(h("div", "srnb-meta"), h("bdi", "", "exported " + ex.hash + " to " + ex.path + " "));
     if (typeof URL !== "undefined" && URL.createObjectURL && typeof Blob !== "undefined") {
-      const a = make("a", "", "download " + ex.filename);
+      const a = h("a", "", "download " + ex.filename);
       a.href = URL.createObjectURL(new Blob([ex.text], { type: "text/plain;charset=utf-8" }));
       a.download = ex.filename;
       add(line, a);
@@ -207,17 +195,17 @@ class Lab {
     const qs = this.get("questions") || [];
     const sel = new Set(this.get("selected_ids") || []);
     const head = add(
-      make("div", "srnb-card-h"),
-      make("span", "srnb-stage", "Questions"),
-      make("span", "srnb-meta", sel.size + " of " + qs.length + " selected"),
+      h("div", "srnb-card-h"),
+      h("span", "srnb-stage", "Questions"),
+      h("span", "srnb-meta", sel.size + " of " + qs.length + " selected"),
       button("none", () => this.setSelected([])),
       button("all", () => this.setSelected(qs.map((q) => q.id))),
     );
-    const cats = make("div", "srnb-lab-cats");
+    const cats = h("div", "srnb-lab-cats");
     for (const cat of this.get("categories") || []) {
       const ids = qs.filter((q) => q.category === cat).map((q) => q.id);
       const n = ids.filter((id) => sel.has(id)).length;
-      const box = make("input");
+      const box = h("input");
       box.type = "checkbox";
       box.checked = n > 0 && n === ids.length;
       box.indeterminate = n > 0 && n < ids.length;
@@ -226,15 +214,15 @@ class Lab {
         for (const id of ids) box.checked ? next.add(id) : next.delete(id);
         this.setSelected([...next]);
       });
-      add(cats, add(make("label", "srnb-lab-cat"), box, make("span", "", " " + cat + " (" + n + "/" + ids.length + ")")));
+      add(cats, add(h("label", "srnb-lab-cat"), box, h("span", "", " " + cat + " (" + n + "/" + ids.length + ")")));
     }
-    const list = make("details", "srnb-details srnb-lab-qlist");
+    const list = h("details", "srnb-details srnb-lab-qlist");
     list.open = !!this.qOpen;
     list.addEventListener("toggle", () => (this.qOpen = list.open));
-    add(list, make("summary", "", "pick single questions"));
-    const box = make("div", "srnb-lab-qs");
+    add(list, h("summary", "", "pick single questions"));
+    const box = h("div", "srnb-lab-qs");
     for (const q of qs) {
-      const c = make("input");
+      const c = h("input");
       c.type = "checkbox";
       c.checked = sel.has(q.id);
       c.addEventListener("change", () => {
@@ -242,7 +230,7 @@ class Lab {
         c.checked ? next.add(q.id) : next.delete(q.id);
         this.setSelected([...next]);
       });
-      add(box, add(make("label", "srnb-lab-q"), c, make("span", "srnb-id", q.id), make("span", "srnb-meta", q.category), make("bdi", "", q.question)));
+      add(box, add(h("label", "srnb-lab-q"), c, h("span", "srnb-id", q.id), h("span", "srnb-meta", q.category), h("bdi", "", q.question)));
     }
     add(list, box);
     this.picker.replaceChildren(head, cats, list);
@@ -257,7 +245,7 @@ class Lab {
       const hash = tr.getAttribute("data-hash");
       tr.appendChild(
         add(
-          make("td", "srnb-lab-acts"),
+          h("td", "srnb-lab-acts"),
           button("revert", () => this.send({ action: "revert", hash })),
           button("set baseline", () => this.send({ action: "baseline", hash })),
           button("export", () => this.send({ action: "export", hash })),
@@ -265,7 +253,7 @@ class Lab {
       );
     }
     for (const tr of this.versionsCard.querySelectorAll("tr")) {
-      if (tr.parentNode && tr.parentNode.tagName === "THEAD") tr.appendChild(make("th"));
+      if (tr.parentNode && tr.parentNode.tagName === "THEAD") tr.appendChild(h("th"));
     }
   }
 
@@ -273,7 +261,7 @@ class Lab {
   renderResults() {
     this.mountPane(this.resultsCard, "results");
     if (!this.resultsCard.firstChild) {
-      this.resultsCard.appendChild(make("div", "srnb-meta srnb-lab-notrun", "not run yet: pick questions and press Run"));
+      this.resultsCard.appendChild(h("div", "srnb-meta srnb-lab-notrun", "not run yet: pick questions and press Run"));
     }
   }
 
