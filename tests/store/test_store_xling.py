@@ -20,35 +20,17 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from xling_docs import XLING_DOCS, copy_sample, sample_questions
 
 import selfrag_nb as sr
 from selfrag_nb.errors import AccessCheckWarning, InputTypeError, KnowledgeBaseError
 from selfrag_nb.store import search as search_module
 from selfrag_nb.store.kb import KnowledgeBase
 
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "sample_data" / "docs"
-QUESTIONS = ROOT / "sample_data" / "questions.jsonl"
-#: the sample's six Chinese documents and the English documents the
-#: cross-lingual questions ask about, with a few more English ones around them
-ENGLISH = [
-    "security/sso.md",
-    "security/security-overview.md",
-    "api/webhooks.md",
-    "api/rate-limits.md",
-    "policies/data-retention.md",
-    "policies/sla.md",
-    "billing/payment-methods.md",
-    "product/add-ons.md",
-    "product/recurring-invoices.md",
-    "support/support-handbook.md",
-    "company/about.md",
-]
 MODES = ("vector", "hybrid")
 
 needs_e5 = pytest.mark.skipif(
@@ -57,23 +39,15 @@ needs_e5 = pytest.mark.skipif(
 )
 
 
-def _copy(rels: list[str], dst: Path) -> Path:
-    for rel in rels:
-        (dst / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(SAMPLE / rel, dst / rel)
-    return dst
-
-
 def _cross_questions() -> list[dict[str, object]]:
-    rows = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = sample_questions()
     return [q for q in rows if str(q["category"]).startswith("cross_lingual_")]
 
 
 @pytest.fixture(scope="module")
 def e5_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
     root = tmp_path_factory.mktemp("xling")
-    zh = sorted(str(p.relative_to(SAMPLE)) for p in (SAMPLE / "zh").glob("*.md"))
-    docs = _copy([*zh, *ENGLISH], root / "docs")
+    docs = copy_sample(XLING_DOCS, root / "docs")
     kb = KnowledgeBase.open(root / "kb", embedder="e5-small-multilingual")
     kb.ingest(docs, progress=False)
     yield kb
@@ -126,7 +100,7 @@ def test_a_knowledge_base_of_another_embedder_is_refused(e5_kb: KnowledgeBase, t
     with pytest.raises(KnowledgeBaseError, match="e5-small-multilingual"):
         KnowledgeBase.open(e5_kb.path, embedder="minilm")
     other = KnowledgeBase.open(tmp_path / "kb", embedder="hashing")
-    other.ingest(_copy(["security/sso.md"], tmp_path / "docs"), progress=False)
+    other.ingest(copy_sample(["security/sso.md"], tmp_path / "docs"), progress=False)
     with pytest.raises(KnowledgeBaseError, match="hashing"):
         KnowledgeBase.open(tmp_path / "kb", embedder="e5-small-multilingual")
 
