@@ -99,6 +99,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "dev": (
         "pytest",
         "pytest-timeout",
+        "pytest-xdist",
         "hypothesis",
         "ruff",
         "mypy",

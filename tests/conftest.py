@@ -3,7 +3,10 @@
 loopback   a started LoopbackServer (real HTTP on 127.0.0.1), stopped after the test
 
 pytest_terminal_summary prints "reliability cases: name: n, ..." from
-tests/support/cases.py (a hook only the root conftest can carry).
+tests/support/cases.py (a hook only the root conftest can carry). Under
+pytest-xdist (`./run test fast` runs with -n) each worker counts its own
+cases: it hands them to the controller at its end (workeroutput), and the
+controller adds them up before printing.
 """
 
 from __future__ import annotations
@@ -38,6 +41,20 @@ def loopback() -> Iterator[LoopbackServer]:
         yield server
     finally:
         server.stop()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # Only a pytest-xdist worker has workeroutput: what it puts there reaches the controller.
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["reliability_cases"] = dict(cases.RECORDS)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    # pytest-xdist's controller: one worker finished, add its counts.
+    for name, n in getattr(node, "workeroutput", {}).get("reliability_cases", {}).items():
+        cases.record(name, n)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

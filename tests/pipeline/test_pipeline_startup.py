@@ -118,6 +118,9 @@ print(json.dumps({
 """
 
 
+# slow: a fresh interpreter importing LiteLLM (about 9 s of CPU); the fast tier keeps
+# the tight-deadline case of the same cold start, and the MiniLM one
+@pytest.mark.slow
 def test_a_first_litellm_call_records_its_latency_without_the_import(minilm_kb: Path) -> None:
     out = _cold(FIRST_LITELLM_ASK.replace("DEADLINE", "120"), minilm_kb)
     calls, startup = out["calls"], out["startup"]
@@ -152,6 +155,9 @@ print(json.dumps({
 """
 
 
+# slow: a fresh interpreter importing LiteLLM (about 9 s of CPU); the fast tier keeps
+# the tight-deadline case of the same cold start, and the MiniLM one
+@pytest.mark.slow
 def test_a_provider_reranker_does_not_charge_the_import_to_rerank(minilm_kb: Path) -> None:
     out = _cold(FIRST_PROVIDER_RERANK, minilm_kb)
     assert out["rerank_ms"] is not None, out

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -92,12 +93,25 @@ def _killed_during_index_build(work: Path, stage: str) -> None:
     assert not (work / "finished").exists()
 
 
+@pytest.fixture(scope="module")
+def killed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of one ingest killed during its vector index build: a child
+    interpreter per test would cost seconds of CPU each for the same state."""
+    work = tmp_path_factory.mktemp("killed")
+    _docs(work / "docs", 1200)
+    _killed_during_index_build(work, "vector")
+    return work
+
+
 @pytest.fixture
-def crashed(tmp_path: Path) -> Path:
+def crashed(killed_once: Path, tmp_path: Path) -> Path:
     """A knowledge base whose first ingest (1,200 rows, policy threshold 1,000)
-    was killed during the vector index build."""
-    _docs(tmp_path / "docs", 1200)
-    _killed_during_index_build(tmp_path, "vector")
+    was killed during the vector index build: a copy of killed_once's table, so
+    each test repairs its own. docs is a link to the folder that ingest read:
+    sources are stored with their folder, resolved, so a re-ingest through the
+    link is of the same folder, as in the test's story."""
+    shutil.copytree(killed_once / "kb", tmp_path / "kb")
+    (tmp_path / "docs").symlink_to(killed_once / "docs", target_is_directory=True)
     kb = KnowledgeBase.open(tmp_path / "kb", embedder="hashing", index_policy=POLICY)
     # the state the kill left: every row committed, no vector index
     assert len(kb) == 1200

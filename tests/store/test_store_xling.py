@@ -44,6 +44,8 @@ def _cross_questions() -> list[dict[str, object]]:
     return [q for q in rows if str(q["category"]).startswith("cross_lingual_")]
 
 
+# Its tests are marked slow: the fixture embeds 17 documents with e5-small-multilingual
+# (about 8 s of CPU). The fast tier keeps the hashing tests below and tests/store/test_store_e5.py.
 @pytest.fixture(scope="module")
 def e5_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
     root = tmp_path_factory.mktemp("xling")
@@ -70,6 +72,7 @@ def _recall_at_5(kb: KnowledgeBase, category: str, mode: str, **kw: object) -> f
 
 
 @needs_e5
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("category", ["cross_lingual_en_zh", "cross_lingual_zh_en"])
 def test_questions_find_the_documents_only_the_other_language_has(
@@ -81,6 +84,7 @@ def test_questions_find_the_documents_only_the_other_language_has(
 
 
 @needs_e5
+@pytest.mark.slow
 def test_by_language_off_is_the_single_leg_that_misses_them(e5_kb: KnowledgeBase) -> None:
     """The switch is real: without it the question's own language fills the
     top 5 (the bias the per-language legs correct)."""
@@ -88,6 +92,7 @@ def test_by_language_off_is_the_single_leg_that_misses_them(e5_kb: KnowledgeBase
 
 
 @needs_e5
+@pytest.mark.slow
 def test_a_chinese_question_still_finds_its_chinese_document_first(e5_kb: KnowledgeBase) -> None:
     """At equal rank the question's own language goes first."""
     for mode in MODES:
@@ -96,6 +101,7 @@ def test_a_chinese_question_still_finds_its_chinese_document_first(e5_kb: Knowle
 
 
 @needs_e5
+@pytest.mark.slow
 def test_a_knowledge_base_of_another_embedder_is_refused(e5_kb: KnowledgeBase, tmp_path: Path) -> None:
     with pytest.raises(KnowledgeBaseError, match="e5-small-multilingual"):
         KnowledgeBase.open(e5_kb.path, embedder="minilm")
