@@ -30,7 +30,7 @@ from browser_support import (
     Server,
     marimo_template,
     needs_chromium,
-    run_all_cells,
+    open_notebook,
     shoot,
 )
 from browser_support import sibling as _sibling
@@ -142,17 +142,8 @@ def check_dark(page: Any, view: Any, tag: str) -> None:
 
 
 def test_explorer_in_jupyterlab_light_and_dark(jupyterlab: Server, page: Any, page_log: PageLog) -> None:
-    name = "explore.ipynb"
-    jupyterlab.write_notebook(name, CELLS)
-    page.set_viewport_size({"width": WIDTH, "height": 1000})
-    run_all_cells(page, jupyterlab, name)
     # the notebook gets the page's width: 950 px, no file browser beside it
-    page.evaluate(
-        """() => { const s = window.jupyterapp.shell;
-                   if (!s.leftCollapsed) return window.jupyterapp.commands.execute("application:toggle-left-area"); }"""
-    )
-    page.wait_for_timeout(300)
-    cells = page.locator(".jp-Notebook .jp-Cell")
+    cells = open_notebook(page, jupyterlab, "explore.ipynb", CELLS)
     view = cells.nth(0).locator(f"{WIDGET_OUT} .srnb-xp")
     static = cells.nth(1).locator(f"{HTML_OUT} .srnb-xp")
     assert view.count() == 1

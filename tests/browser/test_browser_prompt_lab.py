@@ -30,6 +30,7 @@ from browser_support import (
     PageLog,
     needs_chromium,
     run_all_cells,
+    serve_marimo,
     shoot,
     widget_script,
 )
@@ -245,42 +246,14 @@ def test_result_table_in_jupyterlab_light_and_dark(jupyterlab: Any, page: Any, p
 
 # ------------------------------------------------------------------------- marimo
 
-MARIMO_APP = """import marimo
-
-app = marimo.App(width="medium")
-
-
-@app.cell
-def _():
-    import marimo as mo
-{body}
-    return
-
-
-if __name__ == "__main__":
-    app.run()
-"""
-
 
 @pytest.fixture
 def marimo_lab(tmp_path: Path, sample_cache: Path, request: pytest.FixtureRequest) -> Any:
-    import importlib.util
-    import sys
-
-    spec = importlib.util.spec_from_file_location("_lab_conftest", Path(__file__).parent / "conftest.py")
-    assert spec is not None
-    assert spec.loader is not None
-    cf = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
-    if spec.name not in sys.modules:
-        sys.modules[spec.name] = cf
-        spec.loader.exec_module(cf)
     cell = LAB_CELL.format(
         root=str(ROOT), support=str(ROOT / "tests" / "support"), long=LONG, question=QUESTION
     )
-    app = tmp_path / "app" / "lab_app.py"
-    app.parent.mkdir()
-    app.write_text(MARIMO_APP.format(body="\n".join("    " + x if x else "" for x in cell.splitlines())))
-    with cf.run_marimo(app, tmp_path, sample_cache, request) as server:
+    build, _, value = cell.rpartition("\n")  # the lab, its last line, is the cell's output
+    with serve_marimo(tmp_path, sample_cache, request, name="lab_app", build=build, value=value) as server:
         yield server
 
 
