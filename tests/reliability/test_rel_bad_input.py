@@ -25,6 +25,7 @@ Every check is counted ("bad input ...").
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import threading
@@ -335,9 +336,22 @@ def test_odd_user_ids_grant_nothing(kb: Any, rag: Any, uid: str) -> None:
         hits = kb.search("HALCYON-9 acquisition price and support override code", k=20, mode=mode, user=user)
         assert all(not h.source.startswith("internal/") for h in hits), [h.source for h in hits]
     trace = rag.ask("What is the override code in the support escalation runbook?", user=user)
-    text = trace.to_json()
+    text = "\n".join(_strings(json.loads(trace.to_json())))
     assert not [s for s in SECRETS if s in text]
     record("bad input: users", 4)
+
+
+def _strings(node: Any) -> list[str]:
+    """Every key and string value of a JSON tree: the text a trace holds. Its
+    numbers (timestamps, latencies to 15 digits) are not document text, and
+    once held "48213", the bridge PIN, by chance."""
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, dict):
+        return [s for k, v in node.items() for s in (str(k), *_strings(v))]
+    if isinstance(node, list):
+        return [s for v in node for s in _strings(v)]
+    return []
 
 
 # -------------------------------------------------------------------- settings
