@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from json_text import found, json_strings
 
 import selfrag_nb as sr
 
@@ -46,7 +47,9 @@ def results() -> list[dict[str, Any]]:
             user=sr.User(u.get("id", "anonymous"), roles=u.get("roles", [])),
             history=q.get("history"),
         )
-        blob = trace.to_json() + "".join(
+        # the trace's text (not its numbers) and every prompt and output; a secret
+        # counts as a whole token (support/json_text.py)
+        blob = "\n".join(json_strings(json.loads(trace.to_json()))) + "".join(
             m.get("content", "") + c.raw for c in trace.model_calls for m in c.messages
         )
         hits = trace.retrieval.hits if trace.retrieval else []
@@ -70,7 +73,7 @@ def results() -> list[dict[str, Any]]:
                     for p in q.get("protected") or []
                     if p.casefold() not in rw.casefold()
                 ],
-                "leaks": [s for s in q.get("secret") or [] if s in blob],
+                "leaks": found(q.get("secret") or [], blob),
                 "reason": trace.finish.reason if trace.finish else "",
             }
         )

@@ -36,6 +36,7 @@ from typing import Any
 
 import pytest
 from cases import record
+from json_text import json_strings
 
 import selfrag_nb as sr
 from selfrag_nb.display import text_summary
@@ -242,18 +243,6 @@ def html_text(markup: str) -> str:
     are not (a table cell must not glue onto the next one)."""
     tips = SOFT.join(html.unescape(t) for t in _TIP.findall(markup))
     return html.unescape(_TAG.sub(SOFT, markup)) + SOFT + tips
-
-
-def json_strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield str(k)
-            yield from json_strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from json_strings(v)
 
 
 class LeakChecker:

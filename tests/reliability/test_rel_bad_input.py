@@ -38,6 +38,7 @@ import pytest
 from cases import record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_text import found, json_strings
 
 import selfrag_nb as sr
 from selfrag_nb.stages.base import MAX_MODEL_HISTORY_CHARS, MAX_MODEL_QUESTION_CHARS
@@ -336,22 +337,10 @@ def test_odd_user_ids_grant_nothing(kb: Any, rag: Any, uid: str) -> None:
         hits = kb.search("HALCYON-9 acquisition price and support override code", k=20, mode=mode, user=user)
         assert all(not h.source.startswith("internal/") for h in hits), [h.source for h in hits]
     trace = rag.ask("What is the override code in the support escalation runbook?", user=user)
-    text = "\n".join(_strings(json.loads(trace.to_json())))
-    assert not [s for s in SECRETS if s in text]
+    # the trace's text (keys and strings), secrets as whole tokens: support/json_text.py
+    text = "\n".join(json_strings(json.loads(trace.to_json())))
+    assert not found(SECRETS, text)
     record("bad input: users", 4)
-
-
-def _strings(node: Any) -> list[str]:
-    """Every key and string value of a JSON tree: the text a trace holds. Its
-    numbers (timestamps, latencies to 15 digits) are not document text, and
-    once held "48213", the bridge PIN, by chance."""
-    if isinstance(node, str):
-        return [node]
-    if isinstance(node, dict):
-        return [s for k, v in node.items() for s in (str(k), *_strings(v))]
-    if isinstance(node, list):
-        return [s for v in node for s in _strings(v)]
-    return []
 
 
 # -------------------------------------------------------------------- settings
