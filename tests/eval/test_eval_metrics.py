@@ -297,3 +297,30 @@ def test_aggregates_on_hand_built_rows() -> None:
     assert empty["outcome_accuracy"] is None
     assert empty["latency_p50_ms"] is None
     assert empty["cost"] is None
+
+
+def _leak_trace(
+    hit_text: str, chunk_id: str = "policies/a.md::0", metadata: dict[str, Any] | None = None
+) -> Trace:
+    t = Trace(question="What is the bridge PIN?")
+    call = ModelCall(role="grade", model="loopback", latency_ms=0.0482131, tokens_in=3, tokens_out=1)
+    t.append(Decision(retrieve=True, reason="policy question", source="model", calls=[call]))
+    hit = Hit(source="policies/a.md", doc_id="a", chunk_id=chunk_id, text=hit_text, metadata=metadata or {})
+    t.append(Retrieval(hits=[hit]))
+    return t
+
+
+def test_a_secret_leaks_where_document_text_stands_not_in_measurements_or_ids() -> None:
+    """The rule: a secret is text the user may not see; it must appear nowhere
+    in the trace's text. The digits of a latency or of a hash id are not text."""
+    # A latency of 0.0482131 ms and a hex chunk id both hold the digits 48213.
+    clean = _leak_trace("The lobby opens at nine.", chunk_id="3fa48213c9e1b0d2")
+    assert m.trace_leaks(clean, ["48213"]) == []
+    # The same digits as document text leak, glued to a word or not.
+    for text in ("The bridge PIN is 48213.", "PIN48213", "account 004821300"):
+        assert m.trace_leaks(_leak_trace(text), ["48213"]) == ["48213"], text
+    # A document's number kept as a number (front-matter metadata) leaks too.
+    assert m.trace_leaks(_leak_trace("x", metadata={"pin": 48213}), ["48213"]) == ["48213"]
+    # Case and width are folded; a secret that is itself hex-like is still found whole.
+    assert m.trace_leaks(_leak_trace("key DEADBEEF1234 in the vault"), ["deadbeef1234"]) == ["deadbeef1234"]
+    assert m.trace_leaks(_leak_trace("ｏｖｒ-7731"), ["OVR-7731"]) == ["OVR-7731"]
