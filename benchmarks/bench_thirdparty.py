@@ -7,6 +7,10 @@
     benchmarks/thirdparty/questions_tune2.jsonl  a second tune set (ids t2-...), written
                                             after the first tune half was used up; never
                                             part of the split nor of --half both
+    benchmarks/thirdparty/questions_{tune3,heldout2}.jsonl  a third round (ids r3-...) on
+                                            READMEs no earlier set asks about, split by
+                                            split.ROUND3_SEED; heldout2 is run and judged by
+                                            a second reader only; neither is part of --half both
     benchmarks/thirdparty/judgments.jsonl   a person's verdict per (id, sha of the exact answer)
 
     KnowledgeBase.open(--dir, embedder=--embedder) <- ingest public, ingest restricted (finance)
@@ -23,7 +27,8 @@
       benchmarks/thirdparty/unjudged.jsonl for a person to judge
 
     .venv/bin/python benchmarks/bench_thirdparty.py --half both [--variants default]
-        --half tune | heldout | tune2 | both     (both = tune and heldout; tune2 only by name)
+        --half tune | heldout | tune2 | tune3 | heldout2 | both
+                                      (both = tune and heldout; the others only by name)
         [--dir KB] [--embedder minilm] [--write-answers answers.jsonl] [--json figures.json]
 
 --dir defaults to <cache>/thirdparty_kb_<embedder> ($SELFRAG_NB_CACHE moves it): the
@@ -59,9 +64,9 @@ from selfrag_nb.store.kb import KnowledgeBase
 HERE = Path(__file__).resolve().parent / "thirdparty"
 DOCS = HERE / "docs"
 HALVES = ("tune", "heldout")
-#: Question sets run only when named: a fresh tune set is not part of "both",
-#: so the figures of the split halves keep their meaning.
-EXTRA_SETS = ("tune2",)
+#: Question sets run only when named: the fresh sets are not part of "both",
+#: so the figures of the first split's halves keep their meaning.
+EXTRA_SETS = ("tune2", "tune3", "heldout2")
 GIVEN = frozenset({"answered", "disclaimed", "regenerated", "direct"})
 ANSWERED = frozenset({"answered", "disclaimed", "regenerated"})
 DECLINED = frozenset({"refused", "clarify"})

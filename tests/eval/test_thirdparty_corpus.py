@@ -4,9 +4,12 @@ Documents are package READMEs kept as published; the questions were written
 from them. These checks keep the labels honest when either changes: every
 file referenced exists, every answerable question's must_include strings are
 in its document (matched as the metric matches: NFKC + casefold), every
-secret is in a restricted document and in no public one, and the two halves
-are the seeded-hash split of one set. The second tune set (questions_tune2.jsonl,
-outside the split) is held to the same label checks.
+secret is in a restricted document and in no public one, and each pair of
+halves is the seeded-hash split of one set: tune/heldout (split.SEED) and the
+third round's tune3/heldout2 (split.ROUND3_SEED). The second tune set
+(questions_tune2.jsonl, outside any split) is held to the same label checks;
+the third round's unanswerable questions also record how they were checked
+(why_unanswerable).
 """
 
 from __future__ import annotations
@@ -25,9 +28,20 @@ import selfrag_nb as sr
 
 ROOT = Path(__file__).resolve().parents[2] / "benchmarks" / "thirdparty"
 DOCS = ROOT / "docs"
-HALVES = ("tune", "heldout")
-#: Question sets outside the seeded split (a fresh tune set).
+#: Each seeded split: its tune half, its held-out half and the seed's name in split.py.
+SPLITS = (("tune", "heldout", "SEED"), ("tune3", "heldout2", "ROUND3_SEED"))
+HALVES = tuple(h for tune, heldout, _ in SPLITS for h in (tune, heldout))
+#: Question sets outside any seeded split (a fresh tune set).
 EXTRA = ("tune2",)
+#: The id prefix of every set: one per round of writing.
+PREFIX = {"tune": "tp-", "heldout": "tp-", "tune2": "t2-", "tune3": "r3-", "heldout2": "r3-"}
+#: Sets whose unanswerable questions say what was grepped to check them.
+WITH_WHY = ("tune3", "heldout2")
+CATEGORIES = {"answerable", "unanswerable", "restricted"}
+#: Why a question has no answer: a fact its package's README does not state, a
+#: package not in the corpus, a subject only named in passing in another
+#: README, or a detail a README's topic stops short of.
+UNANSWERABLE_KINDS = ("not-stated", "not-in-corpus", "mentioned-elsewhere", "detail-missing")
 FINANCE = "finance"
 
 
@@ -86,24 +100,27 @@ def test_documents_and_sources(public: dict[str, str], restricted: dict[str, str
         assert "GPL" not in licence
 
 
-def test_halves_are_the_seeded_split(halves: dict[str, sr.QuestionSet]) -> None:
+@pytest.mark.parametrize(("tune", "heldout", "seed"), SPLITS)
+def test_halves_are_the_seeded_split(
+    halves: dict[str, sr.QuestionSet], tune: str, heldout: str, seed: str
+) -> None:
     split = _split_module()
-    ids = {h: [q.id for q in qs] for h, qs in halves.items()}
-    assert not set(ids["tune"]) & set(ids["heldout"])
-    for h, qs in halves.items():
-        assert all(split.half_of(q.id) == h for q in qs), h
-        assert set(qs.categories) == {"answerable", "unanswerable", "restricted"}, h
-    total = sum(len(qs) for qs in halves.values())
-    assert total >= 70
+    for half, name in (("tune", tune), ("heldout", heldout)):
+        assert all(split.half_of(q.id, getattr(split, seed)) == half for q in halves[name]), name
+        assert split.OUTPUTS[getattr(split, seed)] == (tune, heldout)
+    assert len(halves[tune]) + len(halves[heldout]) >= 70
 
 
-def test_the_second_tune_set_stands_apart(question_sets: dict[str, sr.QuestionSet]) -> None:
-    split_ids = {q.id for h in HALVES for q in question_sets[h]}
-    tune2 = [q.id for q in question_sets["tune2"]]
-    assert len(tune2) == len(set(tune2)) >= 40
-    assert all(i.startswith("t2-") for i in tune2)
-    assert not set(tune2) & split_ids
-    assert set(question_sets["tune2"].categories) == {"answerable", "unanswerable", "restricted"}
+def test_every_set_stands_apart(question_sets: dict[str, sr.QuestionSet]) -> None:
+    assert set(question_sets) == set(PREFIX)
+    seen: set[str] = set()
+    for name, qs in question_sets.items():
+        ids = [q.id for q in qs]
+        assert len(ids) == len(set(ids)) >= 30, name
+        assert all(i.startswith(PREFIX[name]) for i in ids), name
+        assert not set(ids) & seen, name
+        seen |= set(ids)
+        assert set(qs.categories) == CATEGORIES, name
 
 
 def test_answerable_labels_hold_in_their_documents(
@@ -129,11 +146,16 @@ def test_answerable_labels_hold_in_their_documents(
 
 
 def test_unanswerable_questions_have_no_labels(question_sets: dict[str, sr.QuestionSet]) -> None:
-    for qs in question_sets.values():
+    for name, qs in question_sets.items():
         for q in qs.filter("unanswerable"):
             assert q.expected == ["refused", "clarify"], q.id
             assert not q.relevant, q.id
             assert not q.must_include, q.id
+            if name in WITH_WHY:
+                why = q.extra.get("why_unanswerable")
+                assert isinstance(why, str), q.id
+                assert "grep" in why, f"{q.id}: why_unanswerable does not say what was grepped"
+                assert q.extra.get("unanswerable_kind") in UNANSWERABLE_KINDS, q.id
 
 
 def test_restricted_secrets_live_only_in_restricted_documents(
