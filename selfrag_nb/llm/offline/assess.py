@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from itertools import pairwise
 
 from selfrag_nb.llm.offline.evidence import evidence_label, evidence_status
 from selfrag_nb.llm.offline.lexical import (
@@ -268,6 +269,26 @@ def _which_applies(a: _Covering, b: _Covering) -> tuple[_Covering, str] | None:
     return None
 
 
+#: What joins names asked about one by one: "X and Y", "X or Y", "X vs Y", "X, Y".
+_COORDINATED_RE = re.compile(
+    r"^\s*(?:,\s*(?:and|or)?|and|or|nor|vs\.?|versus|&|/|与|和|或|及|跟|还是)\s*$", re.IGNORECASE
+)
+
+
+def _named_apart(names: list[str], question: str, covering: list[_Covering]) -> list[str]:
+    """The question's names when no covering passage mentions them all, though
+    each is mentioned by some passage; [] when one passage holds them
+    together, when there are fewer than two, or when two are coordinated."""
+    if len(names) < 2:
+        return []
+    spans = sorted((question.find(n), question.find(n) + len(n)) for n in names if question.find(n) >= 0)
+    if any(_COORDINATED_RE.match(question[a_end:b_start]) for (_, a_end), (b_start, _) in pairwise(spans)):
+        return []
+    if any(all(mentions(n, c.ev) for n in names) for c in covering):
+        return []
+    return sorted(names, key=question.find)
+
+
 def assess(inputs: AssessInputs) -> AssessOut:
     """ANSWER, CLARIFY or REFUSE from what the evidence covers (never from
     similarity scores alone)."""
@@ -311,6 +332,22 @@ def assess(inputs: AssessInputs) -> AssessOut:
                 f"检索到的资料没有提到问题所问的对象（{which}），无法确认答案。"
                 if zh
                 else f"No retrieved passage mentions what the question asks about ({which}), so it cannot be confirmed."
+            ),
+        )
+
+    # Names asked about in one clause are one fact about them together ("CFFI
+    # on Windows"): a passage on multidict's Windows wheels and another on
+    # argon2's CFFI build each hold one name, and neither answers. Names
+    # joined by "and", "or", "vs" are asked about one by one (a comparison).
+    apart = _named_apart(names, question, covering)
+    if apart:
+        which = "、".join(apart) if zh else ", ".join(apart[:-1]) + " and " + apart[-1]
+        return AssessOut(
+            action="REFUSE",
+            reason=(
+                f"没有一段资料同时提到问题所问的对象（{which}），无法确认答案。"
+                if zh
+                else f"No retrieved passage mentions {which} together, as the question asks, so it cannot be confirmed."
             ),
         )
 

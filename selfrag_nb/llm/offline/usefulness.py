@@ -13,7 +13,8 @@
       -> the answer says the documents hold no answer             -> no
       -> answer type: "how many / how long / 多少" needs a number ("how many
          <things>": next to their name, which it counts), "when / 何时" a date,
-         digits or a time word, "who" a name the question does not hold,
+         digits or a time word, "who" a name the question does not hold
+         next to the question's verb or an agent word ("by", "author"),
          "what / which <kind>" a thing of that kind: the kind's word, a
          version number for a version (not another thing's: "Python 3.15"),
          a name where the question's preposition points ("written in
@@ -44,6 +45,7 @@ from selfrag_nb.codelines import ITEM_RE, code_line
 from selfrag_nb.llm.offline.lexical import STOP_EN, bag, coverage, stem, strip_citations, terms
 from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
 from selfrag_nb.llm.offline.question import DATE_RE_ANY, answer_language, effective_question
+from selfrag_nb.llm.offline.subject import bare_names, subject_names
 from selfrag_nb.llm.schemas import UsefulnessInputs, UsefulnessOut
 from selfrag_nb.text import is_cjk, split_sentences, tokenize
 
@@ -185,7 +187,7 @@ def _labelled_value(answer: str, question: str) -> bool:
 #: "What/Which <noun phrase> <verb> ...?" and "How many <noun> ...": the
 #: noun names the kind of thing asked for (a license, a port, a release).
 _HEAD_Q_RE = re.compile(
-    r"^\s*(?:(?:in|from|on|at|for|with|under|by|to) )?(?:what|which)\s+((?:[\w.-]+\s+){0,3}?)"
+    r"^\s*(?:(?:in|from|on|at|for|with|under|by|to) )?(?:what|which)\s+((?:[\w.-]+\s+){0,5}?)"
     r"(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|must|may|[a-z]+ed)\b",
     re.IGNORECASE,
 )
@@ -205,7 +207,9 @@ _PREPOSITIONS = _wordset("of for in on to from with at by about under over into"
 _KIND_OF = _wordset("kind kinds type types sort sorts form forms")
 _VERSION_NUMBER_RE = re.compile(r"\bv?\d+(?:\.\d+)+\b")
 #: A version number with the word before it, if any ("Python 3.9", "psutil 6.1.1").
-_VERSIONED_RE = re.compile(r"(?:\b([A-Za-z][\w.-]*)\s+)?(\bv?\d+(?:\.\d+)+)\b")
+_VERSIONED_RE = re.compile(r"(?:\b([A-Za-z][\w.-]*?)(?:\s+|/))?(\bv?\d+(?:\.\d+)+)\b")
+#: A number with the word it belongs to, in the question ("Python 3.9", "HTTP/2").
+_OWNED_NUMBER_RE = re.compile(r"\b([A-Za-z][\w.-]*?)(?:\s+|/)v?\d+(?:\.\d+)*\b")
 
 
 def _prefix(key: str) -> str:
@@ -249,7 +253,9 @@ def _names_kind(answer: str, head: str, question: str) -> bool:
         # A version after a word the question puts before one of its own
         # ("Python 3.9") is that other thing's version ("adds Python 3.15"),
         # not the release asked about.
-        others = {m.group(1).lower() for m in _VERSIONED_RE.finditer(question)}
+        # So is a version of a protocol the question names by number: it asks
+        # which release added "HTTP/2", and "HTTP/1.1" is not a release.
+        others = {m.group(1).lower() for m in _OWNED_NUMBER_RE.finditer(question)}
         return any(
             m.group(2) not in asked and (m.group(1) or "").lower() not in others
             for m in _VERSIONED_RE.finditer(answer)
@@ -360,23 +366,69 @@ def _object_named(question: str, answer: str) -> bool:
 
 
 _WHO_Q_RE = re.compile(r"^\s*who\b", re.IGNORECASE)
-#: A capitalised word inside a sentence (not its first word): a name. An
-#: all-caps word is an acronym of the field ("HTTP"), not a name.
-_INNER_NAME_RE = re.compile(r"(?<=[\s(\[\"'])([A-Z][a-z][\w'’.-]*)")
+#: Words that mark who did something ("written by X", "X, the maintainer",
+#: "Copyright 2020 X"): the agent slot of English, whatever the verb.
+_AGENT_MARKS = frozenset(
+    stem(w)
+    for w in _wordset(
+        "by author authors authored maintainer maintainers maintained creator created developer developers "
+        "developed written wrote writer copyright owner owned steward stewardship"
+    )
+)
+#: Where the role words after "who" end: the thing the role is held over begins.
+_ROLE_STOPS = _wordset("the a an this that these those of for in on at to his her its their")
+#: Words between a name and the word that gives it its role, at most.
+AGENT_WINDOW = 4
 
 
-def _new_name(answer: str, question: str) -> bool:
-    """The answer names someone or something the question does not."""
+def _names_agent(answer: str, question: str) -> bool:
+    """A "who" answer names someone in the role asked about: a capitalised
+    word the question does not hold, within ``AGENT_WINDOW`` words of the
+    question's own verb or noun ("wrote", "stewardship") or of a word that
+    marks an agent ("by", "author", "copyright"). A name elsewhere is someone
+    or something doing another thing ("iniconfig raises an Error")."""
     asked = set(bag(question))
-    found: list[str] = []
+    named = {stem(t.lower()) for e in entities(question) for t in tokenize(e.text)}
+    named |= {stem(t.lower()) for n in bare_names(question) for t in tokenize(n)}
+    # The role is said right after "who", up to the thing it is held over:
+    # "Who created | the Hypothesis testing library?", "Who has taken over
+    # stewardship | of HTTPX?", "Who wrote | iniconfig?" (the last word).
+    # Words describing that thing ("testing") do not place a name.
+    cues = set(_AGENT_MARKS)
+    for t in tokenize(question)[1:-1]:
+        key = stem(t.lower())
+        if t.lower() in _ROLE_STOPS or key in named:
+            break
+        if t.lower() not in STOP_EN:
+            cues.add(key)
     for sent in split_sentences(answer):
-        found.extend(_INNER_NAME_RE.findall(sent))
-        first = sent.strip().split()[0] if sent.strip() else ""
-        # A sentence may open with the name ("Pydantic maintains it"); a
-        # function word there ("This", "The") is no one.
-        if first[:1].isupper() and first.lower() not in STOP_EN:
-            found.append(first)
-    return any(stem(n.lower().strip(".,;:'’").removesuffix("'s")) not in asked for n in found)
+        words = _words(sent)
+        keys = [stem(w.lower().strip(".,;:'’")) for w in words]
+        for i, w in enumerate(words):
+            if not w[:1].isupper() or w.lower() in STOP_EN or keys[i] in asked:
+                continue
+            near = keys[max(0, i - AGENT_WINDOW) : i] + keys[i + 1 : i + 1 + AGENT_WINDOW]
+            if any(k in cues for k in near):
+                return True
+    return False
+
+
+#: A word that is a name by its form wherever it stands, even first in a
+#: sentence where any word is capitalised: inner capitals or digits, joined
+#: parts ("pyzmq-2.1.11", "X-Ray", "pyca/cryptography"), or an acronym ("AWS").
+_FORMED_NAME_RE = re.compile(r"^(?:\w*[a-z]\w*[A-Z]\w*|[A-Za-z]\w*\d[\w.]*|\w+[-_./]\w[\w./-]*|[A-Z]{2,})$")
+
+
+def _other_subject(answer: str, question: str) -> str:
+    """The name the answer opens with, when it is a name by its form and the
+    question does not hold it ("pyzmq-2.1.11 was the last version ..." to a
+    question about pyca/cryptography): the sentence is about that thing."""
+    words = _words(answer.strip())
+    first = words[0].rstrip(".,;:") if words else ""
+    if not _FORMED_NAME_RE.match(first):
+        return ""
+    asked = set(bag(question))
+    return "" if any(k in asked for k in bag(first)) else first
 
 
 def _counts(answer: str, things: set[str]) -> bool:
@@ -460,13 +512,22 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     ):
         what = "日期或时间" if zh else "a date or time"
         return _out("no", 20, what, "the question asks when, and the answer gives no date or time")
-    if _WHO_Q_RE.match(question) and not _new_name(answer, question):
+    if _WHO_Q_RE.match(question) and not _names_agent(answer, question):
         what = "人名或机构" if zh else "a person or an organisation"
-        return _out("no", 20, what, "the question asks who, and the answer names no one")
+        return _out("no", 20, what, "the question asks who, and the answer names no one in that role")
     qterms, named = _subject(question)
     abag = _spelled(bag(answer), qterms)
     share, missing = coverage(qterms, abag) if qterms else (1.0, [])
     absent = [n for n in named if not any(abag.get(k, 0) for k in terms(n))]
+    subjects = subject_names(question, [])
+    subjects += [w for w in _words(question) if _FORMED_NAME_RE.match(w) and w not in subjects]
+    unsaid = [n for n in subjects if not any(abag.get(k, 0) for k in terms(n))]
+    # A name by its form is surely a name; a capitalised word may be a
+    # qualifier ("Python versions"), so the answer must miss every one of those.
+    lost = unsaid and (len(unsaid) == len(subjects) or any(_FORMED_NAME_RE.match(n) for n in unsaid))
+    other = _other_subject(answer, question) if lost else ""
+    if other:
+        return _out("no", 20, ", ".join(unsaid), f"the answer is about {other}, not {', '.join(unsaid)}")
     cap = "partly" if junk or (absent and len(absent) == len(named)) else "yes"
     if cap == "partly":
         # The answer may still be right (it need not repeat the name), but a
