@@ -321,7 +321,15 @@ class FinishStage(Stage):
                 if sup is not None and n_sup > sum(c.verdict == "supported" for c in best_support.claims):
                     best_gen, best_support = g, sup
             remaining, dropped = _remaining_answer(best_support.claims, best_gen)
-            best_useful = await _judged(trace, ctx, best_gen) if remaining else None
+            # Judge what the user will read: the supported claims left, not the
+            # attempt they were cut from, whose dropped sentences may have been
+            # the ones that addressed the question.
+            kept = (
+                best_gen
+                if remaining == best_gen.answer
+                else best_gen.model_copy(update={"answer": remaining})
+            )
+            best_useful = await _judged(trace, ctx, kept) if remaining else None
             if best_useful is not None and best_useful.verdict == "no":
                 return not_answered(best_useful, fallbacks)
             if remaining:

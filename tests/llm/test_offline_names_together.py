@@ -30,7 +30,9 @@ SPLIT = [
 def test_names_held_only_by_different_passages_are_refused_and_named() -> None:
     out = assess(AssessInputs(question="Which C compiler does Brindle need on Windows?", evidence=SPLIT))
     assert out.action == "REFUSE"
-    assert "Brindle" in out.reason and "Windows" in out.reason and "together" in out.reason
+    assert "Brindle" in out.reason
+    assert "Windows" in out.reason
+    assert "together" in out.reason
 
 
 def test_one_passage_holding_every_name_answers() -> None:

@@ -156,3 +156,36 @@ def test_an_answer_verify_sends_back_is_not_judged_until_finish_keeps_one(
     judged = [r for r in trace.records if isinstance(r, Usefulness)]
     assert [u.attempt for u in judged] == [2]  # only the regenerated answer, the one kept
     assert trace.outcome == "regenerated"
+
+
+def test_after_dropping_claims_the_judge_reads_what_the_user_will_read(make_rag: Any, scripted: Any) -> None:
+    """The rule: the usefulness check judges the answer that is delivered. When
+    unsupported claims are dropped, what is left may no longer answer the
+    question, though the whole attempt did."""
+    from helpers_pipeline import REFUND_CLAIM, REFUND_QUOTE, verdict
+
+    answer = (
+        "Customers can request a full refund within 30 days of purchase [1]. Refunds include shipping costs."
+    )
+    mixed = verdict(
+        [
+            (REFUND_CLAIM, "supported", 1, REFUND_QUOTE),
+            ("Refunds include shipping costs", "unsupported", 0, ""),
+        ],
+        "REGENERATE",
+        40,
+    )
+    script_refund(scripted, verify=mixed, answer=answer)
+    judged: list[str] = []
+
+    def judge(request: Any) -> dict[str, Any]:
+        judged.append(request.inputs.answer)
+        return YES if "shipping" in request.inputs.answer else NO
+
+    scripted.default("usefulness", judge)
+    trace = make_rag().with_settings(max_regenerations=1).ask(Q)
+    assert judged, "the answer left after dropping claims was never judged"
+    assert "shipping" not in judged[-1]
+    assert trace.outcome == "refused"
+    assert trace.finish is not None
+    assert trace.finish.reason_kind == "not_answered"

@@ -520,7 +520,8 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     share, missing = coverage(qterms, abag) if qterms else (1.0, [])
     absent = [n for n in named if not any(abag.get(k, 0) for k in terms(n))]
     subjects = subject_names(question, [])
-    subjects += [w for w in _words(question) if _FORMED_NAME_RE.match(w) and w not in subjects]
+    spaced = [w.strip(".,;:?!()'\"") for w in question.split()]  # "pyca/cryptography" whole
+    subjects += [w for w in spaced if _FORMED_NAME_RE.match(w) and w not in subjects]
     unsaid = [n for n in subjects if not any(abag.get(k, 0) for k in terms(n))]
     # A name by its form is surely a name; a capitalised word may be a
     # qualifier ("Python versions"), so the answer must miss every one of those.
