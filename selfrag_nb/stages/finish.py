@@ -23,7 +23,8 @@
                                                       at the provider)
     grounded          (verify switched off)        "answered", reason: not checked (plain RAG)
 
-    then the usefulness check of the answer verify settled on (Usefulness):
+    then the usefulness check of the answer verify settled on (Usefulness; after
+    dropping claims, of the supported claims left: what the user will read):
       yes                                          as above
       partly                                       never a plain "answered": "disclaimed", the
                                                    reason names what is missing
