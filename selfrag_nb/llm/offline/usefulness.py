@@ -431,6 +431,51 @@ def _other_subject(answer: str, question: str) -> str:
     return "" if any(k in asked for k in bag(first)) else first
 
 
+#: Verbs that open an instruction ("Use ...", "Set ...", "Pass ..."): the
+#: imperative is how English tells someone what to do.
+_INSTRUCTION_VERBS = _wordset(
+    "use set run call pass add install import configure enable disable create write put define decorate "
+    "mark wrap apply specify register replace remove change edit open select click type enter provide "
+    "choose include append insert start stop restart upgrade update download build compile load save "
+    "export send return subclass inherit override assign declare initialise initialize try check see"
+)
+#: "you can use ...", "users need to set ...": an instruction in the second person.
+_MODAL_RE = re.compile(
+    r"\b(?:you|one|users?)\s+(?:can|could|should|must|may|need\s+to|have\s+to|will\s+need\s+to)\s+\w+",
+    re.IGNORECASE,
+)
+#: "by passing ...", "by setting ...": the means.
+_BY_ING_RE = re.compile(r"\bby\s+\w+ing\b", re.IGNORECASE)
+#: Something to type: inline code, a call, a decorator, an option, a setting,
+#: a dotted name ("gc.disable()", "@evented", "--timeout", "max_age=600").
+_CODE_TOKEN_RE = re.compile(
+    r"`[^`]+`|\w\((?:[^)]*)\)|(?<![\w@])@[A-Za-z_]\w*|(?<![\w-])--?[A-Za-z][\w-]*|\w=\S|"
+    r"\b[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*\b"
+)
+
+
+_COMMAND_RE = re.compile(r"^\s*\$?\s*[a-z][\w.-]*\s+[a-z][\w.:/=-]*(?:\s+\S+)*?\s*$(?<![.!?:])")
+
+
+def _instructs(answer: str) -> bool:
+    """The answer to a how-to question says what to do: an imperative, a
+    "you can / need to ...", a "by <doing>", or something to type. An answer
+    that only describes how a thing works ("the plugin starts a timer thread
+    which ...") does not."""
+    if _MODAL_RE.search(answer) or _BY_ING_RE.search(answer) or _CODE_TOKEN_RE.search(answer):
+        return True
+    for line in answer.splitlines():
+        # A command line: lower-case words, no sentence ending ("pip install tool").
+        bare, _ = strip_citations(line)
+        if _COMMAND_RE.match(bare) and len(bare.split()) <= 8:
+            return True
+    for sent in split_sentences(answer):
+        words = _words(sent.strip().lstrip("-*•0123456789.) "))
+        if words and words[0].lower() in _INSTRUCTION_VERBS:
+            return True
+    return False
+
+
 def _counts(answer: str, things: set[str]) -> bool:
     """A number in the answer; for "how many <things>", a number that counts
     them: within ``COUNT_WINDOW`` words of one of their words in one sentence.
@@ -496,6 +541,15 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     answer = prose
     if _NO_ANSWER_RE.search(answer):
         return _out("no", 5, f"an answer to: {asked}", "the answer says the documents do not answer it")
+    # The verbs and modals below are English: a Chinese answer (a question
+    # answered from Chinese documents) is not judged by them.
+    if how_to and not zh and not any(is_cjk(c) for c in answer) and not _instructs(answer):
+        return _out(
+            "no",
+            20,
+            "the step, command or option to use",
+            "the question asks how to do something, and the answer gives no step, command or option",
+        )
     head = _asked_head(question)
     if _NUMBER_Q_RE.search(question) and not _counts(answer, _counted(question)):
         what = "数量或时长" if zh else f"the number of {head}" if head else "a number or duration"
