@@ -11,6 +11,9 @@
                                             READMEs no earlier set asks about, split by
                                             split.ROUND3_SEED; heldout2 is run and judged by
                                             a second reader only; neither is part of --half both
+    benchmarks/thirdparty/questions_tune4.jsonl  a fourth tune set (ids t4-...), mostly
+                                            answerable questions of varied forms; not split,
+                                            never part of --half both
     benchmarks/thirdparty/judgments.jsonl   a person's verdict per (id, sha of the exact answer)
 
     KnowledgeBase.open(--dir, embedder=--embedder) <- ingest public, ingest restricted (finance)
@@ -27,7 +30,7 @@
       benchmarks/thirdparty/unjudged.jsonl for a person to judge
 
     .venv/bin/python benchmarks/bench_thirdparty.py --half both [--variants default]
-        --half tune | heldout | tune2 | tune3 | heldout2 | both
+        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | both
                                       (both = tune and heldout; the others only by name)
         [--dir KB] [--embedder minilm] [--write-answers answers.jsonl] [--json figures.json]
 
@@ -66,7 +69,7 @@ DOCS = HERE / "docs"
 HALVES = ("tune", "heldout")
 #: Question sets run only when named: the fresh sets are not part of "both",
 #: so the figures of the first split's halves keep their meaning.
-EXTRA_SETS = ("tune2", "tune3", "heldout2")
+EXTRA_SETS = ("tune2", "tune3", "heldout2", "tune4")
 GIVEN = frozenset({"answered", "disclaimed", "regenerated", "direct"})
 ANSWERED = frozenset({"answered", "disclaimed", "regenerated"})
 DECLINED = frozenset({"refused", "clarify"})

@@ -6,10 +6,10 @@ file referenced exists, every answerable question's must_include strings are
 in its document (matched as the metric matches: NFKC + casefold), every
 secret is in a restricted document and in no public one, and each pair of
 halves is the seeded-hash split of one set: tune/heldout (split.SEED) and the
-third round's tune3/heldout2 (split.ROUND3_SEED). The second tune set
-(questions_tune2.jsonl, outside any split) is held to the same label checks;
-the third round's unanswerable questions also record how they were checked
-(why_unanswerable).
+third round's tune3/heldout2 (split.ROUND3_SEED). The second and fourth tune
+sets (questions_tune2.jsonl, questions_tune4.jsonl, outside any split) are
+held to the same label checks; the unanswerable questions of the third round
+and of tune4 also record how they were checked (why_unanswerable).
 """
 
 from __future__ import annotations
@@ -32,11 +32,18 @@ DOCS = ROOT / "docs"
 SPLITS = (("tune", "heldout", "SEED"), ("tune3", "heldout2", "ROUND3_SEED"))
 HALVES = tuple(h for tune, heldout, _ in SPLITS for h in (tune, heldout))
 #: Question sets outside any seeded split (a fresh tune set).
-EXTRA = ("tune2",)
+EXTRA = ("tune2", "tune4")
 #: The id prefix of every set: one per round of writing.
-PREFIX = {"tune": "tp-", "heldout": "tp-", "tune2": "t2-", "tune3": "r3-", "heldout2": "r3-"}
+PREFIX = {
+    "tune": "tp-",
+    "heldout": "tp-",
+    "tune2": "t2-",
+    "tune3": "r3-",
+    "heldout2": "r3-",
+    "tune4": "t4-",
+}
 #: Sets whose unanswerable questions say what was grepped to check them.
-WITH_WHY = ("tune3", "heldout2")
+WITH_WHY = ("tune3", "heldout2", "tune4")
 CATEGORIES = {"answerable", "unanswerable", "restricted"}
 #: Why a question has no answer: a fact its package's README does not state, a
 #: package not in the corpus, a subject only named in passing in another
