@@ -51,6 +51,7 @@ __all__ = [
     "strip_citations",
     "term_weight",
     "terms",
+    "wordset",
 ]
 
 
@@ -58,11 +59,12 @@ __all__ = [
 
 
 # English function words and question scaffolding: they carry no topic.
-def _words(text: str) -> frozenset[str]:
+def wordset(text: str) -> frozenset[str]:
+    """The words of ``text`` (split on white space) as a set: word lists written as prose."""
     return frozenset(text.split())
 
 
-STOP_EN = _words(
+STOP_EN = wordset(
     """a an the is are was were be been being am do does did doing done have has had having
     i me my mine we us our ours you your yours he him his she her it its they them their theirs
     this that these those what which who whom whose when where why how can could would should
@@ -78,12 +80,23 @@ STOP_EN = _words(
 STOP_ZH_CHARS = frozenset("的了吗呢吧啊呀么什怎哪谁是我你他她它们这那个请问该些和与或在就都也还及于呀嘛")
 
 # Bigrams that are whole function words (question words, modal verbs).
-STOP_ZH_BIGRAMS = _words(
+STOP_ZH_BIGRAMS = wordset(
     "什么 怎么 怎样 如何 多少 是否 能否 可以 可能 哪些 哪个 为什 为何 一下 一个 告诉 请问 我们 你们 他们 有没 没有 需要 "
     "知道 想要 以及 或者 还是 因为 所以 如果 那么 这个 那个"
 )
 
 _ASCII_WORD_RE = re.compile(r"[a-z]+")
+
+
+#: British spellings folded into American ones, before suffixes are stripped.
+_SPELLINGS = (
+    (re.compile(r"(?<=\w\w)our(s?)$"), r"or\1"),
+    (re.compile(r"(?<=\w{4})is(e|es|ed|ing|ation|ations)$"), r"iz\1"),
+    (re.compile(r"(?<=\w{3})ys(e|es|ed|ing)$"), r"yz\1"),
+    (re.compile(r"(?<=\w\w)enc(e|es)$"), r"ens\1"),
+    (re.compile(r"(?<=\w\w)tre(s?)$"), r"ter\1"),
+    (re.compile(r"(?<=\w\w)ogue(s?)$"), r"og\1"),
+)
 
 
 def stem(token: str) -> str:
@@ -92,6 +105,11 @@ def stem(token: str) -> str:
     if not _ASCII_WORD_RE.fullmatch(token) or len(token) <= 3:
         return token
     t = token
+    # British and American spellings meet ("licence" / "license", "colour" /
+    # "color", "initialise" / "initialize", "centre" / "center"): both sides
+    # pass through here, so folding every word that ends so is harmless.
+    for pattern, repl in _SPELLINGS:
+        t = pattern.sub(repl, t)
     if t.endswith("ies") and len(t) > 4:
         t = t[:-3] + "y"
     elif t.endswith("sses"):

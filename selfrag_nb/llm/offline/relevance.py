@@ -41,6 +41,7 @@ from selfrag_nb.llm.offline.lexical import (
     shorten,
     stem,
     terms,
+    wordset,
 )
 from selfrag_nb.llm.schemas import GradeInputs, RankedItem, RelevanceOut, RerankInputs, RerankOut
 from selfrag_nb.text import tokenize
@@ -102,7 +103,8 @@ def exact_adjustment(
             notes.append(f"identifier {i} not mentioned")
     missing_numbers = 0
     for n in sorted(q.numbers):
-        if n in d.numbers:
+        # "RFC 3339" is mentioned by "RFC3339": digits glued to a word are still the number.
+        if n in d.numbers or re.search(rf"(?<![\d.,]){re.escape(n)}(?![\d]|[.,]\d)", doc_text):
             bonus += 3
         else:
             missing_numbers += 1
@@ -115,6 +117,11 @@ _HEAD_RE = re.compile(
     r"^\s*(?:what|which)\s+(?:is|are|was|were)\s+(?:the\s+|a\s+|an\s+|your\s+|my\s+|our\s+|its\s+)?"
     r"(?:[\w'’\-]+\s+){0,4}?([a-z][a-z\-]*)\s+(?:for|of|in|on|at|to|with|that|when|per|from)\b",
     re.IGNORECASE,
+)
+#: Irregular past participles, which stand where a head noun would ("meant to").
+_PARTICIPLES = wordset(
+    "meant made built written known given done kept set put left held sent spent bought brought taught "
+    "thought told found shown seen run taken chosen"
 )
 #: Heads whose answer is a number (any number in the chunk names them).
 _NUMERIC_HEADS = frozenset(
@@ -154,7 +161,12 @@ def asked_head(question: str) -> str:
     m = _HEAD_RE.match(question)
     if not m:
         return ""
-    head = stem(m.group(1).lower())
+    word = m.group(1).lower()
+    if word.endswith("ed") or word in _PARTICIPLES:
+        # "What is the tzdata package meant to be used for?": a participle
+        # before "to" says what the thing is for; it is not a kind of thing.
+        return ""
+    head = stem(word)
     return head if terms(head) else ""
 
 

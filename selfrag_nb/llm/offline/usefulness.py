@@ -42,7 +42,7 @@ import re
 from collections import Counter
 
 from selfrag_nb.codelines import ITEM_RE, code_line
-from selfrag_nb.llm.offline.lexical import STOP_EN, bag, coverage, stem, strip_citations, terms
+from selfrag_nb.llm.offline.lexical import STOP_EN, bag, coverage, stem, strip_citations, terms, wordset
 from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
 from selfrag_nb.llm.offline.question import DATE_RE_ANY, answer_language, effective_question
 from selfrag_nb.llm.offline.subject import bare_names, subject_names
@@ -71,17 +71,13 @@ _DIGIT_RE = re.compile(r"\d|[一二两三四五六七八九十]")
 _TIME_WORD_RE = re.compile(r"\b(?:since|until|before|after|ago|year|month|day|today|now)\b|年|月|日", re.I)
 
 
-def _wordset(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 # Words that frame a question (what kind of answer it wants) rather than name
 # its subject, and light verbs ("made", "get"): an answer rarely repeats them
 # ("What is the purpose of X?" -> "X provides ..."). A property of English
 # question language, not of a corpus.
 _FRAME = frozenset(
     stem(w)
-    for w in _wordset(
+    for w in wordset(
         "purpose purposes mean means meaning meant difference differences differ kind kinds type types "
         "main mainly describe explain happen happens exist exists possible recommended recommend work "
         "works name named example examples information info details detail function role "
@@ -96,7 +92,7 @@ _MD_MARKUP_RE = re.compile(r"!\[[^\]]*\]|\]\[[^\]]*\]|\]\((?:https?:|/|#)|^\s*\.
 _JSON_OBJECT_RE = re.compile(r'\{\s*"[^"\n]{1,40}"\s*:')
 _CODE_CHARS = frozenset("{}[]()<>=;:$`|\\/_*#@")
 # A sentence ends mid-way when its last word binds to something that follows.
-_DANGLING_EN = _wordset(
+_DANGLING_EN = wordset(
     "a an the of to in on at for from by with and or but nor as than that which who whom whose "
     "where when while if because so is are was were be been being has have had do does did can "
     "could would should will shall may might must not no very more most its their our your his "
@@ -166,6 +162,9 @@ def _form_problem(answer: str, which: bool) -> str:
         return "a sentence cut off in the middle"
     if text.count("(") > text.count(")") or text.count("`") % 2 or text.count('"') % 2:
         return "a sentence cut off in the middle"
+    sents = [x for x in split_sentences(strip_citations(text)[0]) if x.strip()]
+    if sents and all(x.rstrip().endswith(("?", "？")) for x in sents):
+        return "a question"  # a FAQ heading quoted back: it asks, it does not answer
     return ""
 
 
@@ -196,15 +195,15 @@ _HOW_MANY_RE = re.compile(
 )
 # Kinds of thing a name answers by itself ("Which project ...?" -> "Stackless"),
 # and kinds a version number answers ("Which release ...?" -> "2.14").
-_NAMED_KINDS = _wordset(
+_NAMED_KINDS = wordset(
     "project projects package packages library libraries module modules tool tools framework frameworks "
     "company companies organisation organization person people team product products one ones thing things "
     "service services app application"
 )
-_VERSION_KINDS = _wordset("version versions release releases")
-_PREPOSITIONS = _wordset("of for in on to from with at by about under over into")
+_VERSION_KINDS = wordset("version versions release releases")
+_PREPOSITIONS = wordset("of for in on to from with at by about under over into")
 #: "What kind / type / sort of X": X is the kind asked for.
-_KIND_OF = _wordset("kind kinds type types sort sorts form forms")
+_KIND_OF = wordset("kind kinds type types sort sorts form forms")
 _VERSION_NUMBER_RE = re.compile(r"\bv?\d+(?:\.\d+)+\b")
 #: A version number with the word before it, if any ("Python 3.9", "psutil 6.1.1").
 _VERSIONED_RE = re.compile(r"(?:\b([A-Za-z][\w.-]*?)(?:\s+|/))?(\bv?\d+(?:\.\d+)+)\b")
@@ -330,7 +329,7 @@ _NAME_LIKE_RE = re.compile(r"^(?:[A-Z]\w*|\w*[a-z][A-Z]\w*|\w+[-_.]\w[\w.-]*|\w*
 
 
 #: Verbs among the stopwords: the predicate's verb may be one ("does X use").
-_STOP_VERBS = _wordset("use need get want say tell know let")
+_STOP_VERBS = wordset("use need get want say tell know let")
 
 
 def _object_named(question: str, answer: str) -> bool:
@@ -370,13 +369,13 @@ _WHO_Q_RE = re.compile(r"^\s*who\b", re.IGNORECASE)
 #: "Copyright 2020 X"): the agent slot of English, whatever the verb.
 _AGENT_MARKS = frozenset(
     stem(w)
-    for w in _wordset(
+    for w in wordset(
         "by author authors authored maintainer maintainers maintained creator created developer developers "
         "developed written wrote writer copyright owner owned steward stewardship"
     )
 )
 #: Where the role words after "who" end: the thing the role is held over begins.
-_ROLE_STOPS = _wordset("the a an this that these those of for in on at to his her its their")
+_ROLE_STOPS = wordset("the a an this that these those of for in on at to his her its their")
 #: Words between a name and the word that gives it its role, at most.
 AGENT_WINDOW = 4
 
@@ -423,17 +422,53 @@ def _other_subject(answer: str, question: str) -> str:
     """The name the answer opens with, when it is a name by its form and the
     question does not hold it ("pyzmq-2.1.11 was the last version ..." to a
     question about pyca/cryptography): the sentence is about that thing."""
-    words = _words(answer.strip())
-    first = words[0].rstrip(".,;:") if words else ""
+    # The sentence's subject: its first word, or the word after a
+    # determiner ("The AWS SDK ..."). A label's value ("License: MIT") is not.
+    words = answer.strip().split()[:2]
+    if len(words) == 2 and words[0].lower() in _DETERMINERS:
+        words = words[1:]
+    first = words[0].rstrip(".,;:") if words and not words[0].endswith(":") else ""
     if not _FORMED_NAME_RE.match(first):
         return ""
     asked = set(bag(question))
     return "" if any(k in asked for k in bag(first)) else first
 
 
+#: "(not free-threaded)", "non-Windows", "other than Linux", "except macOS":
+#: a case the question leaves out.
+_DETERMINERS = wordset("the a an this that these those its their")
+_EXCLUDED_RE = re.compile(
+    r"\b(?:not|non-|other than|except(?: for)?|excluding)\s*([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)",
+    re.IGNORECASE,
+)
+
+
+_FIGURE_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?!\w)")
+
+
+def _excluded_case(answer: str, question: str) -> str:
+    """The case the question excludes, when every sentence of the answer is
+    scoped to it ("On free-threaded CPython ... CMake 4.4.1" to "on a regular
+    (not free-threaded) CPython"): the answer is about what was ruled out."""
+    found = [m.group(1) for m in _EXCLUDED_RE.finditer(question)]
+    cases = [c for c in found if c.split()[0].lower() not in STOP_EN]
+    if not cases:
+        return ""
+    sents = [x for x in split_sentences(answer) if _words(x)]
+    for case in cases:
+        keys = [stem(w.lower()) for w in _words(case)]
+        scoped = [x for x in sents if all(k in bag(x) for k in keys) and not _EXCLUDED_RE.search(x)]
+        # The figures the answer gives are all for the excluded case: nothing
+        # else in it states a number for the case asked about.
+        rest = [x for x in sents if x not in scoped]
+        if scoped and not any(_FIGURE_RE.search(x) for x in rest):
+            return case
+    return ""
+
+
 #: Verbs that open an instruction ("Use ...", "Set ...", "Pass ..."): the
 #: imperative is how English tells someone what to do.
-_INSTRUCTION_VERBS = _wordset(
+_INSTRUCTION_VERBS = wordset(
     "use set run call pass add install import configure enable disable create write put define decorate "
     "mark wrap apply specify register replace remove change edit open select click type enter provide "
     "choose include append insert start stop restart upgrade update download build compile load save "
@@ -581,6 +616,14 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     # qualifier ("Python versions"), so the answer must miss every one of those.
     lost = unsaid and (len(unsaid) == len(subjects) or any(_FORMED_NAME_RE.match(n) for n in unsaid))
     other = _other_subject(answer, question) if lost else ""
+    excluded = _excluded_case(answer, question)
+    if excluded:
+        return _out(
+            "no",
+            20,
+            f"the case the question asks about, not {excluded}",
+            f"the question excludes {excluded}, and the answer is about it",
+        )
     if other:
         return _out("no", 20, ", ".join(unsaid), f"the answer is about {other}, not {', '.join(unsaid)}")
     cap = "partly" if junk or (absent and len(absent) == len(named)) else "yes"
