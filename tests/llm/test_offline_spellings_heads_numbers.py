@@ -49,3 +49,15 @@ def test_a_number_glued_to_a_word_is_mentioned() -> None:
         "Does quillpack validate RFC 3339 timestamps?", "quillpack is a pure Python RFC3339 validator."
     )
     assert "number 3339 not mentioned" not in gaps
+
+
+def test_a_name_in_code_is_made_of_words() -> None:
+    """A code name joins words with "_" or ".": "save_file" saves a file and
+    "quillpack.torch" is a module of quillpack, so a how-to question in words
+    finds the code that does it."""
+    score, gaps = g(
+        "How do I save tensors to a file with quillpack?",
+        "from quillpack.torch import save_file\n\ntensors = {'a': zeros(2)}\nsave_file(tensors, 'model.qp')",
+    )
+    assert score >= 50
+    assert "save" not in gaps

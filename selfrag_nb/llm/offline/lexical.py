@@ -165,6 +165,10 @@ def terms(text: str) -> dict[str, float]:
 _HYPHEN_WORD_RE = re.compile(r"[a-z]+(?:-[a-z]+)+")
 
 
+#: A code name: letters joined by "_" or "." ("save_file", "safetensors.torch").
+_CODE_NAME_RE = re.compile(r"[a-z][a-z0-9]*(?:[._][a-z][a-z0-9]*)+")
+
+
 def bag(text: str) -> Counter[str]:
     """Stemmed token counts of a text (term frequencies for saturation). A
     hyphenated word also counts its parts ("non-refundable" -> "refund"), so
@@ -181,6 +185,12 @@ def bag(text: str) -> Counter[str]:
             for part in tok.split("-"):
                 # Short parts are prefixes ("pro-rated", "co-op"), not the words they look like.
                 if len(part) > 3:
+                    out[stem(part)] += 1
+        elif _CODE_NAME_RE.fullmatch(tok):
+            # A name in code is words joined by "_" or ".": "save_file" saves a
+            # file, "safetensors.torch" is a module of safetensors.
+            for part in re.split(r"[._]", tok):
+                if len(part) > 3 and part.isalpha():
                     out[stem(part)] += 1
     return out
 
