@@ -12,6 +12,7 @@ from helpers_pipeline import (
     REFUND_QUOTE,
     SECRET,
     grade_by_words,
+    script_mixed,
     script_refund,
     verdict,
 )
@@ -124,18 +125,7 @@ def test_regenerate_then_accept_is_regenerated_with_the_strict_prompt(make_rag: 
 def test_regeneration_is_bounded_then_unsupported_claims_are_dropped(
     make_rag: Any, scripted: Any, max_regen: int
 ) -> None:
-    answer = (
-        "Customers can request a full refund within 30 days of purchase [1]. Refunds include shipping costs."
-    )
-    mixed = verdict(
-        [
-            (REFUND_CLAIM, "supported", 1, REFUND_QUOTE),
-            ("Refunds include shipping costs", "unsupported", 0, ""),
-        ],
-        "REGENERATE",
-        40,
-    )
-    script_refund(scripted, verify=mixed, answer=answer)
+    script_mixed(scripted)
     rag = make_rag().with_settings(max_regenerations=max_regen)
     trace = rag.ask(Q)
     assert len(scripted.requests_for("generate")) == 1 + max_regen

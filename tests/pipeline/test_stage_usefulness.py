@@ -162,20 +162,9 @@ def test_after_dropping_claims_the_judge_reads_what_the_user_will_read(make_rag:
     """The rule: the usefulness check judges the answer that is delivered. When
     unsupported claims are dropped, what is left may no longer answer the
     question, though the whole attempt did."""
-    from helpers_pipeline import REFUND_CLAIM, REFUND_QUOTE, verdict
+    from helpers_pipeline import script_mixed
 
-    answer = (
-        "Customers can request a full refund within 30 days of purchase [1]. Refunds include shipping costs."
-    )
-    mixed = verdict(
-        [
-            (REFUND_CLAIM, "supported", 1, REFUND_QUOTE),
-            ("Refunds include shipping costs", "unsupported", 0, ""),
-        ],
-        "REGENERATE",
-        40,
-    )
-    script_refund(scripted, verify=mixed, answer=answer)
+    script_mixed(scripted)
     judged: list[str] = []
 
     def judge(request: Any) -> dict[str, Any]:

@@ -75,6 +75,24 @@ REFUND_CLAIM = "Customers can request a full refund within 30 days of purchase"
 REFUND_QUOTE = "full refund within 30 days of purchase"
 
 
+#: A refund answer with one supported and one unsupported claim, which verify
+#: keeps sending back: after the regenerations, the unsupported one is dropped.
+MIXED_ANSWER = REFUND_ANSWER.removesuffix(" [1].") + " [1]. Refunds include shipping costs."
+
+
+def script_mixed(scripted: Any) -> None:
+    """The refund question with MIXED_ANSWER, verify asking to regenerate each time."""
+    mixed = verdict(
+        [
+            (REFUND_CLAIM, "supported", 1, REFUND_QUOTE),
+            ("Refunds include shipping costs", "unsupported", 0, ""),
+        ],
+        "REGENERATE",
+        40,
+    )
+    script_refund(scripted, verify=mixed, answer=MIXED_ANSWER)
+
+
 #: The usefulness judge's "yes" (tests about other stages script it so).
 USEFUL_YES = {"verdict": "yes", "score": 90, "missing": "", "reason": "scripted: it answers the question"}
 
