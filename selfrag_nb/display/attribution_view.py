@@ -28,15 +28,14 @@ sets them with textContent; control characters become labelled spans).
 
 from __future__ import annotations
 
-import re
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from selfrag_nb.attribution import Attribution, AttributionPlan, ClaimAttribution
 from selfrag_nb.display import faces
+from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.markup import fmt_ms, fmt_tokens, neutralize
-from selfrag_nb.display.tree import Node, h, to_html
+from selfrag_nb.display.tree import Node, h, to_page
 
 __all__ = [
     "CELL",
@@ -67,11 +66,9 @@ CELL = {
 _VERDICT_CLASS = {"supported": "srnb-attr-ok", "partial": "srnb-attr-warn", "unsupported": "srnb-attr-bad"}
 
 
-@cache
 def attribution_css() -> str:
     """static/attribution.css, comments and indentation stripped (the widget loads the file)."""
-    raw = re.sub(r"/\*.*?\*/", "", CSS_FILE.read_text(encoding="utf-8"), flags=re.S)
-    return re.sub(r"\s*\n\s*", "", raw).strip()
+    return stylesheet("attribution.css")
 
 
 # ------------------------------------------------------------------ text
@@ -285,8 +282,7 @@ def attribution_node(a: Attribution) -> Node:
 
 def _static(node: Node) -> str:
     """The static face of a root node: its stylesheet first, then the tree (no script)."""
-    inner = "".join(to_html(k) for k in node.kids)
-    return f'<div class="{ROOT}" dir="ltr"><style>{attribution_css()}</style>{inner}</div>'
+    return to_page(node, attribution_css())
 
 
 def attribution_html(a: Attribution) -> str:

@@ -23,15 +23,12 @@ so a notebook's MathJax leaves ``$x$`` in document text alone.
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from selfrag_nb.comparison import Comparison, Item, Side, StageRow
 from selfrag_nb.display import faces
 from selfrag_nb.display.cards import badge, block, esc, flags
-from selfrag_nb.display.html import css
+from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.names import doc_flags
 from selfrag_nb.display.text import one_line
 from selfrag_nb.display.tree import Node, h, to_page
@@ -57,12 +54,9 @@ MARK_LABELS = {
 }
 
 
-@lru_cache(maxsize=1)
 def compare_css() -> str:
     """The shared stylesheet followed by the comparison's own, comments stripped."""
-    raw = (Path(__file__).parent / "static" / "compare.css").read_text(encoding="utf-8")
-    raw = re.sub(r"/\*.*?\*/", "", raw, flags=re.S)
-    return css() + re.sub(r"\s*\n\s*", "", raw).strip()
+    return stylesheet("trace.css", "compare.css")
 
 
 # ------------------------------------------------------------------ text

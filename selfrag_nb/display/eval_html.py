@@ -32,16 +32,14 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Sequence
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from selfrag_nb.display import faces
+from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.names import file_name
 from selfrag_nb.display.svg_charts import bar_chart, box_chart, line_chart, swatch, time_unit
-from selfrag_nb.display.tree import Node, frag, h, to_html, to_json
+from selfrag_nb.display.tree import Node, frag, h, to_html, to_json, to_page
 from selfrag_nb.eval.calibrate import SWEEP_COLUMNS, Calibration
 from selfrag_nb.eval.regression import RegressionDiff
 from selfrag_nb.eval.report import EvalReport
@@ -103,7 +101,6 @@ _REFUSALS = (
     ("citation_errors", "citation errors", "info"),
 )
 _TONES = {"ok": "#2da44e", "bad": "#e5534b", "warn": "#d4a72c", "info": "#4493f8"}
-_STATIC = Path(__file__).parent / "static"
 
 # (characters per question, per reason / other text, rows per list), loosest first:
 # the first whose tree fits STATE_BUDGET wins.
@@ -111,13 +108,9 @@ _LIMITS = ((400, 400, 60), (240, 240, 25), (120, 160, 10), (60, 100, 4))
 Limits = tuple[int, int, int]
 
 
-@lru_cache(maxsize=1)
 def eval_css() -> str:
     """The record views' stylesheet followed by the evaluation view's own, comments stripped."""
-    from selfrag_nb.display.html import css
-
-    raw = re.sub(r"/\*.*?\*/", "", (_STATIC / "eval.css").read_text(encoding="utf-8"), flags=re.S)
-    return css() + re.sub(r"\s*\n\s*", "", raw).strip()
+    return stylesheet("trace.css", "eval.css")
 
 
 # ------------------------------------------------------------------ pieces
@@ -654,8 +647,7 @@ def eval_view(obj: object) -> Node:
 
 def page(node: Node) -> str:
     """The static face of a view tree: the root with the stylesheet first in it."""
-    inner = "".join(to_html(k) for k in node.kids)
-    return f'<div class="{node.cls}" dir="ltr"><style>{eval_css()}</style>{inner}</div>'
+    return to_page(node, eval_css())
 
 
 def report_html(report: EvalReport, *, charts: bool = True) -> str:

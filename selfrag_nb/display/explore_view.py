@@ -26,13 +26,11 @@ every row, so explore.js draws them from the synced values.
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from selfrag_nb.display import faces
 from selfrag_nb.display.cards import esc
+from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.markup import fmt_ms
 from selfrag_nb.display.tree import Node, h, to_json, to_page
 from selfrag_nb.explorer import Explorer
@@ -56,15 +54,10 @@ ROOT_CLASS = "srnb-root srnb-xp tex2jax_ignore mathjax_ignore"
 _TONE = {"answered": "ok", "direct": "ok", "disclaimed": "warn", "regenerated": "warn", "clarify": "warn"}
 
 
-@lru_cache(maxsize=1)
 def explore_css() -> str:
     """The shared and comparison stylesheets (an opened row is a trace or a
     comparison) followed by the explorer's own, comments stripped."""
-    from selfrag_nb.display.compare_html import compare_css
-
-    raw = (Path(__file__).parent / "static" / "explore.css").read_text(encoding="utf-8")
-    raw = re.sub(r"/\*.*?\*/", "", raw, flags=re.S)
-    return compare_css() + re.sub(r"\s*\n\s*", "", raw).strip()
+    return stylesheet("trace.css", "compare.css", "explore.css")
 
 
 def explore_text(ex: Explorer) -> str:

@@ -24,10 +24,7 @@ note, and no tag or attribute outside tree.py's allow-lists can be built.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from selfrag_nb.display.answer_view import (
@@ -61,6 +58,7 @@ from selfrag_nb.display.cards import (
     outcome_tone,
     row,
 )
+from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.markup import TEXT_LIMIT, find_all, fmt_cost, fmt_ms, pct
 from selfrag_nb.display.names import chunk_name, search_ranks
 from selfrag_nb.display.rerank_view import rerank_card
@@ -511,12 +509,9 @@ def render_body(obj: object) -> str:
     return to_html(body_tree(obj))
 
 
-@lru_cache(maxsize=1)
 def css() -> str:
     """The shared stylesheet, comments and indentation stripped."""
-    raw = (Path(__file__).parent / "static" / "trace.css").read_text(encoding="utf-8")
-    raw = re.sub(r"/\*.*?\*/", "", raw, flags=re.S)
-    return re.sub(r"\s*\n\s*", "", raw).strip()
+    return stylesheet("trace.css")
 
 
 def page(body: Node) -> str:

@@ -38,14 +38,11 @@ views' stylesheet (trace.css) plus prompt_lab.css.
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from selfrag_nb.display import faces
 from selfrag_nb.display.cards import block, cut_note, esc
-from selfrag_nb.display.html import css
+from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.markup import fmt_cost, fmt_ms, fmt_tokens
 from selfrag_nb.display.prompt_lab_text import (
     MARKS,
@@ -87,7 +84,6 @@ __all__ = [
     "versions_table",
 ]
 
-_STATIC = Path(__file__).parent / "static"
 #: Classes of every Prompt Lab root: MathJax (Jupyter's and marimo's) skips the
 #: subtree, so "$0 → $0" and template text are never typeset as math.
 ROOT_CLASS = "srnb-root srnb-lab tex2jax_ignore mathjax_ignore"
@@ -97,12 +93,9 @@ QUESTION_CHARS = 240
 _STATIC_ROWS = 200
 
 
-@lru_cache(maxsize=1)
 def lab_css() -> str:
     """The record views' stylesheet followed by the lab's own, comments stripped."""
-    raw = (_STATIC / "prompt_lab.css").read_text(encoding="utf-8")
-    raw = re.sub(r"/\*.*?\*/", "", raw, flags=re.S)
-    return css() + re.sub(r"\s*\n\s*", "", raw).strip()
+    return stylesheet("trace.css", "prompt_lab.css")
 
 
 # ------------------------------------------------------------------ view trees
