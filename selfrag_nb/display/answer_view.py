@@ -42,17 +42,6 @@ from selfrag_nb.display.markup import find_all, locate_span
 from selfrag_nb.display.tree import Kid, Node, h
 from selfrag_nb.trace import USEFULNESS_WORDS, Assessment, Claim, Generation, Outcome, Support, Usefulness
 
-__all__ = [
-    "MODEL_ERROR_BANNER",
-    "USEFUL_TONE",
-    "assessment_card",
-    "evidence_list",
-    "generation_card",
-    "outcome_card",
-    "support_card",
-    "usefulness_card",
-]
-
 #: The outcome card's banner for reason_kind "model_error".
 MODEL_ERROR_BANNER = "model error: model calls failed, so the check was not made (not missing evidence)"
 _ACTION_TONE = {"answer": "ok", "clarify": "warn", "refuse": "bad", "answer_without_evidence": "warn"}

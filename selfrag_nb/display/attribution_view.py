@@ -34,18 +34,9 @@ from typing import Any
 from selfrag_nb.attribution import Attribution, AttributionPlan, ClaimAttribution
 from selfrag_nb.display import faces
 from selfrag_nb.display.js import stylesheet
-from selfrag_nb.display.markup import fmt_ms, fmt_tokens, neutralize
+from selfrag_nb.display.markup import fmt_ms, neutralize
 from selfrag_nb.display.tree import Node, h, to_page
-
-__all__ = [
-    "CELL",
-    "attribution_css",
-    "attribution_html",
-    "attribution_node",
-    "attribution_text",
-    "plan_html",
-    "plan_text",
-]
+from selfrag_nb.formats import fmt_tokens
 
 ROOT = "srnb-root srnb-attr tex2jax_ignore mathjax_ignore"
 CSS_FILE = Path(__file__).parent / "static" / "attribution.css"

@@ -24,10 +24,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from selfrag_nb.display.markup import TEXT_LIMIT, fmt_cost, fmt_ms, fmt_tokens, pct
+from selfrag_nb.display.markup import TEXT_LIMIT, fmt_ms, pct
 from selfrag_nb.display.names import chunk_name, short_id
 from selfrag_nb.display.tree import Kid, Node, frag, h
 from selfrag_nb.flow import TITLES
+from selfrag_nb.formats import fmt_cost, fmt_tokens
 from selfrag_nb.store.types import ChunkRef, Hit
 from selfrag_nb.trace import (
     Assessment,
@@ -41,36 +42,6 @@ from selfrag_nb.trace import (
     _NamesChunks,
 )
 
-__all__ = [
-    "CALL_TEXT_LIMIT",
-    "OFFLINE_NOTE",
-    "PAGE",
-    "STAGE_TITLES",
-    "STATIC_MAX_ITEMS",
-    "VERDICT_ICON",
-    "VERDICT_LABEL",
-    "Ctx",
-    "badge",
-    "band_of",
-    "bar",
-    "block",
-    "breakable",
-    "calls_view",
-    "card",
-    "costs",
-    "ctx_for",
-    "cut_note",
-    "esc",
-    "fallbacks",
-    "flags",
-    "fold",
-    "marked",
-    "meta",
-    "offline_badge",
-    "outcome_tone",
-    "row",
-]
-
 #: Items (hits, grades, claims) shown before the pager (widget) or a "show N more" fold (static).
 PAGE = 20
 #: Items put in a view at all; the rest are counted, not shown.
@@ -79,8 +50,6 @@ STATIC_MAX_ITEMS = 500
 CALL_TEXT_LIMIT = 6_000
 
 OFFLINE_NOTE = "offline model — reads structured inputs, not prompts"
-
-STAGE_TITLES = TITLES
 
 VERDICT_ICON = {"supported": "✓", "partial": "◐", "unsupported": "✗"}
 VERDICT_LABEL = {"supported": "supported", "partial": "partly supported", "unsupported": "unsupported"}
@@ -352,7 +321,7 @@ def card(rec: Any, badges: Any, body: Any, extra_meta: Sequence[Any] = (), key: 
     head = h(
         "div",
         "srnb-card-h",
-        h("span", "srnb-stage", STAGE_TITLES[rec.stage]),
+        h("span", "srnb-stage", TITLES[rec.stage]),
         badges,
         meta(
             num(fmt_ms(rec.latency_ms)),

@@ -33,16 +33,6 @@ from selfrag_nb.display.names import doc_flags
 from selfrag_nb.display.text import one_line
 from selfrag_nb.display.tree import Node, h, to_page
 
-__all__ = [
-    "DETAILS",
-    "MARK_LABELS",
-    "ROOT_CLASS",
-    "compare_css",
-    "compare_html",
-    "compare_text",
-    "compare_tree",
-]
-
 #: The root element's classes: the shared look, this view, and MathJax opt-out.
 ROOT_CLASS = "srnb-root srnb-cmp tex2jax_ignore mathjax_ignore"
 

@@ -38,26 +38,13 @@ from typing import Any
 from selfrag_nb.display import faces
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.names import file_name
-from selfrag_nb.display.svg_charts import bar_chart, box_chart, line_chart, swatch, time_unit
+from selfrag_nb.display.svg_charts import bar_chart, box_chart, line_chart, swatch
 from selfrag_nb.display.tree import Node, frag, h, to_html, to_json, to_page
 from selfrag_nb.eval.calibrate import SWEEP_COLUMNS, Calibration
+from selfrag_nb.eval.charts import time_unit
 from selfrag_nb.eval.regression import RegressionDiff
 from selfrag_nb.eval.report import EvalReport
 from selfrag_nb.formats import fmt_cost, fmt_tokens
-
-__all__ = [
-    "KEY_METRICS",
-    "ROOT_CLASS",
-    "calibration_html",
-    "calibration_view",
-    "disagreement_kind",
-    "eval_css",
-    "eval_view",
-    "regression_html",
-    "regression_view",
-    "report_html",
-    "report_view",
-]
 
 #: Class of every root element: MathJax (JupyterLab, Notebook) leaves it alone.
 ROOT_CLASS = "srnb-root srnb-ev tex2jax_ignore mathjax_ignore"

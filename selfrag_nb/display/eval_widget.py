@@ -20,8 +20,6 @@ from typing import Any
 from selfrag_nb.display.eval_html import eval_css, eval_view, page
 from selfrag_nb.display.tree_widget import ViewWidget
 
-__all__ = ["EvalWidget"]
-
 
 class EvalWidget(ViewWidget):
     """An EvalReport, a Calibration or a RegressionDiff, mounted by mount.js."""

@@ -39,15 +39,6 @@ from selfrag_nb.formats import fmt_cost, fmt_tokens
 if TYPE_CHECKING:
     from selfrag_nb.trace import Trace
 
-__all__ = [
-    "STATIC_ROWS",
-    "explore_css",
-    "explore_html",
-    "explore_text",
-    "explore_tree",
-    "opened_state",
-]
-
 #: Rows the static HTML lists (the widget pages through all of them).
 STATIC_ROWS = 200
 ROOT_CLASS = "srnb-root srnb-xp tex2jax_ignore mathjax_ignore"

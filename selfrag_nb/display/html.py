@@ -28,8 +28,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from selfrag_nb.display.answer_view import (
-    MODEL_ERROR_BANNER,
-    USEFUL_TONE,
     assessment_card,
     generation_card,
     outcome_card,
@@ -37,10 +35,6 @@ from selfrag_nb.display.answer_view import (
     usefulness_card,
 )
 from selfrag_nb.display.cards import (
-    OFFLINE_NOTE,
-    PAGE,
-    STAGE_TITLES,
-    STATIC_MAX_ITEMS,
     Ctx,
     badge,
     bar,
@@ -59,12 +53,14 @@ from selfrag_nb.display.cards import (
     row,
 )
 from selfrag_nb.display.js import stylesheet
-from selfrag_nb.display.markup import TEXT_LIMIT, find_all, fmt_cost, fmt_ms, pct
+from selfrag_nb.display.markup import find_all, fmt_ms, pct
 from selfrag_nb.display.names import chunk_name, search_ranks
 from selfrag_nb.display.rerank_view import rerank_card
 from selfrag_nb.display.text import trace_times
 from selfrag_nb.display.tree import Kid, Node, frag, h, to_html, to_page
 from selfrag_nb.errors import InputTypeError
+from selfrag_nb.flow import TITLES
+from selfrag_nb.formats import fmt_cost
 from selfrag_nb.store.types import Hit, Hits
 from selfrag_nb.trace import (
     Assessment,
@@ -79,25 +75,6 @@ from selfrag_nb.trace import (
     Trace,
     Usefulness,
 )
-
-__all__ = [
-    "MODEL_ERROR_BANNER",
-    "OFFLINE_NOTE",
-    "PAGE",
-    "RECORD_TYPES",
-    "ROOT_CLASS",
-    "SCORE_NAMES",
-    "STAGE_TITLES",
-    "STATIC_MAX_ITEMS",
-    "TEXT_LIMIT",
-    "USEFUL_TONE",
-    "body_tree",
-    "css",
-    "page",
-    "render_body",
-    "static_html",
-    "view_tree",
-]
 
 #: Every view's root: our class plus the classes that tell MathJax (JupyterLab,
 #: Notebook, nbconvert) to leave it alone, or "cost $0 -> $0" becomes maths.
@@ -340,7 +317,7 @@ def _timeline(t: Trace) -> Node:
     total = startup + sum(r["latency_ms"] for r in rows) or 1.0
     tl: list[Node] = []
     start = 0.0
-    for r in [*lead, *({"title": STAGE_TITLES[r["stage"]]} | r for r in rows)]:
+    for r in [*lead, *({"title": TITLES[r["stage"]]} | r for r in rows)]:
         lat = float(r["latency_ms"])
         # the bar's offset is a custom property: the tree allows widths and custom properties only
         style = f"--srnb-left:{pct(100 * start / total)};width:{pct(100 * lat / total)}"
@@ -358,7 +335,7 @@ def _timeline(t: Trace) -> Node:
 
     body = [
         cells(
-            STAGE_TITLES[r["stage"]],
+            TITLES[r["stage"]],
             fmt_ms(r["latency_ms"]),
             str(r["model_calls"]),
             f"{r['tokens_in']:,}",

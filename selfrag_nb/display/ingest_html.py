@@ -26,8 +26,6 @@ from selfrag_nb.display.markup import neutralize
 from selfrag_nb.display.tree import Node, h, to_page
 from selfrag_nb.store.types import IngestReport
 
-__all__ = ["ingest_html", "ingest_text", "ingest_tree"]
-
 #: Rows of each table before the rest is summarised ("and N more").
 _ROWS = 50
 _TONE = {"widened": "bad", "narrowed": "info", "changed": "info"}

@@ -43,7 +43,7 @@ from typing import Any
 from selfrag_nb.display import faces
 from selfrag_nb.display.cards import block, cut_note, esc
 from selfrag_nb.display.js import stylesheet
-from selfrag_nb.display.markup import fmt_cost, fmt_ms, fmt_tokens
+from selfrag_nb.display.markup import fmt_ms
 from selfrag_nb.display.prompt_lab_text import (
     MARKS,
     human_line,
@@ -64,25 +64,8 @@ from selfrag_nb.display.prompt_lab_text import (
 from selfrag_nb.display.text import one_line
 from selfrag_nb.display.tree import Node, h, to_page
 from selfrag_nb.display.worddiff import DIFF_CHARS, Part, clip, diff_tree, word_diff
+from selfrag_nb.formats import fmt_cost, fmt_tokens
 from selfrag_nb.promptlab import ROLE_LABELS, LabRow, LabRun, LabSide, LabVersions, PromptLab
-
-__all__ = [
-    "QUESTION_CHARS",
-    "ROOT_CLASS",
-    "best_of",
-    "head_tree",
-    "lab_css",
-    "lab_html",
-    "mark_key",
-    "not_run_tree",
-    "progress_tree",
-    "run_html",
-    "run_tree",
-    "side_parts",
-    "versions_card",
-    "versions_html",
-    "versions_table",
-]
 
 #: Classes of every Prompt Lab root: MathJax (Jupyter's and marimo's) skips the
 #: subtree, so "$0 → $0" and template text are never typeset as math.

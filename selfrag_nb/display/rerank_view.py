@@ -27,8 +27,6 @@ from selfrag_nb.display.cards import STATIC_MAX_ITEMS, Ctx, badge, card, esc
 from selfrag_nb.display.tree import Node, h
 from selfrag_nb.trace import Rerank
 
-__all__ = ["SCORE_NOTE", "bump_svg", "chart_labels", "rerank_card"]
-
 #: Slope chart geometry (px): label columns either side of the lines.
 WIDTH, LEFT_X, RIGHT_X, ROW_H, TOP = 700, 290, 370, 20, 22
 #: Characters of a chunk's name that fit a label column at 11 px (after its numbers).

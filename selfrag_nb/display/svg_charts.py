@@ -30,8 +30,6 @@ from typing import Any
 from selfrag_nb.display.tree import Node, h
 from selfrag_nb.eval.charts import fitted_range, time_unit
 
-__all__ = ["bar_chart", "box_chart", "fitted_range", "line_chart", "nice_max", "swatch", "time_unit"]
-
 #: A category label longer than this is cut with "…" (the whole label on hover).
 LABEL_CHARS = 18
 #: Pixels a label character takes at the 11 px label font (a little more than average).

@@ -41,19 +41,6 @@ from typing import Any, TypeAlias
 from selfrag_nb.display.markup import CONTROL_RE, escape, neutralize
 from selfrag_nb.errors import InputError
 
-__all__ = [
-    "ATTRS",
-    "TAGS",
-    "Kid",
-    "Node",
-    "frag",
-    "h",
-    "text_kids",
-    "to_html",
-    "to_json",
-    "to_page",
-]
-
 #: Elements a view may use (HTML, plus the SVG subset charts draw with).
 TAGS = frozenset(
     [

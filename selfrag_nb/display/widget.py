@@ -24,8 +24,6 @@ from selfrag_nb.display.html import view_tree
 from selfrag_nb.display.tree_widget import ViewWidget
 from selfrag_nb.trace import Trace
 
-__all__ = ["LiveTraceWidget", "TraceWidget", "view"]
-
 
 class TraceWidget(ViewWidget):
     """Interactive view of a Trace, a stage record or Hits."""
