@@ -33,6 +33,7 @@ from typing import Any
 
 from selfrag_nb.attribution import Attribution, AttributionPlan, ClaimAttribution
 from selfrag_nb.display import faces
+from selfrag_nb.display.cards import root, table
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.markup import fmt_ms, neutralize
 from selfrag_nb.display.tree import Node, h, to_page
@@ -116,7 +117,7 @@ def _verdict(v: str) -> Node:
 
 
 def _card(*kids: Any) -> Node:
-    return h("div", ROOT, h("section", "srnb-attr-card", *kids), dir="ltr")
+    return root(ROOT, h("section", "srnb-attr-card", *kids))
 
 
 def _title(text: str, meta: str = "") -> Node:
@@ -180,12 +181,7 @@ def _row(a: Attribution, i: int, row: ClaimAttribution) -> Node:
 
 def _matrix(a: Attribution) -> list[Node]:
     head = [h("th", "", "claim · verdict with every chunk")] + [_column(a, c.chunk_id) for c in a.chunks]
-    table = h(
-        "table",
-        "srnb-attr-matrix",
-        h("thead", "", h("tr", "", head)),
-        h("tbody", "", [_row(a, i, row) for i, row in enumerate(a.claims)]),
-    )
+    matrix = table("srnb-attr-matrix", head, [_row(a, i, row) for i, row in enumerate(a.claims)])
     legend = h(
         "div",
         "srnb-attr-legend",
@@ -201,7 +197,7 @@ def _matrix(a: Attribution) -> list[Node]:
         "open a claim below for its sentence in the answer and the evidence it quoted; "
         "in a running notebook a click on a claim also lights up the chunks it is lost without",
     )
-    return [h("div", "srnb-attr-scroll", table), legend, hint]
+    return [h("div", "srnb-attr-scroll", matrix), legend, hint]
 
 
 def _sentence(a: Attribution, i: int, row: ClaimAttribution) -> Node:
@@ -271,14 +267,9 @@ def attribution_node(a: Attribution) -> Node:
     return _card(_head(a), _matrix(a), [_details(a, i, row) for i, row in enumerate(a.claims)])
 
 
-def _static(node: Node) -> str:
-    """The static face of a root node: its stylesheet first, then the tree (no script)."""
-    return to_page(node, attribution_css())
-
-
 def attribution_html(a: Attribution) -> str:
     """Static HTML of an attribution (no script; every text escaped)."""
-    return _static(attribution_node(a))
+    return to_page(attribution_node(a), attribution_css())
 
 
 def plan_node(p: AttributionPlan) -> Node:
@@ -288,7 +279,7 @@ def plan_node(p: AttributionPlan) -> Node:
 
 def plan_html(p: AttributionPlan) -> str:
     """Static HTML of an attribution plan."""
-    return _static(plan_node(p))
+    return to_page(plan_node(p), attribution_css())
 
 
 def _attribution_widget(obj: Any) -> Any:

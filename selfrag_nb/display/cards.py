@@ -213,6 +213,28 @@ def meta(*items: Any) -> Node | None:
     return h("span", "srnb-meta", out)
 
 
+def card_head(title: Any, *kids: Any) -> Node:
+    """A card's heading row: its title, then badges and meta."""
+    return h("div", "srnb-card-h", h("span", "srnb-stage", title), kids)
+
+
+def root(cls: str, *kids: Any) -> Node:
+    """A view's root element (``cls`` carries the MathJax opt-out classes)."""
+    return h("div", cls, kids, dir="ltr")
+
+
+def table(cls: str, heads: Sequence[Any], rows: Any, **attrs: Any) -> Node:
+    """A table: ``heads`` in one header row (each put in a <th> unless it is one;
+    None left out), then ``rows`` in one <tbody>."""
+    cells = [x if isinstance(x, Node) and x.tag == "th" else h("th", "", x) for x in heads if x is not None]
+    return h("table", cls, h("thead", "", h("tr", "", cells)), h("tbody", "", rows), **attrs)
+
+
+def listing(title: str, items: Iterable[Any], cls: str = "srnb-list") -> list[Node]:
+    """A titled list: each item's kids in one ``li.srnb-list-item``."""
+    return [h("div", "srnb-col-h", title), h("ul", cls, [h("li", "srnb-list-item", i) for i in items])]
+
+
 def num(text: str) -> Node:
     return h("span", "srnb-num", text)
 
@@ -318,10 +340,8 @@ def card(rec: Any, badges: Any, body: Any, extra_meta: Sequence[Any] = (), key: 
     """One record's card; ``key`` makes its folds' open state survive redraws (unique per trace)."""
     calls: list[ModelCall] = rec.calls
     key = key or rec.stage
-    head = h(
-        "div",
-        "srnb-card-h",
-        h("span", "srnb-stage", TITLES[rec.stage]),
+    head = card_head(
+        TITLES[rec.stage],
         badges,
         meta(
             num(fmt_ms(rec.latency_ms)),
@@ -348,6 +368,12 @@ def flags(items: Sequence[Sequence[str]]) -> list[Any]:
 def band_of(score: float, low: int = 50, high: int = 80) -> str:
     """The colour band a 0-100 value falls in: the colour follows the value."""
     return "high" if score >= high else "partial" if score >= low else "irrelevant"
+
+
+def score_bar(name: str, score: int, tip: str) -> Node:
+    """A named 0-100 score: its bar (the 50 and 80 bands marked) and the number."""
+    bars = bar(score, band_of(score), (50, 80), tip)
+    return h("div", "srnb-grade", h("div", "srnb-grade-name", name), bars, h("div", "", num(str(score))))
 
 
 def bar(score: float, band: str, ticks: Sequence[int] = (), title: str = "") -> Node:

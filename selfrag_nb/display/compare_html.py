@@ -27,7 +27,7 @@ from typing import Any
 
 from selfrag_nb.comparison import Comparison, Item, Side, StageRow
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import badge, block, esc, flags
+from selfrag_nb.display.cards import badge, block, card_head, esc, flags, root, table
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.names import doc_flags
 from selfrag_nb.display.text import one_line
@@ -177,9 +177,8 @@ def _banner(cmp: Comparison) -> Node:
 
 
 def _config(cmp: Comparison) -> Node:
-    title = h("span", "srnb-stage", "Configuration")
     if not cmp.config:
-        return h("section", "srnb-card srnb-cmp-config", h("div", "srnb-card-h", title, badge("same", "ok")))
+        return h("section", "srnb-card srnb-cmp-config", card_head("Configuration", badge("same", "ok")))
     la, lb = (esc(x, 200) for x in cmp.labels)
     rows = [
         h(
@@ -193,12 +192,11 @@ def _config(cmp: Comparison) -> Node:
     ]
     n = len(cmp.config)
     count = badge(f"{n} difference" + ("s" if n != 1 else ""), "warn")
-    head = h("thead", "", h("tr", "", h("th", "", "setting"), h("th", "", la), h("th", "", lb)))
     return h(
         "section",
         "srnb-card srnb-cmp-config",
-        h("div", "srnb-card-h", title, count),
-        h("table", "srnb-table", head, h("tbody", "", rows)),
+        card_head("Configuration", count),
+        table("srnb-table", ["setting", la, lb], rows),
     )
 
 
@@ -219,16 +217,8 @@ def compare_tree(cmp: Comparison) -> Node:
         h("div", "srnb-col-h", lb),
     )
     rows = [_row(r, r.stage == first) for r in cmp.rows]
-    return h(
-        "div",
-        ROOT_CLASS,
-        _header(cmp),
-        _banner(cmp),
-        _legend(),
-        h("div", "srnb-cmp-grid", grid_head, rows),
-        _config(cmp),
-        dir="ltr",
-    )
+    grid = h("div", "srnb-cmp-grid", grid_head, rows)
+    return root(ROOT_CLASS, _header(cmp), _banner(cmp), _legend(), grid, _config(cmp))
 
 
 def compare_html(cmp: Comparison, **_: Any) -> str:

@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from selfrag_nb.display import faces
+from selfrag_nb.display.cards import root, table
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.names import file_name
 from selfrag_nb.display.svg_charts import bar_chart, box_chart, line_chart, swatch
@@ -118,16 +119,8 @@ def _t(text: object, n: int) -> str:
 
 def _table(cols: Sequence[Any], rows: Sequence[Node], *, cls: str = "", sort: bool = False) -> Node:
     """A table in a wrapper that scrolls sideways inside its card (never cut by it)."""
-    head = h("thead", "", h("tr", "", [c if isinstance(c, Node) else h("th", "", c) for c in cols]))
-    table = h(
-        "table",
-        f"srnb-table {cls}".strip(),
-        head,
-        h("tbody", "", rows),
-        data_sort=sort or None,
-        data_key=cls or None,
-    )
-    return h("div", "srnb-scroll", table)
+    data = {"data_sort": sort or None, "data_key": cls or None}
+    return h("div", "srnb-scroll", table(f"srnb-table {cls}".strip(), cols, rows, **data))
 
 
 def _more(shown: int, total: int, where: str) -> Node | None:
@@ -160,7 +153,22 @@ def _badge(text: str, tone: str = "") -> Node:
 
 
 def _root(*kids: Any) -> Node:
-    return h("div", ROOT_CLASS, kids, dir="ltr")
+    return root(ROOT_CLASS, kids)
+
+
+def _tab(title: str, *kids: Any, **attrs: Any) -> Node:
+    """One panel of a ``data-tabs`` set: its heading is the static face's (tabs shown one under another)."""
+    return h("div", "srnb-tab", h("h5", "srnb-tab-h", title), kids, data_tab=title, **attrs)
+
+
+def _tabs(cls: str, key: str, panels: list[Node]) -> Node:
+    return h("section", cls, h("div", "srnb-tabs", panels, data_tabs="", data_key=key))
+
+
+def _refusal_legend() -> Node:
+    return h(
+        "div", "srnb-legend", [h("span", "srnb-ev-key", swatch(_TONES[t]), lab) for _, lab, t in _REFUSALS]
+    )
 
 
 def _section(title: str, *kids: Any, cls: str = "") -> Node:
@@ -244,7 +252,7 @@ def _charts(report: EvalReport, records: list[dict[str, Any]], colours: dict[str
             rate=True,
             strong="all",
         )
-        panels.append(h("div", "srnb-tab", h("h5", "srnb-tab-h", label), chart, data_tab=label))
+        panels.append(_tab(label, chart))
     overall = {r["variant"]: r for r in records if r["category"] == "all"}
     refusal = bar_chart(
         variants,
@@ -254,21 +262,7 @@ def _charts(report: EvalReport, records: list[dict[str, Any]], colours: dict[str
         fmt=lambda v: f"{v:,.0f}",
         whole=True,
     )
-    legend = h(
-        "div",
-        "srnb-legend",
-        [h("span", "srnb-ev-key", swatch(_TONES[t]), lab) for _, lab, t in _REFUSALS],
-    )
-    panels.append(
-        h(
-            "div",
-            "srnb-tab",
-            h("h5", "srnb-tab-h", "refusals and errors"),
-            legend,
-            refusal,
-            data_tab="refusals and errors",
-        )
-    )
+    panels.append(_tab("refusals and errors", _refusal_legend(), refusal))
     from selfrag_nb.eval.charts import latency_stats
 
     boxes = [
@@ -277,10 +271,8 @@ def _charts(report: EvalReport, records: list[dict[str, Any]], colours: dict[str
     ]
     if any(b[2].get("n") for b in boxes):
         chart = box_chart(boxes, title="latency per question")
-        panels.append(h("div", "srnb-tab", h("h5", "srnb-tab-h", "latency"), chart, data_tab="latency"))
-    return h(
-        "section", "srnb-card srnb-ev-charts", h("div", "srnb-tabs", panels, data_tabs="", data_key="charts")
-    )
+        panels.append(_tab("latency", chart))
+    return _tabs("srnb-card srnb-ev-charts", "charts", panels)
 
 
 def _summary(records: list[dict[str, Any]]) -> Node:
@@ -299,7 +291,7 @@ def _summary(records: list[dict[str, Any]]) -> Node:
                 best[k] = float(v)
     latency = [r.get(k) for r in records for k in ("latency_p50_ms", "latency_p95_ms")]
     unit, div = time_unit(latency)
-    cols = [h("th", "", "variant"), h("th", "", "category"), h("th", "srnb-r", "n")]
+    cols = ["variant", "category", h("th", "srnb-r", "n")]
     cols += [
         h("th", "srnb-r", lab, title=f"{'higher' if b == 'up' else 'lower'} is better" if b else None)
         for _, lab, _, b in KEY_METRICS
@@ -339,7 +331,7 @@ def _disagreements(report: EvalReport, limits: Limits) -> Node:
         return _section(
             title, h("p", "", "Every variant ended the same way with the same evidence on every question.")
         )
-    cols: list[Any] = ["id", "category", "question", "differs in", *(h("th", "", _id(v)) for v in variants)]
+    cols = ["id", "category", "question", "differs in", *(_id(v) for v in variants)]
     rows = []
     for a in off[: limits[2]]:
         cells = [
@@ -381,14 +373,8 @@ def _roles(report: EvalReport) -> Node:
         )
         for r in recs
     ]
-    cols = [
-        "variant",
-        "role",
-        h("th", "srnb-r", "tokens in"),
-        h("th", "srnb-r", "tokens out"),
-        h("th", "srnb-r", "cost"),
-    ]
-    cols.append(h("th", "srnb-r", f"{unit} per question"))
+    numbers = ("tokens in", "tokens out", "cost", f"{unit} per question")
+    cols = ["variant", "role", *(h("th", "srnb-r", x) for x in numbers)]
     return _section("Per model role", _table(cols, rows), cls="srnb-ev-roles")
 
 
@@ -484,9 +470,6 @@ def _calibration_card(cal: Calibration, limits: Limits) -> Node:
         if rows
         else None
     )
-    legend = h(
-        "div", "srnb-legend", [h("span", "srnb-ev-key", swatch(_TONES[t]), lab) for _, lab, t in _REFUSALS]
-    )
 
     def cell(col: str, v: Any) -> Node:
         text = "n/a" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
@@ -528,7 +511,7 @@ def _calibration_card(cal: Calibration, limits: Limits) -> Node:
             "Re-calibrate when the question set, corpus or models change.",
         ),
         chart,
-        legend if rows else None,
+        _refusal_legend() if rows else None,
         table,
     )
 
@@ -573,18 +556,8 @@ def _regression_tree(diff: RegressionDiff, limits: Limits) -> Node:
             ]
             cols = ["variant", "id", "category", "question", "before", "after", "new checks"]
             body = frag(_table(cols, rows), _more(len(rows), len(items), "diff.table"))
-        panels.append(
-            h(
-                "div",
-                "srnb-tab",
-                h("h5", "srnb-tab-h", title),
-                body,
-                data_tab=title,
-                data_tab_open=key == first or None,
-            )
-        )
-    card = h("section", "srnb-card", h("div", "srnb-tabs", panels, data_tabs="", data_key="regression"))
-    return _root(head, card)
+        panels.append(_tab(title, body, data_tab_open=key == first or None))
+    return _root(head, _tabs("srnb-card", "regression", panels))
 
 
 # ------------------------------------------------------------------ fitting and faces

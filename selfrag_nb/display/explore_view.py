@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import esc
+from selfrag_nb.display.cards import card_head, esc, table
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.markup import fmt_ms
 from selfrag_nb.display.tree import Node, h, to_json, to_page
@@ -85,24 +85,8 @@ def explore_tree(ex: Explorer) -> Node:
     return h(
         "div",
         ROOT_CLASS,
-        h(
-            "div",
-            "srnb-card-h",
-            h("span", "srnb-stage", "Explorer"),
-            h("span", "srnb-meta", f"{len(ex.rows):,} trace(s)"),
-            " ",
-            counts,
-        ),
-        h(
-            "div",
-            "srnb-xp-scroll",
-            h(
-                "table",
-                "srnb-xp-table",
-                h("thead", "", h("tr", "", [h("th", "", x) for x in heads])),
-                h("tbody", "", body),
-            ),
-        ),
+        card_head("Explorer", h("span", "srnb-meta", f"{len(ex.rows):,} trace(s)"), " ", counts),
+        h("div", "srnb-xp-scroll", table("srnb-xp-table", heads, body)),
         h(
             "p",
             "srnb-meta",

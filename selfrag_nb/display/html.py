@@ -41,16 +41,20 @@ from selfrag_nb.display.cards import (
     block,
     breakable,
     card,
+    card_head,
     ctx_for,
     esc,
     flags,
     fold,
+    listing,
     marked,
     meta,
     num,
     offline_badge,
     outcome_tone,
+    root,
     row,
+    table,
 )
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.markup import find_all, fmt_ms, pct
@@ -132,9 +136,7 @@ def _rewrite(r: Rewrite, ctx: Ctx) -> Node:
         body.append(row("protected", parts))
     if r.rejected:
         items = [
-            h(
-                "li",
-                "srnb-list-item",
+            [
                 badge("rejected", "bad"),
                 " ",
                 esc(x.text, 2000),
@@ -148,13 +150,10 @@ def _rewrite(r: Rewrite, ctx: Ctx) -> Node:
                 ]
                 if x.missing
                 else None,
-            )
+            ]
             for x in r.rejected
         ]
-        body += [
-            h("div", "srnb-col-h", f"rejected rewrites ({len(r.rejected)})"),
-            h("ul", "srnb-list", items),
-        ]
+        body += listing(f"rejected rewrites ({len(r.rejected)})", items)
     if r.reason:
         body.append(row("why", esc(r.reason)))
     tag = badge("attempted" if r.attempted else "not attempted", "info" if r.attempted else "")
@@ -228,20 +227,16 @@ def _retrieval(r: Retrieval, ctx: Ctx) -> Node:
         ),
     ]
     if r.per_query:
-        items = [
-            h("li", "srnb-list-item", esc(q.query, 2000), " ", meta(f"{len(q.chunk_ids)} chunks"))
-            for q in r.per_query
-        ]
-        body += [h("div", "srnb-col-h", "per query"), h("ul", "srnb-list", items)]
+        body += listing(
+            "per query", [[esc(q.query, 2000), " ", meta(f"{len(q.chunk_ids)} chunks")] for q in r.per_query]
+        )
     body.append(_hits_list(r.hits, ctx.key or "retrieve"))
     return card(r, badge(f"{len(r.hits)} hits", "info"), body, (esc(r.mode, 40),), key=ctx.key)
 
 
 def _hits(x: Hits, ctx: Ctx) -> Node:
-    head = h(
-        "div",
-        "srnb-card-h",
-        h("span", "srnb-stage", "Search"),
+    head = card_head(
+        "Search",
         badge(f"{len(x.hits)} hits", "info"),
         meta(esc(x.mode, 40), f"k={x.k}", ["query ", esc(x.query, 2000)]),
     )
@@ -357,23 +352,20 @@ def _timeline(t: Trace) -> Node:
             "",
         )
     )
-    heads = [("stage", ""), ("latency", "srnb-r"), ("calls", "srnb-r"), ("tokens in", "srnb-r")]
-    heads += [("tokens out", "srnb-r"), ("cost", "srnb-r"), ("fallbacks", "")]
+    heads = [
+        "stage",
+        *(h("th", "srnb-r", x) for x in ("latency", "calls", "tokens in", "tokens out", "cost")),
+    ]
     startup_note = "; ".join(f"{what} {fmt_ms(ms)}" for what, ms in t.startup.items())
     return h(
         "section",
         "srnb-card srnb-card-totals",
-        h("div", "srnb-card-h", h("span", "srnb-stage", "Timeline & cost")),
+        card_head("Timeline & cost"),
         h("div", "srnb-tl", tl),
         h("div", "srnb-meta", f"start-up, once, before the question's clock: {startup_note}")
         if t.startup
         else None,
-        h(
-            "table",
-            "srnb-table",
-            h("thead", "", h("tr", "", [h("th", c, x) for x, c in heads])),
-            h("tbody", "", body),
-        ),
+        table("srnb-table", [*heads, "fallbacks"], body),
     )
 
 
@@ -478,7 +470,7 @@ def view_tree(obj: object, baseline: Trace | None = None, what_if: str = "") -> 
             data_key="baseline",
         )
         parts = [banner, *parts, before]
-    return h("div", ROOT_CLASS, parts, dir="ltr")
+    return root(ROOT_CLASS, parts)
 
 
 def render_body(obj: object) -> str:
@@ -493,7 +485,7 @@ def css() -> str:
 
 def page(body: Node) -> str:
     """A static page of ``body``: the root wrapper with trace.css inlined."""
-    return to_page(h("div", ROOT_CLASS, body, dir="ltr"), css())
+    return to_page(root(ROOT_CLASS, body), css())
 
 
 def static_html(obj: object) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import badge, esc
+from selfrag_nb.display.cards import badge, card_head, esc, root, table
 from selfrag_nb.display.html import ROOT_CLASS, css
 from selfrag_nb.display.markup import neutralize
 from selfrag_nb.display.tree import Node, h, to_page
@@ -36,12 +36,7 @@ def _more(n: int) -> Node | None:
 
 
 def _table(heads: list[str], rows: list[list[Any]]) -> Node:
-    return h(
-        "table",
-        "srnb-table",
-        h("thead", "", h("tr", "", [h("th", "", x) for x in heads])),
-        h("tbody", "", [h("tr", "", [h("td", "", c) for c in r]) for r in rows]),
-    )
+    return table("srnb-table", heads, [h("tr", "", [h("td", "", c) for c in r]) for r in rows])
 
 
 def _access(report: IngestReport) -> list[Any]:
@@ -86,10 +81,8 @@ def ingest_tree(report: IngestReport) -> Node:
         )
     )
     version = f" · version {report.version}" if report.version is not None else ""
-    head = h(
-        "div",
-        "srnb-card-h",
-        h("span", "srnb-stage", "Ingest"),
+    head = card_head(
+        "Ingest",
         badge(f"{widened} widened", "bad", "someone can read these now who could not before")
         if widened
         else None,
@@ -104,7 +97,7 @@ def ingest_tree(report: IngestReport) -> Node:
         _pairs("warnings", "warning", report.warnings),
         _pairs("skipped", "reason", report.skipped),
     ]
-    return h("div", ROOT_CLASS, h("section", "srnb-card srnb-card-ingest", head, body), dir="ltr")
+    return root(ROOT_CLASS, h("section", "srnb-card srnb-card-ingest", head, body))
 
 
 def ingest_html(report: IngestReport) -> str:

@@ -41,7 +41,7 @@ from __future__ import annotations
 from typing import Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import block, cut_note, esc
+from selfrag_nb.display.cards import block, card_head, cut_note, esc, root, table
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.markup import fmt_ms
 from selfrag_nb.display.prompt_lab_text import (
@@ -226,10 +226,8 @@ def _results_table(rows: list[LabRow], baseline: str, candidate: str) -> list[An
 
 
 def _run_head(role: str, baseline: str, candidate: str, meta: Any) -> Node:
-    return h(
-        "div",
-        "srnb-card-h",
-        h("span", "srnb-stage", "Run · ", esc(role, 40)),
+    return card_head(
+        ["Run · ", esc(role, 40)],
         h("span", "srnb-id", esc(baseline, 40)),
         " → ",
         h("span", "srnb-id", esc(candidate, 40)),
@@ -307,56 +305,38 @@ def _human_tree(run: LabRun) -> list[Any] | None:
     new = run.human("new")
     if new is None:
         return None
-    confusion = h(
-        "table",
+    confusion = table(
         "srnb-lab-table srnb-lab-confusion",
-        h(
-            "thead",
-            "",
-            h("tr", "", h("th", "", "candidate"), [h("th", "", "judge: ", esc(c, 40)) for c in new.classes]),
-        ),
-        h(
-            "tbody",
-            "",
-            [
-                h(
-                    "tr",
-                    "",
-                    h("th", "", "people: ", esc(p, 40)),
-                    [h("td", "srnb-num", str(new.confusion[p][c])) for c in new.classes],
-                )
-                for p in new.classes
-            ],
-        ),
+        ["candidate", *(["judge: ", esc(c, 40)] for c in new.classes)],
+        [
+            h(
+                "tr",
+                "",
+                h("th", "", "people: ", esc(p, 40)),
+                [h("td", "srnb-num", str(new.confusion[p][c])) for c in new.classes],
+            )
+            for p in new.classes
+        ],
     )
-    heads = ("category (candidate)", "kappa", "agree", "precision", "recall", "F1", "no label")
-    per_cat = h(
-        "table",
+    figures = [
+        (
+            c,
+            kappa_text(a.kappa),
+            ratio(a.agree, a.n),
+            pct(a.precision),
+            pct(a.recall),
+            pct(a.f1),
+            str(a.no_label),
+        )
+        for c, a in run.by_category("new").items()
+    ]
+    per_cat = table(
         "srnb-lab-table srnb-lab-categories",
-        h("thead", "", h("tr", "", [h("th", "", x) for x in heads])),
-        h(
-            "tbody",
-            "",
-            [
-                h(
-                    "tr",
-                    "",
-                    h("td", "", esc(c, 100)),
-                    [
-                        h("td", "srnb-num", v)
-                        for v in (
-                            kappa_text(a.kappa),
-                            ratio(a.agree, a.n),
-                            pct(a.precision),
-                            pct(a.recall),
-                            pct(a.f1),
-                            str(a.no_label),
-                        )
-                    ],
-                )
-                for c, a in run.by_category("new").items()
-            ],
-        ),
+        ["category (candidate)", "kappa", "agree", "precision", "recall", "F1", "no label"],
+        [
+            h("tr", "", h("td", "", esc(c, 100)), [h("td", "srnb-num", v) for v in vals])
+            for c, *vals in figures
+        ],
     )
     dis = run.disagreements("new")
     items = [
@@ -389,7 +369,7 @@ def _human_tree(run: LabRun) -> list[Any] | None:
 
 
 def _root(*kids: Any) -> Node:
-    return h("div", ROOT_CLASS, kids, dir="ltr")
+    return root(ROOT_CLASS, kids)
 
 
 def run_html(run: LabRun) -> str:
@@ -423,16 +403,7 @@ def versions_table(vs: list[dict[str, Any]], best: str | None = None) -> Node:
                 data_hash=v["hash"],
             )
         )
-    return h(
-        "table",
-        "srnb-lab-table srnb-lab-versions",
-        h(
-            "thead",
-            "",
-            h("tr", "", [h("th", "", x) for x in ("version", "created (UTC)", "note", "agreement")]),
-        ),
-        h("tbody", "", rows),
-    )
+    return table("srnb-lab-table srnb-lab-versions", ["version", "created (UTC)", "note", "agreement"], rows)
 
 
 def versions_card(vs: list[dict[str, Any]], role: str, best: str | None = None) -> Node:
@@ -440,11 +411,7 @@ def versions_card(vs: list[dict[str, Any]], role: str, best: str | None = None) 
     return h(
         "section",
         "srnb-card",
-        h(
-            "div",
-            "srnb-card-h",
-            h("span", "srnb-stage", "Versions", [" · ", esc(role, 40)] if role else None),
-        ),
+        card_head(["Versions", [" · ", esc(role, 40)] if role else None]),
         versions_table(vs, best),
     )
 
@@ -476,10 +443,8 @@ def head_tree(lab: PromptLab, role: str | None = None) -> Node:
     return h(
         "section",
         "srnb-card srnb-lab-head",
-        h(
-            "div",
-            "srnb-card-h",
-            h("span", "srnb-stage", "Prompt Lab"),
+        card_head(
+            "Prompt Lab",
             model,
             h("span", "srnb-meta", f"{len(lab.questions)} questions · ", esc(lab.questions.name, 200)),
         ),
@@ -493,10 +458,8 @@ def _role_card(lab: PromptLab, role: str) -> Node:
     return h(
         "section",
         "srnb-card srnb-lab-role",
-        h(
-            "div",
-            "srnb-card-h",
-            h("span", "srnb-stage", esc(role, 40)),
+        card_head(
+            esc(role, 40),
             h(
                 "span",
                 "srnb-meta",
