@@ -30,6 +30,7 @@ from selfrag_nb.display.cards import (
     card,
     esc,
     fold,
+    joined,
     listing,
     marked,
     meta,
@@ -168,7 +169,7 @@ def _evidence_view(c: Claim, ctx: Ctx) -> list[Node]:
 
 def _claim_item(c: Claim, i: int, ctx: Ctx) -> Node:
     tone = {"supported": "ok", "partial": "warn", "unsupported": "bad"}[c.verdict]
-    cites = [[", " if k else None, ctx.label(x, rank=False)] for k, x in enumerate(c.cited)]
+    cites = joined((ctx.label(x, rank=False) for x in c.cited), ", ")
     summary = h(
         "summary",
         "",

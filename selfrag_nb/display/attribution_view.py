@@ -20,10 +20,6 @@
                          to_json(tree); mount.js makes the claims buttons: a click
                          lights the claim's decisive cells, sentence and spans
 AttributionPlan -> plan_text / plan_html  the calls and estimated tokens, before running
-
-Claims, spans and document names come from models and documents: in the tree
-they are text kids only (tree.py escapes them in the static face, the widget
-sets them with textContent; control characters become labelled spans).
 """
 
 from __future__ import annotations

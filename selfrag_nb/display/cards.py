@@ -1,20 +1,18 @@
 """The pieces every record card is built from: view-tree builders (tree.py Nodes).
 
-    Ctx / ctx_for(obj)   what a record's view may borrow from its trace
-                         (chunk texts from the retrieval, support per attempt,
-                         the evidence numbers [n] the model was shown)
-                         and how it names chunks (its own ``refs`` when alone):
-                         label(id) = #rank file › heading path + trust flags
-    esc / block / marked untrusted text as nodes: inline (isolated in <bdi>),
-                         a paragraph (dir="auto"), a paragraph with ranges wrapped
-                         (claims, evidence marks); long texts cut with a note
-    card(rec, badges, body)  one .srnb-card: stage title, badges, latency,
-                             model-call count, fallbacks banner, body, calls_view
-    badge meta row fold bar  small pieces around that text
-    calls_view(calls)    the model-call inspector (prompts, raw output, tokens, cost)
-
-Text is only ever a ``str`` kid: tree.py escapes it for the static face and
-the widget sets it with ``textContent``, so nothing here writes markup.
+Ctx / ctx_for(obj)   what a record's view may borrow from its trace
+                     (chunk texts from the retrieval, support per attempt,
+                     the evidence numbers [n] the model was shown)
+                     and how it names chunks (its own ``refs`` when alone):
+                     label(id) = #rank file › heading path + trust flags
+esc / block / marked untrusted text as nodes: inline (isolated in <bdi>),
+                     a paragraph (dir="auto"), a paragraph with ranges wrapped
+                     (claims, evidence marks); long texts cut with a note
+card(rec, badges, body)  one .srnb-card: stage title, badges, latency,
+                         model-call count, fallbacks banner, body, calls_view
+badge meta row fold bar  small pieces around that text
+calls_view(calls)    the model-call inspector (prompts, raw output, tokens, cost)
+table card_head root listing joined score_bar   shapes several views build
 """
 
 from __future__ import annotations
@@ -104,16 +102,18 @@ def marked(text: str, ranges: Iterable[Range], limit: int = TEXT_LIMIT, cls: str
     return h("div", cls, out, " " if note else None, note, dir="auto")
 
 
+def joined(items: Iterable[Any], sep: Any = " · ") -> list[Any]:
+    """``items`` with ``sep`` (text or a node) between each two."""
+    return [[sep if i else None, item] for i, item in enumerate(items)]
+
+
 _BREAK_AFTER = re.compile(r"(?<=[/_\-.])")
 
 
 def breakable(text: str, limit: int = 300) -> Node:
     """A name (file, path, id) that may wrap after / _ - . but never inside a word."""
     s, note = cut_note(text, limit)
-    parts: list[Any] = []
-    for i, p in enumerate(_BREAK_AFTER.split(s)):
-        parts.extend([h("wbr") if i else None, p])
-    return frag(h("bdi", "", parts), " " if note else None, note)
+    return frag(h("bdi", "", joined(_BREAK_AFTER.split(s), h("wbr"))), " " if note else None, note)
 
 
 # ----------------------------------------------------------- context
@@ -205,12 +205,7 @@ def offline_badge() -> Node:
 
 def meta(*items: Any) -> Node | None:
     parts = [i for i in items if i]
-    if not parts:
-        return None
-    out: list[Any] = []
-    for i, p in enumerate(parts):
-        out.extend([h("span", "srnb-meta-sep", "·") if i else None, p])
-    return h("span", "srnb-meta", out)
+    return h("span", "srnb-meta", joined(parts, h("span", "srnb-meta-sep", "·"))) if parts else None
 
 
 def card_head(title: Any, *kids: Any) -> Node:

@@ -4,21 +4,18 @@
                         then one line per stage ("= summary" when the same, "≠ what
                         changed" when not, "·" when it ran on neither side), then
                         the config entries that differ
-    compare_html(cmp)   <div class="srnb-root srnb-cmp tex2jax_ignore mathjax_ignore">
+    compare_tree(cmp)   <div class="srnb-root srnb-cmp tex2jax_ignore mathjax_ignore">
                           header (question(s), the two labels with their outcomes)
                           first-divergence banner (or "no divergence")
                           one row per stage in flow order: title | left | right,
                             what changed across both columns; the first divergent
                             row is marked srnb-cmp-first and its details are open
                           config differences: key | left | right
-                        </div>
+                        </div>                 compare_html(cmp): its static page
     registered: faces.register(Comparison, text, html, widget=CompareWidget)
 
-Every text (questions, chunk names, answers, reasons, config values) enters
-the HTML through markup.py's ``esc`` / ``block`` / ``escape``; chunk ids go in
-``title`` attributes (hover), never as the visible name. No <script>;
-expanding uses <details>. The root carries ``tex2jax_ignore mathjax_ignore``
-so a notebook's MathJax leaves ``$x$`` in document text alone.
+Chunk ids go in ``title`` attributes (hover), never as the visible name. No
+<script>; expanding uses <details>.
 """
 
 from __future__ import annotations

@@ -2,30 +2,22 @@
 
     EvalReport     -> report_view(report)
                         head (set, hash, k, rows, time) + variant legend | variants
-                        | charts, one tab each (outcome / decision accuracy,
-                        recall@k, refusals and errors, latency) | summary by variant
-                        x category (sortable) | calibration | where the variants
-                        disagree | per model role | failures, one <details> per variant
-    Calibration    -> calibration_view(cal)
-                        suggestion, the set it was chosen on, the curve, the sweep
-    RegressionDiff -> regression_view(diff)
-                        counts, then one tab per list (broke first)
-      -> static face  report_html / calibration_html / regression_html:
-                      <style> + tree.to_html(view)  (no script; tabs shown one
-                      under the other, each with its heading)
-      -> widget face  EvalWidget (eval_widget.py): tree.to_json(view) mounted by
-                      mount.js; data-tabs / data-sort / <details data-key> work there
+                        | charts, one tab each (outcome / decision accuracy, recall@k,
+                        refusals and errors, latency) | summary by variant x category
+                        (sortable) | calibration | where the variants disagree
+                        | per model role | failures, one <details> per variant
+    Calibration    -> calibration_view(cal): suggestion, the set it was chosen on, curve, sweep
+    RegressionDiff -> regression_view(diff): counts, then one tab per list (broke first)
+      -> static face  report_html / calibration_html / regression_html: to_page(view, eval_css())
+                      (no script; tabs shown one under the other, each with its heading)
+      -> widget face  EvalWidget (eval_widget.py): to_json(view) mounted by mount.js
 
-Charts are SVG nodes from svg_charts.py, in the variants' colours
-(eval/charts.py ``variant_colours``, the mapping the plotly figures use too).
-Layout rules, for JupyterLab, marimo and a saved page alike: the root carries
-``tex2jax_ignore mathjax_ignore`` (MathJax would typeset "$0 ... $0"), every
-table sits in a ``srnb-scroll`` wrapper that scrolls sideways inside its card
-(nothing is cut at a card's edge, the page never grows past its width), and an
-id never breaks inside: it stays on one line, cut with "…" past ``ID_CHARS``,
-the whole id on hover. Evidence is named by its document's file, the chunk id
-on hover. The tree is cut to fit STATE_BUDGET (questions, reasons, rows kept
-per list), loosest limits first.
+Charts are SVG nodes (svg_charts.py) in the variants' colours (eval/charts.py
+``variant_colours``, as the plotly figures). Every table scrolls sideways
+inside its card; an id never breaks inside (cut with "…" past ``ID_CHARS``,
+the whole id on hover); evidence is named by its file, the chunk id on hover.
+The tree is cut to fit STATE_BUDGET (questions, reasons, rows per list),
+loosest limits first.
 """
 
 from __future__ import annotations

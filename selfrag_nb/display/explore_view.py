@@ -12,16 +12,12 @@ widget shows when rows are opened.
                          one trace  -> {"kind": "trace", "tree": to_json(view_tree(t))}
                          two traces -> {"kind": "compare", "tree": to_json(compare_tree(
                                         sr.compare(a, b)))}
-                       nodes from the view tree (display/tree.py ``h``: allow-listed
-                       tags and attributes, text only as text), mounted by
-                       explore.js with mount.js's build() + attach()
+                       mounted by explore.js with mount.js's build() + attach()
     registered: faces.register(Explorer, text, html, widget=ExploreWidget)
 
-Every text is a plain string in a node: to_html escapes it, the browser sets
-it as text (control characters split out as labelled spans by tree.py, as in
-every view). The widget's rows (explore_widget.py, static/explore.js) are not
-this tree: they are ticked, sorted, filtered and paged in the browser over
-every row, so explore.js draws them from the synced values.
+The widget's rows (explore_widget.py, static/explore.js) are not this tree:
+they are ticked, sorted, filtered and paged in the browser over every row, so
+explore.js draws them from the synced values.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """Every record's view, built once as a view tree (tree.py) and shown two ways.
 
     view_tree(obj, baseline=, what_if=)
-      -> Ctx (chunk texts from the retrieval, support per generation attempt,
-         evidence numbers [n])
-      -> one builder per kind: Decision Rewrite Retrieval Grades Rerank
-         Assessment Generation Support Usefulness Outcome Hits  (each -> one .srnb-card
-         Node, built from cards.py: card, badge, meta, row, fold, bar, calls_view)
+      -> Ctx (chunk texts, support per generation attempt, evidence numbers [n])
+      -> one builder per kind (each -> one .srnb-card from cards.py's pieces):
+         Decision Rewrite Retrieval Grades Hits here; Rerank (rerank_view.py);
+         Assessment Generation Support Usefulness Outcome (answer_view.py)
       -> Trace = header + every record's card in order + timeline/cost footer
          (+ a stepper's what-if: the trace before it, folded below)
       -> <div class="srnb-root tex2jax_ignore mathjax_ignore" dir="ltr">
@@ -14,12 +13,9 @@
 
 Claims and their evidence are linked by ``data-claim`` / ``data-for-claim``;
 long lists carry ``data-page`` (the widget pages them, the static face folds
-them in a "show N more" ``<details>``); every fold has a ``data-key`` so a
-stepper's redraw keeps it open. Safety comes from the tree: text is only ever
-text (escaped by ``to_html``, set with ``textContent`` by mount.js), control
-characters are labelled ``U+XXXX`` spans, inline text sits in ``<bdi>``,
-blocks carry ``dir="auto"``, texts longer than ``TEXT_LIMIT`` are cut with a
-note, and no tag or attribute outside tree.py's allow-lists can be built.
+them); every fold has a ``data-key`` so a stepper's redraw keeps it open.
+Text is only ever text (tree.py), inline text sits in ``<bdi>``, blocks carry
+``dir="auto"``, texts longer than ``TEXT_LIMIT`` are cut with a note.
 """
 
 from __future__ import annotations
@@ -46,6 +42,7 @@ from selfrag_nb.display.cards import (
     esc,
     flags,
     fold,
+    joined,
     listing,
     marked,
     meta,
@@ -125,15 +122,10 @@ def _rewrite(r: Rewrite, ctx: Ctx) -> Node:
     )
     body: list[Any] = [cols]
     if r.protected:
-        parts: list[Any] = []
-        for i, p in enumerate(r.protected):
-            parts += [
-                " " if i else None,
-                h("mark", "srnb-protect", esc(p.text, 300)),
-                " ",
-                meta(esc(p.kind, 50)),
-            ]
-        body.append(row("protected", parts))
+        parts = [
+            [h("mark", "srnb-protect", esc(p.text, 300)), " ", meta(esc(p.kind, 50))] for p in r.protected
+        ]
+        body.append(row("protected", joined(parts, " ")))
     if r.rejected:
         items = [
             [
@@ -142,12 +134,7 @@ def _rewrite(r: Rewrite, ctx: Ctx) -> Node:
                 esc(x.text, 2000),
                 " — ",
                 esc(x.reason, 1000),
-                [
-                    " ",
-                    meta(
-                        ["missing: ", [[", " if i else None, esc(m, 200)] for i, m in enumerate(x.missing)]]
-                    ),
-                ]
+                [" ", meta(["missing: ", joined((esc(m, 200) for m in x.missing), ", ")])]
                 if x.missing
                 else None,
             ]
@@ -289,9 +276,7 @@ def _grades(g: Grades, ctx: Ctx) -> Node:
     best = max((x.score for x in g.items), default=None)
     body: list[Any] = [legend, fold(rows, "grades", f"{ctx.key or 'grade'}-grades")]
     if g.kept:
-        body.append(
-            row("kept (by grade)", [[", " if i else None, ctx.label(k)] for i, k in enumerate(g.kept)])
-        )
+        body.append(row("kept (by grade)", joined((ctx.label(k) for k in g.kept), ", ")))
     tag = badge(f"{n_rel}/{len(g.items)} relevant", "ok" if n_rel else "bad")
     extra = (
         f"cutoff {g.relevance_cutoff}",
@@ -400,11 +385,8 @@ def _head(t: Trace, key: str) -> Node:
         history = h("details", "srnb-details", summary, turns, data_key=f"{key}history")
     models = None
     if t.config.models:
-        pairs = [
-            [", " if i else None, esc(k, 40), ": ", esc(v, 200)]
-            for i, (k, v) in enumerate(sorted(t.config.models.items()))
-        ]
-        models = h("div", "srnb-meta", "models — ", pairs)
+        pairs = [[esc(k, 40), ": ", esc(v, 200)] for k, v in sorted(t.config.models.items())]
+        models = h("div", "srnb-meta", "models — ", joined(pairs, ", "))
     return h("div", "srnb-head", block(t.question, 2000, "srnb-q"), totals, history, models)
 
 

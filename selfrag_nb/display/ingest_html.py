@@ -1,6 +1,6 @@
 """Static faces of an IngestReport: what one ingest did, and whose access changed.
 
-    IngestReport -> ingest_tree(report)   a view tree (tree.py); ingest_html = its static page:
+    IngestReport -> ingest_tree(report)   a view tree (tree.py); the static face is its page:
                                           a card: counts (added / updated / unchanged /
                                           removed / skipped, chunks, version), then
                                           "access changed": one row per document,
@@ -11,8 +11,6 @@
                                           and per warning
 
 Static only (no widget): a report is read once, right after the cell ran.
-Source names, role names and skip reasons come from the documents, so all of
-it is text in the tree (escaped by ``to_html``).
 """
 
 from __future__ import annotations
@@ -21,9 +19,9 @@ from typing import Any
 
 from selfrag_nb.display import faces
 from selfrag_nb.display.cards import badge, card_head, esc, root, table
-from selfrag_nb.display.html import ROOT_CLASS, css
+from selfrag_nb.display.html import ROOT_CLASS
 from selfrag_nb.display.markup import neutralize
-from selfrag_nb.display.tree import Node, h, to_page
+from selfrag_nb.display.tree import Node, h
 from selfrag_nb.store.types import IngestReport
 
 #: Rows of each table before the rest is summarised ("and N more").
@@ -100,11 +98,6 @@ def ingest_tree(report: IngestReport) -> Node:
     return root(ROOT_CLASS, h("section", "srnb-card srnb-card-ingest", head, body))
 
 
-def ingest_html(report: IngestReport) -> str:
-    """Static HTML of one ingest (no script; every name escaped)."""
-    return to_page(ingest_tree(report), css())
-
-
 def ingest_text(report: IngestReport) -> str:
     """``str(report)``, then one line per document whose access changed."""
     lines = [str(report)]
@@ -116,4 +109,5 @@ def ingest_text(report: IngestReport) -> str:
     return "\n".join(lines)
 
 
-faces.register(IngestReport, text=ingest_text, tree=ingest_tree, html=ingest_html, widget=None)
+# html: the tree as a static page with trace.css (faces' default for a tree); no widget
+faces.register(IngestReport, text=ingest_text, tree=ingest_tree, widget=None)

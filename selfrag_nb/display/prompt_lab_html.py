@@ -1,39 +1,28 @@
 """The Prompt Lab's views: each read-only pane one view tree (tree.py), both faces.
 
-    head_tree(lab, role=None)    "Prompt Lab", N questions · set, the note (offline model,
-                                 template unused); with a role (the widget) its model badge
-    versions_table(vs, best)     version (current / baseline / best marks), created, note,
+    head_tree(lab, role=None)    "Prompt Lab", N questions · set, the note; with a role its model
+    versions_table(vs, best)     version + marks (current / baseline / best), created, note,
                                  agreement; each <tr data-hash> (the widget adds buttons there)
     versions_card(vs, role)      the table under "Versions · role"
-    run_tree(run)                "cancelled after n/N" banner, "k of n sides cached" line,
-                                 totals (agreement old -> new over the rows the prompt reached,
-                                 "prompt reached the model on k of n", tokens, cost), the
-                                 figures against people when scored on labels (human_line,
-                                 the candidate's confusion matrix, per category, the
-                                 disagreeing items folded), the mark key (✓ ◐ ✗ —), then per
-                                 question a <tbody>: the question + label on a full-width
-                                 row, old | new below at half the width each (table-layout:
-                                 fixed, words never broken inside); each side: mark + its
-                                 percentage beside it, the verdict as a word diff (side_parts
-                                 -> worddiff.diff_tree: deleted words struck on the old side,
-                                 inserted words marked on the new), the role's own measures,
-                                 tokens · cost · latency or "no call"; a side whose prompt did
-                                 not reach a model says "prompt not used" and why
+    run_tree(run)                banners (cancelled, cached), totals (agreement old -> new
+                                 over the rows the prompt reached, tokens, cost), the figures
+                                 against people when scored on labels, the mark key (✓ ◐ ✗ —),
+                                 then per question a <tbody>: question + label on a full-width
+                                 row, old | new below at half the width each; each side: mark,
+                                 percentage, the verdict as a word diff (side_parts ->
+                                 worddiff.diff_tree), the role's measures, tokens · cost ·
+                                 latency or "no call"; "prompt not used" and why when it was not
     progress_tree(...)           a run streaming in (the widget): a bar and the rows so far
     not_run_tree()               "not run yet"
 
-    static faces   to_page(tree, lab_css()):  lab_html (header + per role: template folded,
+    static faces   to_page(tree, lab_css()): lab_html (header + per role: template folded,
                    versions_table, run_tree), run_html (LabRun), versions_html (LabVersions)
     widget         prompt_lab_widget.py sends to_json of the same trees; static/prompt_lab.js
                    mounts them with mount.js's build() + attach()
     text faces     prompt_lab_text.py (and the phrases both use: pct, reach_line, human_line ...)
-    Every root: class ROOT_CLASS (tex2jax_ignore mathjax_ignore: MathJax leaves "$0 → $0" alone);
-    tables left-aligned (Jupyter right-aligns rendered table cells).
 
-Registered here: PromptLab gets the widget face too (PromptLabWidget, one per
-lab, prompt_lab_widget.py, imported when built); a LabRun is static only (it is
-shown interactively inside the lab's widget). Styling reuses the record
-views' stylesheet (trace.css) plus prompt_lab.css.
+Every root has class ROOT_CLASS (MathJax leaves "$0 → $0" alone). A LabRun is
+static only: it is shown interactively inside the lab's widget.
 """
 
 from __future__ import annotations
@@ -41,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import block, card_head, cut_note, esc, root, table
+from selfrag_nb.display.cards import block, card_head, cut_note, esc, joined, root, table
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.markup import fmt_ms
 from selfrag_nb.display.prompt_lab_text import (
@@ -96,10 +85,6 @@ def side_parts(r: LabRow) -> tuple[list[Part], list[Part]]:
     return word_diff(old, new)
 
 
-def _joined(items: list[Any], sep: str = " · ") -> list[Any]:
-    return [[sep if i else None, item] for i, item in enumerate(items)]
-
-
 def _side_cell(s: LabSide, parts: list[Part], name: str) -> Node:
     mark, tone = side_mark(s)
     score = side_score(s)
@@ -145,7 +130,7 @@ def _side_cell(s: LabSide, parts: list[Part], name: str) -> Node:
             dir="auto",
             title=one_line(s.reason, 200) if s.reason else None,
         ),
-        h("div", "srnb-meta", _joined(extra)) if extra else None,
+        h("div", "srnb-meta", joined(extra)) if extra else None,
         h("div", "srnb-lab-usage", _usage(s)),
     )
 
@@ -194,7 +179,7 @@ def mark_key() -> Node:
     return h(
         "div",
         "srnb-meta srnb-lab-key",
-        _joined([[h("span", "srnb-lab-keymark", m), f" {w}"] for m, w in MARKS]),
+        joined([[h("span", "srnb-lab-keymark", m), f" {w}"] for m, w in MARKS]),
     )
 
 
