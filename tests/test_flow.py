@@ -6,8 +6,7 @@ from typing import get_args
 
 import pytest
 
-from selfrag_nb.display.html import STAGE_TITLES
-from selfrag_nb.flow import FLOW, RETRIEVAL_STAGES, ROLES, STAGES, TITLES
+from selfrag_nb.flow import FLOW, RETRIEVAL_STAGES, ROLES, STAGES
 from selfrag_nb.llm.schemas import OUTPUTS, Role
 from selfrag_nb.stages.base import STAGE_CLASSES, Stage
 
@@ -24,7 +23,6 @@ def test_derived_lists() -> None:
     assert {"rewrite", "retrieve", "grade", "rerank", "assess"} == RETRIEVAL_STAGES
     assert get_args(Role) == ROLES, "llm/schemas.py Role must spell the flow's roles, in order"
     assert set(OUTPUTS) == set(ROLES)
-    assert STAGE_TITLES == TITLES
 
 
 def test_a_stage_outside_the_flow_is_refused() -> None:

@@ -1,37 +1,18 @@
 """Views of records, traces, search hits, evaluation results and the Prompt Lab:
 three faces for each object, registered per type in one seam (faces.py).
 
-    obj (a Displayable: record / Trace / Hits / EvalReport / Calibration /
-         RegressionDiff / PromptLab / LabRun / Comparison / IngestReport /
-         Explorer / Attribution)
-      faces.tree(obj)      the view tree (tree.py), built once: records, Trace and Hits
-                           (html.py view_tree), Comparison (compare_tree), IngestReport
-                           (ingest_tree), LabelSheet (label_view.py; its widget,
-                           label_widget.py, writes the label a mark sends); their text/html is to_html of it and their
-                           widget mounts to_json of it (static/mount.js); the
-                           evaluation views (eval_html.py) and the attribution matrix
-                           (attribution_view.py) are trees too
+    obj (a Displayable: record / Trace / Hits / EvalReport / Calibration / RegressionDiff /
+         PromptLab / LabRun / Comparison / IngestReport / Explorer / Attribution / LabelSheet)
+      faces.tree(obj)      the view tree (tree.py), built once by the type's view module:
+                           html.py (records, Trace, Hits), eval_html.py, prompt_lab_html.py,
+                           compare_html.py, ingest_html.py, explore_view.py,
+                           attribution_view.py, label_view.py
       ._repr_mimebundle_() -> faces.mimebundle(obj)
-           text/plain   faces.text(obj)     records: text_summary   (text.py)
-                                            eval: the objects' own to_text
-                                            lab: lab_text / run_text (prompt_lab_html.py)
-                                            compare: compare_text (compare_html.py)
-                                            ingest: ingest_text (ingest_html.py)
-                                            explorer: explore_text (explore_view.py)
-                                            attribution: attribution_view.py
-           text/html    faces.html(obj)     records: static_html    (html.py)
-                                            eval: eval_html.py
-                                            lab: prompt_lab_html.py
-                                            compare: compare_html.py
-                                            ingest: ingest_html.py (static only)
-                                            explorer: explore_view.py
-                                            attribution: attribution_view.py
-           widget view  faces.widget(obj)   TraceWidget (widget.py), EvalWidget
-                                            (eval_widget.py), PromptLabWidget
-                                            (prompt_lab_widget.py), CompareWidget
-                                            (compare_widget.py), ExploreWidget
-                                            (explore_widget.py), AttributionWidget
-                                            (attribution_widget.py): only inside a kernel
+           text/plain   faces.text(obj)     text.py for records; the view module's *_text
+           text/html    faces.html(obj)     tree.to_html of the tree, stylesheet inlined
+           widget view  faces.widget(obj)   to_json of the tree mounted by static/mount.js
+                                            (TraceWidget, EvalWidget, PromptLabWidget, ...):
+                                            only inside a kernel
       ._display_()         -> faces.marimo_view(obj)   mo.ui.anywidget(...) in marimo
       view(obj)            -> faces.widget(obj)        the interactive view, explicitly
       charts.*             -> plotly figures           (charts.py, plotly imported lazily)
@@ -41,11 +22,10 @@ invisible characters shown as labels); a view tree labels them while it is
 built (tree.text_kids), and the explorer widget's JS labels the same set
 (selfrag_nb.text.VIEW_CONTROLS, generated into its module by js.ctl_line).
 
-Importing this package registers every renderer (text.py, html.py,
-eval_html.py, prompt_lab_html.py, compare_html.py, ingest_html.py and the widget faces below). Views never
-call models; records never hold widgets. Importing this package imports
-neither anywidget nor plotly: a widget module is imported only when a view
-is built, and a failure to build it falls back to the static HTML.
+Importing this package registers every renderer. Views never call models;
+records never hold widgets. Importing this package imports neither anywidget
+nor plotly: a widget module is imported only when a view is built, and a
+failure to build it falls back to the static HTML.
 """
 
 from __future__ import annotations

@@ -26,32 +26,21 @@ from selfrag_nb.display.cards import (
     VERDICT_LABEL,
     Ctx,
     badge,
-    band_of,
-    bar,
     block,
     card,
     esc,
     fold,
+    joined,
+    listing,
     marked,
     meta,
-    num,
     outcome_tone,
     row,
+    score_bar,
 )
 from selfrag_nb.display.markup import find_all, locate_span
 from selfrag_nb.display.tree import Kid, Node, h
 from selfrag_nb.trace import USEFULNESS_WORDS, Assessment, Claim, Generation, Outcome, Support, Usefulness
-
-__all__ = [
-    "MODEL_ERROR_BANNER",
-    "USEFUL_TONE",
-    "assessment_card",
-    "evidence_list",
-    "generation_card",
-    "outcome_card",
-    "support_card",
-    "usefulness_card",
-]
 
 #: The outcome card's banner for reason_kind "model_error".
 MODEL_ERROR_BANNER = "model error: model calls failed, so the check was not made (not missing evidence)"
@@ -60,18 +49,14 @@ _ACTION_TONE = {"answer": "ok", "clarify": "warn", "refuse": "bad", "answer_with
 
 def evidence_list(ids: Sequence[str], ctx: Ctx, title: str) -> list[Node]:
     """The evidence the model was shown, numbered as it cites it: [1] .. [n]."""
-    items = [
-        h("li", "srnb-list-item", h("span", "srnb-num", f"[{i}]"), " ", ctx.label(c))
-        for i, c in enumerate(ids, 1)
-    ]
-    return [h("div", "srnb-col-h", title), h("ul", "srnb-list srnb-evidence", items)]
+    items = [[h("span", "srnb-num", f"[{i}]"), " ", ctx.label(c)] for i, c in enumerate(ids, 1)]
+    return listing(title, items, "srnb-list srnb-evidence")
 
 
 def assessment_card(a: Assessment, ctx: Ctx) -> Node:
     body: list[Any] = [row("why", esc(a.reason))]
     if a.options:
-        items = [h("li", "srnb-list-item", esc(o, 2000)) for o in a.options]
-        body += [h("div", "srnb-col-h", "options to clarify"), h("ul", "srnb-list", items)]
+        body += listing("options to clarify", [esc(o, 2000) for o in a.options])
     if a.conflict:
         body.append(row("conflict", esc(a.conflict)))
     if a.applies:
@@ -144,16 +129,14 @@ def generation_card(g: Generation, ctx: Ctx) -> Node:
     body: list[Any] = [_legend() if sup is not None else None, _answer(g, sup)]
     if g.citations:
         items = [
-            h(
-                "li",
-                "srnb-list-item",
+            [
                 f"[{c.marker}] ",
                 ctx.label(c.chunk_id),
                 [" ", badge("⚠ invalid citation", "bad")] if not c.valid else None,
-            )
+            ]
             for c in g.citations
         ]
-        body += [h("div", "srnb-col-h", "citations"), h("ul", "srnb-list", items)]
+        body += listing("citations", items)
     if g.evidence:
         body += evidence_list(g.evidence, ctx, "evidence shown to the model")
     n_bad = sum(1 for c in g.citations if not c.valid)
@@ -186,7 +169,7 @@ def _evidence_view(c: Claim, ctx: Ctx) -> list[Node]:
 
 def _claim_item(c: Claim, i: int, ctx: Ctx) -> Node:
     tone = {"supported": "ok", "partial": "warn", "unsupported": "bad"}[c.verdict]
-    cites = [[", " if k else None, ctx.label(x, rank=False)] for k, x in enumerate(c.cited)]
+    cites = joined((ctx.label(x, rank=False) for x in c.cited), ", ")
     summary = h(
         "summary",
         "",
@@ -210,17 +193,10 @@ def support_card(s: Support, ctx: Ctx) -> Node:
     counts = {v: sum(1 for c in s.claims if c.verdict == v) for v in VERDICT_ICON}
     errs = sum(1 for c in s.claims if c.citation_error)
     tone = {"ACCEPT": "ok", "ADD_DISCLAIMER": "warn", "REGENERATE": "bad"}[s.recommendation]
-    conf = h(
-        "div",
-        "srnb-grade",
-        h("div", "srnb-grade-name", "overall confidence (0–100, higher = better supported)"),
-        bar(
-            s.overall_confidence,
-            band_of(s.overall_confidence),
-            (50, 80),
-            f"confidence {s.overall_confidence} of 100",
-        ),
-        h("div", "", num(str(s.overall_confidence))),
+    conf = score_bar(
+        "overall confidence (0–100, higher = better supported)",
+        s.overall_confidence,
+        f"confidence {s.overall_confidence} of 100",
     )
     counts_meta = meta(
         f"{VERDICT_ICON['supported']} {counts['supported']} supported",
@@ -250,13 +226,7 @@ USEFUL_TONE = {
 
 def usefulness_card(u: Usefulness, ctx: Ctx) -> Node:
     label, tone = USEFUL_TONE[u.verdict]
-    score = h(
-        "div",
-        "srnb-grade",
-        h("div", "srnb-grade-name", "usefulness (0–100, higher = more useful)"),
-        bar(u.score, band_of(u.score), (50, 80), f"usefulness {u.score} of 100"),
-        h("div", "", num(str(u.score))),
-    )
+    score = score_bar("usefulness (0–100, higher = more useful)", u.score, f"usefulness {u.score} of 100")
     body = [row("why", esc(u.reason)), row("missing", esc(u.missing)) if u.missing else None, score]
     return card(u, badge(label, tone), body, (f"attempt {u.attempt}", f"score {u.score}"), key=ctx.key)
 
@@ -276,11 +246,7 @@ def outcome_card(o: Outcome, ctx: Ctx) -> Node:
     if o.reason:
         body.append(row("why", esc(o.reason)))
     if o.dropped_claims:
-        items = [h("li", "srnb-list-item", esc(c, 2000)) for c in o.dropped_claims]
-        body += [
-            h("div", "srnb-col-h", f"dropped claims ({len(o.dropped_claims)})"),
-            h("ul", "srnb-list", items),
-        ]
+        body += listing(f"dropped claims ({len(o.dropped_claims)})", [esc(c, 2000) for c in o.dropped_claims])
     if o.skipped:
         body.append(row("skipped (deadline)", esc(", ".join(o.skipped), 500)))
     sup = max(ctx.supports.items())[1] if ctx.supports else None

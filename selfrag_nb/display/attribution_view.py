@@ -20,33 +20,20 @@
                          to_json(tree); mount.js makes the claims buttons: a click
                          lights the claim's decisive cells, sentence and spans
 AttributionPlan -> plan_text / plan_html  the calls and estimated tokens, before running
-
-Claims, spans and document names come from models and documents: in the tree
-they are text kids only (tree.py escapes them in the static face, the widget
-sets them with textContent; control characters become labelled spans).
 """
 
 from __future__ import annotations
 
-import re
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from selfrag_nb.attribution import Attribution, AttributionPlan, ClaimAttribution
 from selfrag_nb.display import faces
-from selfrag_nb.display.markup import fmt_ms, fmt_tokens, neutralize
-from selfrag_nb.display.tree import Node, h, to_html
-
-__all__ = [
-    "CELL",
-    "attribution_css",
-    "attribution_html",
-    "attribution_node",
-    "attribution_text",
-    "plan_html",
-    "plan_text",
-]
+from selfrag_nb.display.cards import root, table
+from selfrag_nb.display.js import stylesheet
+from selfrag_nb.display.markup import fmt_ms, neutralize
+from selfrag_nb.display.tree import Node, h, to_page
+from selfrag_nb.formats import fmt_tokens
 
 ROOT = "srnb-root srnb-attr tex2jax_ignore mathjax_ignore"
 CSS_FILE = Path(__file__).parent / "static" / "attribution.css"
@@ -67,11 +54,9 @@ CELL = {
 _VERDICT_CLASS = {"supported": "srnb-attr-ok", "partial": "srnb-attr-warn", "unsupported": "srnb-attr-bad"}
 
 
-@cache
 def attribution_css() -> str:
     """static/attribution.css, comments and indentation stripped (the widget loads the file)."""
-    raw = re.sub(r"/\*.*?\*/", "", CSS_FILE.read_text(encoding="utf-8"), flags=re.S)
-    return re.sub(r"\s*\n\s*", "", raw).strip()
+    return stylesheet("attribution.css")
 
 
 # ------------------------------------------------------------------ text
@@ -128,7 +113,7 @@ def _verdict(v: str) -> Node:
 
 
 def _card(*kids: Any) -> Node:
-    return h("div", ROOT, h("section", "srnb-attr-card", *kids), dir="ltr")
+    return root(ROOT, h("section", "srnb-attr-card", *kids))
 
 
 def _title(text: str, meta: str = "") -> Node:
@@ -192,12 +177,7 @@ def _row(a: Attribution, i: int, row: ClaimAttribution) -> Node:
 
 def _matrix(a: Attribution) -> list[Node]:
     head = [h("th", "", "claim · verdict with every chunk")] + [_column(a, c.chunk_id) for c in a.chunks]
-    table = h(
-        "table",
-        "srnb-attr-matrix",
-        h("thead", "", h("tr", "", head)),
-        h("tbody", "", [_row(a, i, row) for i, row in enumerate(a.claims)]),
-    )
+    matrix = table("srnb-attr-matrix", head, [_row(a, i, row) for i, row in enumerate(a.claims)])
     legend = h(
         "div",
         "srnb-attr-legend",
@@ -213,7 +193,7 @@ def _matrix(a: Attribution) -> list[Node]:
         "open a claim below for its sentence in the answer and the evidence it quoted; "
         "in a running notebook a click on a claim also lights up the chunks it is lost without",
     )
-    return [h("div", "srnb-attr-scroll", table), legend, hint]
+    return [h("div", "srnb-attr-scroll", matrix), legend, hint]
 
 
 def _sentence(a: Attribution, i: int, row: ClaimAttribution) -> Node:
@@ -283,15 +263,9 @@ def attribution_node(a: Attribution) -> Node:
     return _card(_head(a), _matrix(a), [_details(a, i, row) for i, row in enumerate(a.claims)])
 
 
-def _static(node: Node) -> str:
-    """The static face of a root node: its stylesheet first, then the tree (no script)."""
-    inner = "".join(to_html(k) for k in node.kids)
-    return f'<div class="{ROOT}" dir="ltr"><style>{attribution_css()}</style>{inner}</div>'
-
-
 def attribution_html(a: Attribution) -> str:
     """Static HTML of an attribution (no script; every text escaped)."""
-    return _static(attribution_node(a))
+    return to_page(attribution_node(a), attribution_css())
 
 
 def plan_node(p: AttributionPlan) -> Node:
@@ -301,7 +275,7 @@ def plan_node(p: AttributionPlan) -> Node:
 
 def plan_html(p: AttributionPlan) -> str:
     """Static HTML of an attribution plan."""
-    return _static(plan_node(p))
+    return to_page(plan_node(p), attribution_css())
 
 
 def _attribution_widget(obj: Any) -> Any:

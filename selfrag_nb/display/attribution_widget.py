@@ -17,8 +17,6 @@ from __future__ import annotations
 from selfrag_nb.display.attribution_view import CSS_FILE
 from selfrag_nb.display.tree_widget import ViewWidget
 
-__all__ = ["AttributionWidget"]
-
 
 class AttributionWidget(ViewWidget):
     """An Attribution's view tree, mounted by mount.js, styled by attribution.css."""

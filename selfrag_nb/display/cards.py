@@ -1,20 +1,18 @@
 """The pieces every record card is built from: view-tree builders (tree.py Nodes).
 
-    Ctx / ctx_for(obj)   what a record's view may borrow from its trace
-                         (chunk texts from the retrieval, support per attempt,
-                         the evidence numbers [n] the model was shown)
-                         and how it names chunks (its own ``refs`` when alone):
-                         label(id) = #rank file › heading path + trust flags
-    esc / block / marked untrusted text as nodes: inline (isolated in <bdi>),
-                         a paragraph (dir="auto"), a paragraph with ranges wrapped
-                         (claims, evidence marks); long texts cut with a note
-    card(rec, badges, body)  one .srnb-card: stage title, badges, latency,
-                             model-call count, fallbacks banner, body, calls_view
-    badge meta row fold bar  small pieces around that text
-    calls_view(calls)    the model-call inspector (prompts, raw output, tokens, cost)
-
-Text is only ever a ``str`` kid: tree.py escapes it for the static face and
-the widget sets it with ``textContent``, so nothing here writes markup.
+Ctx / ctx_for(obj)   what a record's view may borrow from its trace
+                     (chunk texts from the retrieval, support per attempt,
+                     the evidence numbers [n] the model was shown)
+                     and how it names chunks (its own ``refs`` when alone):
+                     label(id) = #rank file › heading path + trust flags
+esc / block / marked untrusted text as nodes: inline (isolated in <bdi>),
+                     a paragraph (dir="auto"), a paragraph with ranges wrapped
+                     (claims, evidence marks); long texts cut with a note
+card(rec, badges, body)  one .srnb-card: stage title, badges, latency,
+                         model-call count, fallbacks banner, body, calls_view
+badge meta row fold bar  small pieces around that text
+calls_view(calls)    the model-call inspector (prompts, raw output, tokens, cost)
+table card_head root listing joined score_bar   shapes several views build
 """
 
 from __future__ import annotations
@@ -24,10 +22,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from selfrag_nb.display.markup import TEXT_LIMIT, fmt_cost, fmt_ms, fmt_tokens, pct
+from selfrag_nb.display.markup import TEXT_LIMIT, fmt_ms, pct
 from selfrag_nb.display.names import chunk_name, short_id
 from selfrag_nb.display.tree import Kid, Node, frag, h
 from selfrag_nb.flow import TITLES
+from selfrag_nb.formats import fmt_cost, fmt_tokens
 from selfrag_nb.store.types import ChunkRef, Hit
 from selfrag_nb.trace import (
     Assessment,
@@ -41,36 +40,6 @@ from selfrag_nb.trace import (
     _NamesChunks,
 )
 
-__all__ = [
-    "CALL_TEXT_LIMIT",
-    "OFFLINE_NOTE",
-    "PAGE",
-    "STAGE_TITLES",
-    "STATIC_MAX_ITEMS",
-    "VERDICT_ICON",
-    "VERDICT_LABEL",
-    "Ctx",
-    "badge",
-    "band_of",
-    "bar",
-    "block",
-    "breakable",
-    "calls_view",
-    "card",
-    "costs",
-    "ctx_for",
-    "cut_note",
-    "esc",
-    "fallbacks",
-    "flags",
-    "fold",
-    "marked",
-    "meta",
-    "offline_badge",
-    "outcome_tone",
-    "row",
-]
-
 #: Items (hits, grades, claims) shown before the pager (widget) or a "show N more" fold (static).
 PAGE = 20
 #: Items put in a view at all; the rest are counted, not shown.
@@ -79,8 +48,6 @@ STATIC_MAX_ITEMS = 500
 CALL_TEXT_LIMIT = 6_000
 
 OFFLINE_NOTE = "offline model — reads structured inputs, not prompts"
-
-STAGE_TITLES = TITLES
 
 VERDICT_ICON = {"supported": "✓", "partial": "◐", "unsupported": "✗"}
 VERDICT_LABEL = {"supported": "supported", "partial": "partly supported", "unsupported": "unsupported"}
@@ -135,16 +102,18 @@ def marked(text: str, ranges: Iterable[Range], limit: int = TEXT_LIMIT, cls: str
     return h("div", cls, out, " " if note else None, note, dir="auto")
 
 
+def joined(items: Iterable[Any], sep: Any = " · ") -> list[Any]:
+    """``items`` with ``sep`` (text or a node) between each two."""
+    return [[sep if i else None, item] for i, item in enumerate(items)]
+
+
 _BREAK_AFTER = re.compile(r"(?<=[/_\-.])")
 
 
 def breakable(text: str, limit: int = 300) -> Node:
     """A name (file, path, id) that may wrap after / _ - . but never inside a word."""
     s, note = cut_note(text, limit)
-    parts: list[Any] = []
-    for i, p in enumerate(_BREAK_AFTER.split(s)):
-        parts.extend([h("wbr") if i else None, p])
-    return frag(h("bdi", "", parts), " " if note else None, note)
+    return frag(h("bdi", "", joined(_BREAK_AFTER.split(s), h("wbr"))), " " if note else None, note)
 
 
 # ----------------------------------------------------------- context
@@ -236,12 +205,29 @@ def offline_badge() -> Node:
 
 def meta(*items: Any) -> Node | None:
     parts = [i for i in items if i]
-    if not parts:
-        return None
-    out: list[Any] = []
-    for i, p in enumerate(parts):
-        out.extend([h("span", "srnb-meta-sep", "·") if i else None, p])
-    return h("span", "srnb-meta", out)
+    return h("span", "srnb-meta", joined(parts, h("span", "srnb-meta-sep", "·"))) if parts else None
+
+
+def card_head(title: Any, *kids: Any) -> Node:
+    """A card's heading row: its title, then badges and meta."""
+    return h("div", "srnb-card-h", h("span", "srnb-stage", title), kids)
+
+
+def root(cls: str, *kids: Any) -> Node:
+    """A view's root element (``cls`` carries the MathJax opt-out classes)."""
+    return h("div", cls, kids, dir="ltr")
+
+
+def table(cls: str, heads: Sequence[Any], rows: Any, **attrs: Any) -> Node:
+    """A table: ``heads`` in one header row (each put in a <th> unless it is one;
+    None left out), then ``rows`` in one <tbody>."""
+    cells = [x if isinstance(x, Node) and x.tag == "th" else h("th", "", x) for x in heads if x is not None]
+    return h("table", cls, h("thead", "", h("tr", "", cells)), h("tbody", "", rows), **attrs)
+
+
+def listing(title: str, items: Iterable[Any], cls: str = "srnb-list") -> list[Node]:
+    """A titled list: each item's kids in one ``li.srnb-list-item``."""
+    return [h("div", "srnb-col-h", title), h("ul", cls, [h("li", "srnb-list-item", i) for i in items])]
 
 
 def num(text: str) -> Node:
@@ -349,10 +335,8 @@ def card(rec: Any, badges: Any, body: Any, extra_meta: Sequence[Any] = (), key: 
     """One record's card; ``key`` makes its folds' open state survive redraws (unique per trace)."""
     calls: list[ModelCall] = rec.calls
     key = key or rec.stage
-    head = h(
-        "div",
-        "srnb-card-h",
-        h("span", "srnb-stage", STAGE_TITLES[rec.stage]),
+    head = card_head(
+        TITLES[rec.stage],
         badges,
         meta(
             num(fmt_ms(rec.latency_ms)),
@@ -379,6 +363,12 @@ def flags(items: Sequence[Sequence[str]]) -> list[Any]:
 def band_of(score: float, low: int = 50, high: int = 80) -> str:
     """The colour band a 0-100 value falls in: the colour follows the value."""
     return "high" if score >= high else "partial" if score >= low else "irrelevant"
+
+
+def score_bar(name: str, score: int, tip: str) -> Node:
+    """A named 0-100 score: its bar (the 50 and 80 bands marked) and the number."""
+    bars = bar(score, band_of(score), (50, 80), tip)
+    return h("div", "srnb-grade", h("div", "srnb-grade-name", name), bars, h("div", "", num(str(score))))
 
 
 def bar(score: float, band: str, ticks: Sequence[int] = (), title: str = "") -> Node:

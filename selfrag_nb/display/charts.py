@@ -19,16 +19,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from selfrag_nb.display.cards import STAGE_TITLES
-from selfrag_nb.display.markup import fmt_cost, neutralize
+from selfrag_nb.display.markup import neutralize
 from selfrag_nb.errors import InputTypeError, MissingDependencyError
 from selfrag_nb.eval.charts import NEUTRAL, neutral_layout, time_unit
+from selfrag_nb.flow import TITLES
+from selfrag_nb.formats import fmt_cost
 from selfrag_nb.trace import Grades, Rerank, Retrieval, Trace
 
 if TYPE_CHECKING:  # plotly is heavy and optional at import time
     import plotly.graph_objects as go
-
-__all__ = ["cost_chart", "figure_html", "grades_chart", "rerank_chart", "timeline_chart"]
 
 COLOURS = {"high": "#2da44e", "partial": "#d4a72c", "irrelevant": "#e5534b", "line": "#4493f8"}
 
@@ -153,7 +152,7 @@ def timeline_chart(trace: Trace) -> go.Figure:
     for r in rows:
         starts.append(t)
         t += float(r["latency_ms"])
-    labels = [f"{i + 1}. {STAGE_TITLES[r['stage']]}" for i, r in enumerate(rows)]
+    labels = [f"{i + 1}. {TITLES[r['stage']]}" for i, r in enumerate(rows)]
     # one unit for bars, labels, hover, axis and title
     unit, div = time_unit([t])
     fmt = ".1f" if unit == "ms" else ".2f"
@@ -186,7 +185,7 @@ def cost_chart(trace: Trace) -> go.Figure:
     _check(trace, Trace, "cost_chart")
     go = _go()
     rows = trace.stage_table()
-    labels = [f"{i + 1}. {STAGE_TITLES[r['stage']]}" for i, r in enumerate(rows)]
+    labels = [f"{i + 1}. {TITLES[r['stage']]}" for i, r in enumerate(rows)]
     costs = [fmt_cost(r["cost"]) if r["model_calls"] else "no calls" for r in rows]
     fig = go.Figure(
         [

@@ -4,47 +4,31 @@
                         then one line per stage ("= summary" when the same, "≠ what
                         changed" when not, "·" when it ran on neither side), then
                         the config entries that differ
-    compare_html(cmp)   <div class="srnb-root srnb-cmp tex2jax_ignore mathjax_ignore">
+    compare_tree(cmp)   <div class="srnb-root srnb-cmp tex2jax_ignore mathjax_ignore">
                           header (question(s), the two labels with their outcomes)
                           first-divergence banner (or "no divergence")
                           one row per stage in flow order: title | left | right,
                             what changed across both columns; the first divergent
                             row is marked srnb-cmp-first and its details are open
                           config differences: key | left | right
-                        </div>
+                        </div>                 compare_html(cmp): its static page
     registered: faces.register(Comparison, text, html, widget=CompareWidget)
 
-Every text (questions, chunk names, answers, reasons, config values) enters
-the HTML through markup.py's ``esc`` / ``block`` / ``escape``; chunk ids go in
-``title`` attributes (hover), never as the visible name. No <script>;
-expanding uses <details>. The root carries ``tex2jax_ignore mathjax_ignore``
-so a notebook's MathJax leaves ``$x$`` in document text alone.
+Chunk ids go in ``title`` attributes (hover), never as the visible name. No
+<script>; expanding uses <details>.
 """
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from selfrag_nb.comparison import Comparison, Item, Side, StageRow
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import badge, block, esc, flags
-from selfrag_nb.display.html import css
+from selfrag_nb.display.cards import badge, block, card_head, esc, flags, root, table
+from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.names import doc_flags
 from selfrag_nb.display.text import one_line
 from selfrag_nb.display.tree import Node, h, to_page
-
-__all__ = [
-    "DETAILS",
-    "MARK_LABELS",
-    "ROOT_CLASS",
-    "compare_css",
-    "compare_html",
-    "compare_text",
-    "compare_tree",
-]
 
 #: The root element's classes: the shared look, this view, and MathJax opt-out.
 ROOT_CLASS = "srnb-root srnb-cmp tex2jax_ignore mathjax_ignore"
@@ -57,12 +41,9 @@ MARK_LABELS = {
 }
 
 
-@lru_cache(maxsize=1)
 def compare_css() -> str:
     """The shared stylesheet followed by the comparison's own, comments stripped."""
-    raw = (Path(__file__).parent / "static" / "compare.css").read_text(encoding="utf-8")
-    raw = re.sub(r"/\*.*?\*/", "", raw, flags=re.S)
-    return css() + re.sub(r"\s*\n\s*", "", raw).strip()
+    return stylesheet("trace.css", "compare.css")
 
 
 # ------------------------------------------------------------------ text
@@ -193,9 +174,8 @@ def _banner(cmp: Comparison) -> Node:
 
 
 def _config(cmp: Comparison) -> Node:
-    title = h("span", "srnb-stage", "Configuration")
     if not cmp.config:
-        return h("section", "srnb-card srnb-cmp-config", h("div", "srnb-card-h", title, badge("same", "ok")))
+        return h("section", "srnb-card srnb-cmp-config", card_head("Configuration", badge("same", "ok")))
     la, lb = (esc(x, 200) for x in cmp.labels)
     rows = [
         h(
@@ -209,12 +189,11 @@ def _config(cmp: Comparison) -> Node:
     ]
     n = len(cmp.config)
     count = badge(f"{n} difference" + ("s" if n != 1 else ""), "warn")
-    head = h("thead", "", h("tr", "", h("th", "", "setting"), h("th", "", la), h("th", "", lb)))
     return h(
         "section",
         "srnb-card srnb-cmp-config",
-        h("div", "srnb-card-h", title, count),
-        h("table", "srnb-table", head, h("tbody", "", rows)),
+        card_head("Configuration", count),
+        table("srnb-table", ["setting", la, lb], rows),
     )
 
 
@@ -235,16 +214,8 @@ def compare_tree(cmp: Comparison) -> Node:
         h("div", "srnb-col-h", lb),
     )
     rows = [_row(r, r.stage == first) for r in cmp.rows]
-    return h(
-        "div",
-        ROOT_CLASS,
-        _header(cmp),
-        _banner(cmp),
-        _legend(),
-        h("div", "srnb-cmp-grid", grid_head, rows),
-        _config(cmp),
-        dir="ltr",
-    )
+    grid = h("div", "srnb-cmp-grid", grid_head, rows)
+    return root(ROOT_CLASS, _header(cmp), _banner(cmp), _legend(), grid, _config(cmp))
 
 
 def compare_html(cmp: Comparison, **_: Any) -> str:

@@ -20,8 +20,6 @@ from selfrag_nb.display.compare_html import compare_css, compare_tree
 from selfrag_nb.display.tree_widget import ViewWidget
 from selfrag_nb.errors import InputTypeError
 
-__all__ = ["CompareWidget"]
-
 
 def _checked(cmp: object) -> Comparison:
     if not isinstance(cmp, Comparison):

@@ -2,64 +2,42 @@
 
     EvalReport     -> report_view(report)
                         head (set, hash, k, rows, time) + variant legend | variants
-                        | charts, one tab each (outcome / decision accuracy,
-                        recall@k, refusals and errors, latency) | summary by variant
-                        x category (sortable) | calibration | where the variants
-                        disagree | per model role | failures, one <details> per variant
-    Calibration    -> calibration_view(cal)
-                        suggestion, the set it was chosen on, the curve, the sweep
-    RegressionDiff -> regression_view(diff)
-                        counts, then one tab per list (broke first)
-      -> static face  report_html / calibration_html / regression_html:
-                      <style> + tree.to_html(view)  (no script; tabs shown one
-                      under the other, each with its heading)
-      -> widget face  EvalWidget (eval_widget.py): tree.to_json(view) mounted by
-                      mount.js; data-tabs / data-sort / <details data-key> work there
+                        | charts, one tab each (outcome / decision accuracy, recall@k,
+                        refusals and errors, latency) | summary by variant x category
+                        (sortable) | calibration | where the variants disagree
+                        | per model role | failures, one <details> per variant
+    Calibration    -> calibration_view(cal): suggestion, the set it was chosen on, curve, sweep
+    RegressionDiff -> regression_view(diff): counts, then one tab per list (broke first)
+      -> static face  report_html / calibration_html / regression_html: to_page(view, eval_css())
+                      (no script; tabs shown one under the other, each with its heading)
+      -> widget face  EvalWidget (eval_widget.py): to_json(view) mounted by mount.js
 
-Charts are SVG nodes from svg_charts.py, in the variants' colours
-(eval/charts.py ``variant_colours``, the mapping the plotly figures use too).
-Layout rules, for JupyterLab, marimo and a saved page alike: the root carries
-``tex2jax_ignore mathjax_ignore`` (MathJax would typeset "$0 ... $0"), every
-table sits in a ``srnb-scroll`` wrapper that scrolls sideways inside its card
-(nothing is cut at a card's edge, the page never grows past its width), and an
-id never breaks inside: it stays on one line, cut with "…" past ``ID_CHARS``,
-the whole id on hover. Evidence is named by its document's file, the chunk id
-on hover. The tree is cut to fit STATE_BUDGET (questions, reasons, rows kept
-per list), loosest limits first.
+Charts are SVG nodes (svg_charts.py) in the variants' colours (eval/charts.py
+``variant_colours``, as the plotly figures). Every table scrolls sideways
+inside its card; an id never breaks inside (cut with "…" past ``ID_CHARS``,
+the whole id on hover); evidence is named by its file, the chunk id on hover.
+The tree is cut to fit STATE_BUDGET (questions, reasons, rows per list),
+loosest limits first.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Sequence
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from selfrag_nb.display import faces
+from selfrag_nb.display.cards import root, table
+from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.names import file_name
-from selfrag_nb.display.svg_charts import bar_chart, box_chart, line_chart, swatch, time_unit
-from selfrag_nb.display.tree import Node, frag, h, to_html, to_json
+from selfrag_nb.display.svg_charts import bar_chart, box_chart, line_chart, swatch
+from selfrag_nb.display.tree import Node, frag, h, to_html, to_json, to_page
 from selfrag_nb.eval.calibrate import SWEEP_COLUMNS, Calibration
+from selfrag_nb.eval.charts import time_unit
 from selfrag_nb.eval.regression import RegressionDiff
 from selfrag_nb.eval.report import EvalReport
 from selfrag_nb.formats import fmt_cost, fmt_tokens
-
-__all__ = [
-    "KEY_METRICS",
-    "ROOT_CLASS",
-    "calibration_html",
-    "calibration_view",
-    "disagreement_kind",
-    "eval_css",
-    "eval_view",
-    "regression_html",
-    "regression_view",
-    "report_html",
-    "report_view",
-]
 
 #: Class of every root element: MathJax (JupyterLab, Notebook) leaves it alone.
 ROOT_CLASS = "srnb-root srnb-ev tex2jax_ignore mathjax_ignore"
@@ -103,7 +81,6 @@ _REFUSALS = (
     ("citation_errors", "citation errors", "info"),
 )
 _TONES = {"ok": "#2da44e", "bad": "#e5534b", "warn": "#d4a72c", "info": "#4493f8"}
-_STATIC = Path(__file__).parent / "static"
 
 # (characters per question, per reason / other text, rows per list), loosest first:
 # the first whose tree fits STATE_BUDGET wins.
@@ -111,13 +88,9 @@ _LIMITS = ((400, 400, 60), (240, 240, 25), (120, 160, 10), (60, 100, 4))
 Limits = tuple[int, int, int]
 
 
-@lru_cache(maxsize=1)
 def eval_css() -> str:
     """The record views' stylesheet followed by the evaluation view's own, comments stripped."""
-    from selfrag_nb.display.html import css
-
-    raw = re.sub(r"/\*.*?\*/", "", (_STATIC / "eval.css").read_text(encoding="utf-8"), flags=re.S)
-    return css() + re.sub(r"\s*\n\s*", "", raw).strip()
+    return stylesheet("trace.css", "eval.css")
 
 
 # ------------------------------------------------------------------ pieces
@@ -138,16 +111,8 @@ def _t(text: object, n: int) -> str:
 
 def _table(cols: Sequence[Any], rows: Sequence[Node], *, cls: str = "", sort: bool = False) -> Node:
     """A table in a wrapper that scrolls sideways inside its card (never cut by it)."""
-    head = h("thead", "", h("tr", "", [c if isinstance(c, Node) else h("th", "", c) for c in cols]))
-    table = h(
-        "table",
-        f"srnb-table {cls}".strip(),
-        head,
-        h("tbody", "", rows),
-        data_sort=sort or None,
-        data_key=cls or None,
-    )
-    return h("div", "srnb-scroll", table)
+    data = {"data_sort": sort or None, "data_key": cls or None}
+    return h("div", "srnb-scroll", table(f"srnb-table {cls}".strip(), cols, rows, **data))
 
 
 def _more(shown: int, total: int, where: str) -> Node | None:
@@ -180,7 +145,22 @@ def _badge(text: str, tone: str = "") -> Node:
 
 
 def _root(*kids: Any) -> Node:
-    return h("div", ROOT_CLASS, kids, dir="ltr")
+    return root(ROOT_CLASS, kids)
+
+
+def _tab(title: str, *kids: Any, **attrs: Any) -> Node:
+    """One panel of a ``data-tabs`` set: its heading is the static face's (tabs shown one under another)."""
+    return h("div", "srnb-tab", h("h5", "srnb-tab-h", title), kids, data_tab=title, **attrs)
+
+
+def _tabs(cls: str, key: str, panels: list[Node]) -> Node:
+    return h("section", cls, h("div", "srnb-tabs", panels, data_tabs="", data_key=key))
+
+
+def _refusal_legend() -> Node:
+    return h(
+        "div", "srnb-legend", [h("span", "srnb-ev-key", swatch(_TONES[t]), lab) for _, lab, t in _REFUSALS]
+    )
 
 
 def _section(title: str, *kids: Any, cls: str = "") -> Node:
@@ -264,7 +244,7 @@ def _charts(report: EvalReport, records: list[dict[str, Any]], colours: dict[str
             rate=True,
             strong="all",
         )
-        panels.append(h("div", "srnb-tab", h("h5", "srnb-tab-h", label), chart, data_tab=label))
+        panels.append(_tab(label, chart))
     overall = {r["variant"]: r for r in records if r["category"] == "all"}
     refusal = bar_chart(
         variants,
@@ -274,21 +254,7 @@ def _charts(report: EvalReport, records: list[dict[str, Any]], colours: dict[str
         fmt=lambda v: f"{v:,.0f}",
         whole=True,
     )
-    legend = h(
-        "div",
-        "srnb-legend",
-        [h("span", "srnb-ev-key", swatch(_TONES[t]), lab) for _, lab, t in _REFUSALS],
-    )
-    panels.append(
-        h(
-            "div",
-            "srnb-tab",
-            h("h5", "srnb-tab-h", "refusals and errors"),
-            legend,
-            refusal,
-            data_tab="refusals and errors",
-        )
-    )
+    panels.append(_tab("refusals and errors", _refusal_legend(), refusal))
     from selfrag_nb.eval.charts import latency_stats
 
     boxes = [
@@ -297,10 +263,8 @@ def _charts(report: EvalReport, records: list[dict[str, Any]], colours: dict[str
     ]
     if any(b[2].get("n") for b in boxes):
         chart = box_chart(boxes, title="latency per question")
-        panels.append(h("div", "srnb-tab", h("h5", "srnb-tab-h", "latency"), chart, data_tab="latency"))
-    return h(
-        "section", "srnb-card srnb-ev-charts", h("div", "srnb-tabs", panels, data_tabs="", data_key="charts")
-    )
+        panels.append(_tab("latency", chart))
+    return _tabs("srnb-card srnb-ev-charts", "charts", panels)
 
 
 def _summary(records: list[dict[str, Any]]) -> Node:
@@ -319,7 +283,7 @@ def _summary(records: list[dict[str, Any]]) -> Node:
                 best[k] = float(v)
     latency = [r.get(k) for r in records for k in ("latency_p50_ms", "latency_p95_ms")]
     unit, div = time_unit(latency)
-    cols = [h("th", "", "variant"), h("th", "", "category"), h("th", "srnb-r", "n")]
+    cols = ["variant", "category", h("th", "srnb-r", "n")]
     cols += [
         h("th", "srnb-r", lab, title=f"{'higher' if b == 'up' else 'lower'} is better" if b else None)
         for _, lab, _, b in KEY_METRICS
@@ -359,7 +323,7 @@ def _disagreements(report: EvalReport, limits: Limits) -> Node:
         return _section(
             title, h("p", "", "Every variant ended the same way with the same evidence on every question.")
         )
-    cols: list[Any] = ["id", "category", "question", "differs in", *(h("th", "", _id(v)) for v in variants)]
+    cols = ["id", "category", "question", "differs in", *(_id(v) for v in variants)]
     rows = []
     for a in off[: limits[2]]:
         cells = [
@@ -401,14 +365,8 @@ def _roles(report: EvalReport) -> Node:
         )
         for r in recs
     ]
-    cols = [
-        "variant",
-        "role",
-        h("th", "srnb-r", "tokens in"),
-        h("th", "srnb-r", "tokens out"),
-        h("th", "srnb-r", "cost"),
-    ]
-    cols.append(h("th", "srnb-r", f"{unit} per question"))
+    numbers = ("tokens in", "tokens out", "cost", f"{unit} per question")
+    cols = ["variant", "role", *(h("th", "srnb-r", x) for x in numbers)]
     return _section("Per model role", _table(cols, rows), cls="srnb-ev-roles")
 
 
@@ -504,9 +462,6 @@ def _calibration_card(cal: Calibration, limits: Limits) -> Node:
         if rows
         else None
     )
-    legend = h(
-        "div", "srnb-legend", [h("span", "srnb-ev-key", swatch(_TONES[t]), lab) for _, lab, t in _REFUSALS]
-    )
 
     def cell(col: str, v: Any) -> Node:
         text = "n/a" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
@@ -548,7 +503,7 @@ def _calibration_card(cal: Calibration, limits: Limits) -> Node:
             "Re-calibrate when the question set, corpus or models change.",
         ),
         chart,
-        legend if rows else None,
+        _refusal_legend() if rows else None,
         table,
     )
 
@@ -593,18 +548,8 @@ def _regression_tree(diff: RegressionDiff, limits: Limits) -> Node:
             ]
             cols = ["variant", "id", "category", "question", "before", "after", "new checks"]
             body = frag(_table(cols, rows), _more(len(rows), len(items), "diff.table"))
-        panels.append(
-            h(
-                "div",
-                "srnb-tab",
-                h("h5", "srnb-tab-h", title),
-                body,
-                data_tab=title,
-                data_tab_open=key == first or None,
-            )
-        )
-    card = h("section", "srnb-card", h("div", "srnb-tabs", panels, data_tabs="", data_key="regression"))
-    return _root(head, card)
+        panels.append(_tab(title, body, data_tab_open=key == first or None))
+    return _root(head, _tabs("srnb-card", "regression", panels))
 
 
 # ------------------------------------------------------------------ fitting and faces
@@ -654,8 +599,7 @@ def eval_view(obj: object) -> Node:
 
 def page(node: Node) -> str:
     """The static face of a view tree: the root with the stylesheet first in it."""
-    inner = "".join(to_html(k) for k in node.kids)
-    return f'<div class="{node.cls}" dir="ltr"><style>{eval_css()}</style>{inner}</div>'
+    return to_page(node, eval_css())
 
 
 def report_html(report: EvalReport, *, charts: bool = True) -> str:

@@ -17,10 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from selfrag_nb.display.eval_html import eval_css, eval_view, page
+from selfrag_nb.display.eval_html import eval_css, eval_view
 from selfrag_nb.display.tree_widget import ViewWidget
-
-__all__ = ["EvalWidget"]
 
 
 class EvalWidget(ViewWidget):
@@ -34,10 +32,3 @@ class EvalWidget(ViewWidget):
     def update(self, obj: object) -> None:
         """Show ``obj`` instead (open <details>, the chosen tab and sort are kept)."""
         self.show(eval_view(obj), shown=obj)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        data = bundle[0] if isinstance(bundle, tuple) else bundle
-        if isinstance(data, dict):
-            data["text/html"] = page(self._node)  # with the stylesheet, like faces.html
-        return bundle

@@ -12,27 +12,21 @@ widget shows when rows are opened.
                          one trace  -> {"kind": "trace", "tree": to_json(view_tree(t))}
                          two traces -> {"kind": "compare", "tree": to_json(compare_tree(
                                         sr.compare(a, b)))}
-                       nodes from the view tree (display/tree.py ``h``: allow-listed
-                       tags and attributes, text only as text), mounted by
-                       explore.js with mount.js's build() + attach()
+                       mounted by explore.js with mount.js's build() + attach()
     registered: faces.register(Explorer, text, html, widget=ExploreWidget)
 
-Every text is a plain string in a node: to_html escapes it, the browser sets
-it as text (control characters split out as labelled spans by tree.py, as in
-every view). The widget's rows (explore_widget.py, static/explore.js) are not
-this tree: they are ticked, sorted, filtered and paged in the browser over
-every row, so explore.js draws them from the synced values.
+The widget's rows (explore_widget.py, static/explore.js) are not this tree:
+they are ticked, sorted, filtered and paged in the browser over every row, so
+explore.js draws them from the synced values.
 """
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import esc
+from selfrag_nb.display.cards import card_head, esc, table
+from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.markup import fmt_ms
 from selfrag_nb.display.tree import Node, h, to_json, to_page
 from selfrag_nb.explorer import Explorer
@@ -41,30 +35,16 @@ from selfrag_nb.formats import fmt_cost, fmt_tokens
 if TYPE_CHECKING:
     from selfrag_nb.trace import Trace
 
-__all__ = [
-    "STATIC_ROWS",
-    "explore_css",
-    "explore_html",
-    "explore_text",
-    "explore_tree",
-    "opened_state",
-]
-
 #: Rows the static HTML lists (the widget pages through all of them).
 STATIC_ROWS = 200
 ROOT_CLASS = "srnb-root srnb-xp tex2jax_ignore mathjax_ignore"
 _TONE = {"answered": "ok", "direct": "ok", "disclaimed": "warn", "regenerated": "warn", "clarify": "warn"}
 
 
-@lru_cache(maxsize=1)
 def explore_css() -> str:
     """The shared and comparison stylesheets (an opened row is a trace or a
     comparison) followed by the explorer's own, comments stripped."""
-    from selfrag_nb.display.compare_html import compare_css
-
-    raw = (Path(__file__).parent / "static" / "explore.css").read_text(encoding="utf-8")
-    raw = re.sub(r"/\*.*?\*/", "", raw, flags=re.S)
-    return compare_css() + re.sub(r"\s*\n\s*", "", raw).strip()
+    return stylesheet("trace.css", "compare.css", "explore.css")
 
 
 def explore_text(ex: Explorer) -> str:
@@ -101,24 +81,8 @@ def explore_tree(ex: Explorer) -> Node:
     return h(
         "div",
         ROOT_CLASS,
-        h(
-            "div",
-            "srnb-card-h",
-            h("span", "srnb-stage", "Explorer"),
-            h("span", "srnb-meta", f"{len(ex.rows):,} trace(s)"),
-            " ",
-            counts,
-        ),
-        h(
-            "div",
-            "srnb-xp-scroll",
-            h(
-                "table",
-                "srnb-xp-table",
-                h("thead", "", h("tr", "", [h("th", "", x) for x in heads])),
-                h("tbody", "", body),
-            ),
-        ),
+        card_head("Explorer", h("span", "srnb-meta", f"{len(ex.rows):,} trace(s)"), " ", counts),
+        h("div", "srnb-xp-scroll", table("srnb-xp-table", heads, body)),
         h(
             "p",
             "srnb-meta",

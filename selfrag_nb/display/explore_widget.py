@@ -42,8 +42,6 @@ from selfrag_nb.display.js import STATIC, ctl_line, module
 from selfrag_nb.explore_rows import Row
 from selfrag_nb.explorer import Explorer
 
-__all__ = ["COLUMNS", "QUESTION_CHARS", "ExploreWidget", "explore_module", "explore_state"]
-
 #: Characters of a question shipped per row (the whole question is in the opened trace).
 QUESTION_CHARS = 240
 

@@ -38,21 +38,6 @@ from typing import Any
 
 from selfrag_nb.errors import InputTypeError
 
-__all__ = [
-    "WIDGET_MIME",
-    "StaticView",
-    "faces_of",
-    "has_widget",
-    "html",
-    "in_kernel",
-    "marimo_view",
-    "mimebundle",
-    "register",
-    "text",
-    "tree",
-    "widget",
-]
-
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 _log = logging.getLogger(__name__)
 

@@ -1,11 +1,10 @@
 """Every record's view, built once as a view tree (tree.py) and shown two ways.
 
     view_tree(obj, baseline=, what_if=)
-      -> Ctx (chunk texts from the retrieval, support per generation attempt,
-         evidence numbers [n])
-      -> one builder per kind: Decision Rewrite Retrieval Grades Rerank
-         Assessment Generation Support Usefulness Outcome Hits  (each -> one .srnb-card
-         Node, built from cards.py: card, badge, meta, row, fold, bar, calls_view)
+      -> Ctx (chunk texts, support per generation attempt, evidence numbers [n])
+      -> one builder per kind (each -> one .srnb-card from cards.py's pieces):
+         Decision Rewrite Retrieval Grades Hits here; Rerank (rerank_view.py);
+         Assessment Generation Support Usefulness Outcome (answer_view.py)
       -> Trace = header + every record's card in order + timeline/cost footer
          (+ a stepper's what-if: the trace before it, folded below)
       -> <div class="srnb-root tex2jax_ignore mathjax_ignore" dir="ltr">
@@ -14,25 +13,17 @@
 
 Claims and their evidence are linked by ``data-claim`` / ``data-for-claim``;
 long lists carry ``data-page`` (the widget pages them, the static face folds
-them in a "show N more" ``<details>``); every fold has a ``data-key`` so a
-stepper's redraw keeps it open. Safety comes from the tree: text is only ever
-text (escaped by ``to_html``, set with ``textContent`` by mount.js), control
-characters are labelled ``U+XXXX`` spans, inline text sits in ``<bdi>``,
-blocks carry ``dir="auto"``, texts longer than ``TEXT_LIMIT`` are cut with a
-note, and no tag or attribute outside tree.py's allow-lists can be built.
+them); every fold has a ``data-key`` so a stepper's redraw keeps it open.
+Text is only ever text (tree.py), inline text sits in ``<bdi>``, blocks carry
+``dir="auto"``, texts longer than ``TEXT_LIMIT`` are cut with a note.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from selfrag_nb.display.answer_view import (
-    MODEL_ERROR_BANNER,
-    USEFUL_TONE,
     assessment_card,
     generation_card,
     outcome_card,
@@ -40,33 +31,37 @@ from selfrag_nb.display.answer_view import (
     usefulness_card,
 )
 from selfrag_nb.display.cards import (
-    OFFLINE_NOTE,
-    PAGE,
-    STAGE_TITLES,
-    STATIC_MAX_ITEMS,
     Ctx,
     badge,
     bar,
     block,
     breakable,
     card,
+    card_head,
     ctx_for,
     esc,
     flags,
     fold,
+    joined,
+    listing,
     marked,
     meta,
     num,
     offline_badge,
     outcome_tone,
+    root,
     row,
+    table,
 )
-from selfrag_nb.display.markup import TEXT_LIMIT, find_all, fmt_cost, fmt_ms, pct
+from selfrag_nb.display.js import stylesheet
+from selfrag_nb.display.markup import find_all, fmt_ms, pct
 from selfrag_nb.display.names import chunk_name, search_ranks
 from selfrag_nb.display.rerank_view import rerank_card
 from selfrag_nb.display.text import trace_times
 from selfrag_nb.display.tree import Kid, Node, frag, h, to_html, to_page
 from selfrag_nb.errors import InputTypeError
+from selfrag_nb.flow import TITLES
+from selfrag_nb.formats import fmt_cost
 from selfrag_nb.store.types import Hit, Hits
 from selfrag_nb.trace import (
     Assessment,
@@ -81,25 +76,6 @@ from selfrag_nb.trace import (
     Trace,
     Usefulness,
 )
-
-__all__ = [
-    "MODEL_ERROR_BANNER",
-    "OFFLINE_NOTE",
-    "PAGE",
-    "RECORD_TYPES",
-    "ROOT_CLASS",
-    "SCORE_NAMES",
-    "STAGE_TITLES",
-    "STATIC_MAX_ITEMS",
-    "TEXT_LIMIT",
-    "USEFUL_TONE",
-    "body_tree",
-    "css",
-    "page",
-    "render_body",
-    "static_html",
-    "view_tree",
-]
 
 #: Every view's root: our class plus the classes that tell MathJax (JupyterLab,
 #: Notebook, nbconvert) to leave it alone, or "cost $0 -> $0" becomes maths.
@@ -146,40 +122,25 @@ def _rewrite(r: Rewrite, ctx: Ctx) -> Node:
     )
     body: list[Any] = [cols]
     if r.protected:
-        parts: list[Any] = []
-        for i, p in enumerate(r.protected):
-            parts += [
-                " " if i else None,
-                h("mark", "srnb-protect", esc(p.text, 300)),
-                " ",
-                meta(esc(p.kind, 50)),
-            ]
-        body.append(row("protected", parts))
+        parts = [
+            [h("mark", "srnb-protect", esc(p.text, 300)), " ", meta(esc(p.kind, 50))] for p in r.protected
+        ]
+        body.append(row("protected", joined(parts, " ")))
     if r.rejected:
         items = [
-            h(
-                "li",
-                "srnb-list-item",
+            [
                 badge("rejected", "bad"),
                 " ",
                 esc(x.text, 2000),
                 " — ",
                 esc(x.reason, 1000),
-                [
-                    " ",
-                    meta(
-                        ["missing: ", [[", " if i else None, esc(m, 200)] for i, m in enumerate(x.missing)]]
-                    ),
-                ]
+                [" ", meta(["missing: ", joined((esc(m, 200) for m in x.missing), ", ")])]
                 if x.missing
                 else None,
-            )
+            ]
             for x in r.rejected
         ]
-        body += [
-            h("div", "srnb-col-h", f"rejected rewrites ({len(r.rejected)})"),
-            h("ul", "srnb-list", items),
-        ]
+        body += listing(f"rejected rewrites ({len(r.rejected)})", items)
     if r.reason:
         body.append(row("why", esc(r.reason)))
     tag = badge("attempted" if r.attempted else "not attempted", "info" if r.attempted else "")
@@ -253,20 +214,16 @@ def _retrieval(r: Retrieval, ctx: Ctx) -> Node:
         ),
     ]
     if r.per_query:
-        items = [
-            h("li", "srnb-list-item", esc(q.query, 2000), " ", meta(f"{len(q.chunk_ids)} chunks"))
-            for q in r.per_query
-        ]
-        body += [h("div", "srnb-col-h", "per query"), h("ul", "srnb-list", items)]
+        body += listing(
+            "per query", [[esc(q.query, 2000), " ", meta(f"{len(q.chunk_ids)} chunks")] for q in r.per_query]
+        )
     body.append(_hits_list(r.hits, ctx.key or "retrieve"))
     return card(r, badge(f"{len(r.hits)} hits", "info"), body, (esc(r.mode, 40),), key=ctx.key)
 
 
 def _hits(x: Hits, ctx: Ctx) -> Node:
-    head = h(
-        "div",
-        "srnb-card-h",
-        h("span", "srnb-stage", "Search"),
+    head = card_head(
+        "Search",
         badge(f"{len(x.hits)} hits", "info"),
         meta(esc(x.mode, 40), f"k={x.k}", ["query ", esc(x.query, 2000)]),
     )
@@ -319,9 +276,7 @@ def _grades(g: Grades, ctx: Ctx) -> Node:
     best = max((x.score for x in g.items), default=None)
     body: list[Any] = [legend, fold(rows, "grades", f"{ctx.key or 'grade'}-grades")]
     if g.kept:
-        body.append(
-            row("kept (by grade)", [[", " if i else None, ctx.label(k)] for i, k in enumerate(g.kept)])
-        )
+        body.append(row("kept (by grade)", joined((ctx.label(k) for k in g.kept), ", ")))
     tag = badge(f"{n_rel}/{len(g.items)} relevant", "ok" if n_rel else "bad")
     extra = (
         f"cutoff {g.relevance_cutoff}",
@@ -342,7 +297,7 @@ def _timeline(t: Trace) -> Node:
     total = startup + sum(r["latency_ms"] for r in rows) or 1.0
     tl: list[Node] = []
     start = 0.0
-    for r in [*lead, *({"title": STAGE_TITLES[r["stage"]]} | r for r in rows)]:
+    for r in [*lead, *({"title": TITLES[r["stage"]]} | r for r in rows)]:
         lat = float(r["latency_ms"])
         # the bar's offset is a custom property: the tree allows widths and custom properties only
         style = f"--srnb-left:{pct(100 * start / total)};width:{pct(100 * lat / total)}"
@@ -360,7 +315,7 @@ def _timeline(t: Trace) -> Node:
 
     body = [
         cells(
-            STAGE_TITLES[r["stage"]],
+            TITLES[r["stage"]],
             fmt_ms(r["latency_ms"]),
             str(r["model_calls"]),
             f"{r['tokens_in']:,}",
@@ -382,23 +337,20 @@ def _timeline(t: Trace) -> Node:
             "",
         )
     )
-    heads = [("stage", ""), ("latency", "srnb-r"), ("calls", "srnb-r"), ("tokens in", "srnb-r")]
-    heads += [("tokens out", "srnb-r"), ("cost", "srnb-r"), ("fallbacks", "")]
+    heads = [
+        "stage",
+        *(h("th", "srnb-r", x) for x in ("latency", "calls", "tokens in", "tokens out", "cost")),
+    ]
     startup_note = "; ".join(f"{what} {fmt_ms(ms)}" for what, ms in t.startup.items())
     return h(
         "section",
         "srnb-card srnb-card-totals",
-        h("div", "srnb-card-h", h("span", "srnb-stage", "Timeline & cost")),
+        card_head("Timeline & cost"),
         h("div", "srnb-tl", tl),
         h("div", "srnb-meta", f"start-up, once, before the question's clock: {startup_note}")
         if t.startup
         else None,
-        h(
-            "table",
-            "srnb-table",
-            h("thead", "", h("tr", "", [h("th", c, x) for x, c in heads])),
-            h("tbody", "", body),
-        ),
+        table("srnb-table", [*heads, "fallbacks"], body),
     )
 
 
@@ -433,11 +385,8 @@ def _head(t: Trace, key: str) -> Node:
         history = h("details", "srnb-details", summary, turns, data_key=f"{key}history")
     models = None
     if t.config.models:
-        pairs = [
-            [", " if i else None, esc(k, 40), ": ", esc(v, 200)]
-            for i, (k, v) in enumerate(sorted(t.config.models.items()))
-        ]
-        models = h("div", "srnb-meta", "models — ", pairs)
+        pairs = [[esc(k, 40), ": ", esc(v, 200)] for k, v in sorted(t.config.models.items())]
+        models = h("div", "srnb-meta", "models — ", joined(pairs, ", "))
     return h("div", "srnb-head", block(t.question, 2000, "srnb-q"), totals, history, models)
 
 
@@ -503,7 +452,7 @@ def view_tree(obj: object, baseline: Trace | None = None, what_if: str = "") -> 
             data_key="baseline",
         )
         parts = [banner, *parts, before]
-    return h("div", ROOT_CLASS, parts, dir="ltr")
+    return root(ROOT_CLASS, parts)
 
 
 def render_body(obj: object) -> str:
@@ -511,17 +460,14 @@ def render_body(obj: object) -> str:
     return to_html(body_tree(obj))
 
 
-@lru_cache(maxsize=1)
 def css() -> str:
     """The shared stylesheet, comments and indentation stripped."""
-    raw = (Path(__file__).parent / "static" / "trace.css").read_text(encoding="utf-8")
-    raw = re.sub(r"/\*.*?\*/", "", raw, flags=re.S)
-    return re.sub(r"\s*\n\s*", "", raw).strip()
+    return stylesheet("trace.css")
 
 
 def page(body: Node) -> str:
     """A static page of ``body``: the root wrapper with trace.css inlined."""
-    return to_page(h("div", ROOT_CLASS, body, dir="ltr"), css())
+    return to_page(root(ROOT_CLASS, body), css())
 
 
 def static_html(obj: object) -> str:

@@ -1,6 +1,6 @@
 """Static faces of an IngestReport: what one ingest did, and whose access changed.
 
-    IngestReport -> ingest_tree(report)   a view tree (tree.py); ingest_html = its static page:
+    IngestReport -> ingest_tree(report)   a view tree (tree.py); the static face is its page:
                                           a card: counts (added / updated / unchanged /
                                           removed / skipped, chunks, version), then
                                           "access changed": one row per document,
@@ -11,8 +11,6 @@
                                           and per warning
 
 Static only (no widget): a report is read once, right after the cell ran.
-Source names, role names and skip reasons come from the documents, so all of
-it is text in the tree (escaped by ``to_html``).
 """
 
 from __future__ import annotations
@@ -20,13 +18,11 @@ from __future__ import annotations
 from typing import Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import badge, esc
-from selfrag_nb.display.html import ROOT_CLASS, css
+from selfrag_nb.display.cards import badge, card_head, esc, root, table
+from selfrag_nb.display.html import ROOT_CLASS
 from selfrag_nb.display.markup import neutralize
-from selfrag_nb.display.tree import Node, h, to_page
+from selfrag_nb.display.tree import Node, h
 from selfrag_nb.store.types import IngestReport
-
-__all__ = ["ingest_html", "ingest_text", "ingest_tree"]
 
 #: Rows of each table before the rest is summarised ("and N more").
 _ROWS = 50
@@ -38,12 +34,7 @@ def _more(n: int) -> Node | None:
 
 
 def _table(heads: list[str], rows: list[list[Any]]) -> Node:
-    return h(
-        "table",
-        "srnb-table",
-        h("thead", "", h("tr", "", [h("th", "", x) for x in heads])),
-        h("tbody", "", [h("tr", "", [h("td", "", c) for c in r]) for r in rows]),
-    )
+    return table("srnb-table", heads, [h("tr", "", [h("td", "", c) for c in r]) for r in rows])
 
 
 def _access(report: IngestReport) -> list[Any]:
@@ -88,10 +79,8 @@ def ingest_tree(report: IngestReport) -> Node:
         )
     )
     version = f" · version {report.version}" if report.version is not None else ""
-    head = h(
-        "div",
-        "srnb-card-h",
-        h("span", "srnb-stage", "Ingest"),
+    head = card_head(
+        "Ingest",
         badge(f"{widened} widened", "bad", "someone can read these now who could not before")
         if widened
         else None,
@@ -106,12 +95,7 @@ def ingest_tree(report: IngestReport) -> Node:
         _pairs("warnings", "warning", report.warnings),
         _pairs("skipped", "reason", report.skipped),
     ]
-    return h("div", ROOT_CLASS, h("section", "srnb-card srnb-card-ingest", head, body), dir="ltr")
-
-
-def ingest_html(report: IngestReport) -> str:
-    """Static HTML of one ingest (no script; every name escaped)."""
-    return to_page(ingest_tree(report), css())
+    return root(ROOT_CLASS, h("section", "srnb-card srnb-card-ingest", head, body))
 
 
 def ingest_text(report: IngestReport) -> str:
@@ -125,4 +109,5 @@ def ingest_text(report: IngestReport) -> str:
     return "\n".join(lines)
 
 
-faces.register(IngestReport, text=ingest_text, tree=ingest_tree, html=ingest_html, widget=None)
+# html: the tree as a static page with trace.css (faces' default for a tree); no widget
+faces.register(IngestReport, text=ingest_text, tree=ingest_tree, widget=None)

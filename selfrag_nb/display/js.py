@@ -12,18 +12,18 @@ Each widget class sets ``_esm`` to its module (anywidget takes the module
 source as a string; an ES module loaded from a string cannot import a sibling
 file, so Python joins them), and mount.js checks the same allow-lists as
 tree.py. The node tests run the same joined module (tests/display).
+``stylesheet(*names)`` does the same for the static faces' inline CSS.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 
 from selfrag_nb.errors import InputError
 from selfrag_nb.text import VIEW_CONTROLS, char_class
-
-__all__ = ["allow_lists", "ctl_line", "module"]
 
 STATIC = Path(__file__).parent / "static"
 
@@ -62,3 +62,14 @@ def module(*names: str) -> str:
     With mount.js the allow-lists are generated in front."""
     head = allow_lists() + "\n" if "mount.js" in names else ""
     return head + "\n".join((STATIC / n).read_text(encoding="utf-8") for n in names)
+
+
+@cache
+def stylesheet(*names: str) -> str:
+    """``static/<names>`` joined into one stylesheet, comments and indentation stripped
+    (a static page inlines it: ``stylesheet("trace.css", "eval.css")``)."""
+    out = []
+    for n in names:
+        raw = re.sub(r"/\*.*?\*/", "", (STATIC / n).read_text(encoding="utf-8"), flags=re.S)
+        out.append(re.sub(r"\s*\n\s*", "", raw).strip())
+    return "".join(out)

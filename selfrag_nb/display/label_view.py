@@ -28,8 +28,6 @@ from selfrag_nb.display.tree import Node, h
 from selfrag_nb.label_sheet import CHOICES, LabelSheet, SheetChunk, SheetClaim
 from selfrag_nb.trace import USEFULNESS_WORDS
 
-__all__ = ["label_text", "label_tree"]
-
 _VERDICT_TONE = {
     "supported": "ok",
     "partial": "warn",

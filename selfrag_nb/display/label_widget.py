@@ -17,8 +17,6 @@ from selfrag_nb.display.tree_widget import ViewWidget
 from selfrag_nb.errors import SelfRAGError
 from selfrag_nb.label_sheet import LabelSheet
 
-__all__ = ["LabelWidget"]
-
 _log = logging.getLogger(__name__)
 
 

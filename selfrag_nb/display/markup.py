@@ -23,21 +23,7 @@ import html
 import re
 
 from selfrag_nb.cleantext import clean, clean_text
-from selfrag_nb.formats import fmt_cost, fmt_tokens  # re-exported: the one number format
 from selfrag_nb.text import VIEW_CONTROLS, char_class
-
-__all__ = [
-    "CONTROL_RE",
-    "TEXT_LIMIT",
-    "escape",
-    "find_all",
-    "fmt_cost",
-    "fmt_ms",
-    "fmt_tokens",
-    "locate_span",
-    "neutralize",
-    "pct",
-]
 
 #: Characters kept per text field before truncation (a note says so).
 TEXT_LIMIT = 20_000

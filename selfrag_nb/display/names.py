@@ -20,8 +20,6 @@ from typing import Any
 
 from selfrag_nb.store.types import ChunkRef, Hit
 
-__all__ = ["chunk_name", "doc_flags", "file_name", "heading_path", "search_ranks", "short_id"]
-
 #: Characters of a chunk id shown when nothing better names the chunk.
 SHORT_ID = 10
 

@@ -1,52 +1,38 @@
 """The Prompt Lab's views: each read-only pane one view tree (tree.py), both faces.
 
-    head_tree(lab, role=None)    "Prompt Lab", N questions · set, the note (offline model,
-                                 template unused); with a role (the widget) its model badge
-    versions_table(vs, best)     version (current / baseline / best marks), created, note,
+    head_tree(lab, role=None)    "Prompt Lab", N questions · set, the note; with a role its model
+    versions_table(vs, best)     version + marks (current / baseline / best), created, note,
                                  agreement; each <tr data-hash> (the widget adds buttons there)
     versions_card(vs, role)      the table under "Versions · role"
-    run_tree(run)                "cancelled after n/N" banner, "k of n sides cached" line,
-                                 totals (agreement old -> new over the rows the prompt reached,
-                                 "prompt reached the model on k of n", tokens, cost), the
-                                 figures against people when scored on labels (human_line,
-                                 the candidate's confusion matrix, per category, the
-                                 disagreeing items folded), the mark key (✓ ◐ ✗ —), then per
-                                 question a <tbody>: the question + label on a full-width
-                                 row, old | new below at half the width each (table-layout:
-                                 fixed, words never broken inside); each side: mark + its
-                                 percentage beside it, the verdict as a word diff (side_parts
-                                 -> worddiff.diff_tree: deleted words struck on the old side,
-                                 inserted words marked on the new), the role's own measures,
-                                 tokens · cost · latency or "no call"; a side whose prompt did
-                                 not reach a model says "prompt not used" and why
+    run_tree(run)                banners (cancelled, cached), totals (agreement old -> new
+                                 over the rows the prompt reached, tokens, cost), the figures
+                                 against people when scored on labels, the mark key (✓ ◐ ✗ —),
+                                 then per question a <tbody>: question + label on a full-width
+                                 row, old | new below at half the width each; each side: mark,
+                                 percentage, the verdict as a word diff (side_parts ->
+                                 worddiff.diff_tree), the role's measures, tokens · cost ·
+                                 latency or "no call"; "prompt not used" and why when it was not
     progress_tree(...)           a run streaming in (the widget): a bar and the rows so far
     not_run_tree()               "not run yet"
 
-    static faces   to_page(tree, lab_css()):  lab_html (header + per role: template folded,
+    static faces   to_page(tree, lab_css()): lab_html (header + per role: template folded,
                    versions_table, run_tree), run_html (LabRun), versions_html (LabVersions)
     widget         prompt_lab_widget.py sends to_json of the same trees; static/prompt_lab.js
                    mounts them with mount.js's build() + attach()
     text faces     prompt_lab_text.py (and the phrases both use: pct, reach_line, human_line ...)
-    Every root: class ROOT_CLASS (tex2jax_ignore mathjax_ignore: MathJax leaves "$0 → $0" alone);
-    tables left-aligned (Jupyter right-aligns rendered table cells).
 
-Registered here: PromptLab gets the widget face too (PromptLabWidget, one per
-lab, prompt_lab_widget.py, imported when built); a LabRun is static only (it is
-shown interactively inside the lab's widget). Styling reuses the record
-views' stylesheet (trace.css) plus prompt_lab.css.
+Every root has class ROOT_CLASS (MathJax leaves "$0 → $0" alone). A LabRun is
+static only: it is shown interactively inside the lab's widget.
 """
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import block, cut_note, esc
-from selfrag_nb.display.html import css
-from selfrag_nb.display.markup import fmt_cost, fmt_ms, fmt_tokens
+from selfrag_nb.display.cards import block, card_head, cut_note, esc, joined, root, table
+from selfrag_nb.display.js import stylesheet
+from selfrag_nb.display.markup import fmt_ms
 from selfrag_nb.display.prompt_lab_text import (
     MARKS,
     human_line,
@@ -67,27 +53,9 @@ from selfrag_nb.display.prompt_lab_text import (
 from selfrag_nb.display.text import one_line
 from selfrag_nb.display.tree import Node, h, to_page
 from selfrag_nb.display.worddiff import DIFF_CHARS, Part, clip, diff_tree, word_diff
+from selfrag_nb.formats import fmt_cost, fmt_tokens
 from selfrag_nb.promptlab import ROLE_LABELS, LabRow, LabRun, LabSide, LabVersions, PromptLab
 
-__all__ = [
-    "QUESTION_CHARS",
-    "ROOT_CLASS",
-    "best_of",
-    "head_tree",
-    "lab_css",
-    "lab_html",
-    "mark_key",
-    "not_run_tree",
-    "progress_tree",
-    "run_html",
-    "run_tree",
-    "side_parts",
-    "versions_card",
-    "versions_html",
-    "versions_table",
-]
-
-_STATIC = Path(__file__).parent / "static"
 #: Classes of every Prompt Lab root: MathJax (Jupyter's and marimo's) skips the
 #: subtree, so "$0 → $0" and template text are never typeset as math.
 ROOT_CLASS = "srnb-root srnb-lab tex2jax_ignore mathjax_ignore"
@@ -97,12 +65,9 @@ QUESTION_CHARS = 240
 _STATIC_ROWS = 200
 
 
-@lru_cache(maxsize=1)
 def lab_css() -> str:
     """The record views' stylesheet followed by the lab's own, comments stripped."""
-    raw = (_STATIC / "prompt_lab.css").read_text(encoding="utf-8")
-    raw = re.sub(r"/\*.*?\*/", "", raw, flags=re.S)
-    return css() + re.sub(r"\s*\n\s*", "", raw).strip()
+    return stylesheet("trace.css", "prompt_lab.css")
 
 
 # ------------------------------------------------------------------ view trees
@@ -118,10 +83,6 @@ def side_parts(r: LabRow) -> tuple[list[Part], list[Part]]:
     if r.old.error or r.new.error or old == new:
         return [("same", old)], [("same", new)]
     return word_diff(old, new)
-
-
-def _joined(items: list[Any], sep: str = " · ") -> list[Any]:
-    return [[sep if i else None, item] for i, item in enumerate(items)]
 
 
 def _side_cell(s: LabSide, parts: list[Part], name: str) -> Node:
@@ -169,7 +130,7 @@ def _side_cell(s: LabSide, parts: list[Part], name: str) -> Node:
             dir="auto",
             title=one_line(s.reason, 200) if s.reason else None,
         ),
-        h("div", "srnb-meta", _joined(extra)) if extra else None,
+        h("div", "srnb-meta", joined(extra)) if extra else None,
         h("div", "srnb-lab-usage", _usage(s)),
     )
 
@@ -218,7 +179,7 @@ def mark_key() -> Node:
     return h(
         "div",
         "srnb-meta srnb-lab-key",
-        _joined([[h("span", "srnb-lab-keymark", m), f" {w}"] for m, w in MARKS]),
+        joined([[h("span", "srnb-lab-keymark", m), f" {w}"] for m, w in MARKS]),
     )
 
 
@@ -250,10 +211,8 @@ def _results_table(rows: list[LabRow], baseline: str, candidate: str) -> list[An
 
 
 def _run_head(role: str, baseline: str, candidate: str, meta: Any) -> Node:
-    return h(
-        "div",
-        "srnb-card-h",
-        h("span", "srnb-stage", "Run · ", esc(role, 40)),
+    return card_head(
+        ["Run · ", esc(role, 40)],
         h("span", "srnb-id", esc(baseline, 40)),
         " → ",
         h("span", "srnb-id", esc(candidate, 40)),
@@ -331,56 +290,38 @@ def _human_tree(run: LabRun) -> list[Any] | None:
     new = run.human("new")
     if new is None:
         return None
-    confusion = h(
-        "table",
+    confusion = table(
         "srnb-lab-table srnb-lab-confusion",
-        h(
-            "thead",
-            "",
-            h("tr", "", h("th", "", "candidate"), [h("th", "", "judge: ", esc(c, 40)) for c in new.classes]),
-        ),
-        h(
-            "tbody",
-            "",
-            [
-                h(
-                    "tr",
-                    "",
-                    h("th", "", "people: ", esc(p, 40)),
-                    [h("td", "srnb-num", str(new.confusion[p][c])) for c in new.classes],
-                )
-                for p in new.classes
-            ],
-        ),
+        ["candidate", *(["judge: ", esc(c, 40)] for c in new.classes)],
+        [
+            h(
+                "tr",
+                "",
+                h("th", "", "people: ", esc(p, 40)),
+                [h("td", "srnb-num", str(new.confusion[p][c])) for c in new.classes],
+            )
+            for p in new.classes
+        ],
     )
-    heads = ("category (candidate)", "kappa", "agree", "precision", "recall", "F1", "no label")
-    per_cat = h(
-        "table",
+    figures = [
+        (
+            c,
+            kappa_text(a.kappa),
+            ratio(a.agree, a.n),
+            pct(a.precision),
+            pct(a.recall),
+            pct(a.f1),
+            str(a.no_label),
+        )
+        for c, a in run.by_category("new").items()
+    ]
+    per_cat = table(
         "srnb-lab-table srnb-lab-categories",
-        h("thead", "", h("tr", "", [h("th", "", x) for x in heads])),
-        h(
-            "tbody",
-            "",
-            [
-                h(
-                    "tr",
-                    "",
-                    h("td", "", esc(c, 100)),
-                    [
-                        h("td", "srnb-num", v)
-                        for v in (
-                            kappa_text(a.kappa),
-                            ratio(a.agree, a.n),
-                            pct(a.precision),
-                            pct(a.recall),
-                            pct(a.f1),
-                            str(a.no_label),
-                        )
-                    ],
-                )
-                for c, a in run.by_category("new").items()
-            ],
-        ),
+        ["category (candidate)", "kappa", "agree", "precision", "recall", "F1", "no label"],
+        [
+            h("tr", "", h("td", "", esc(c, 100)), [h("td", "srnb-num", v) for v in vals])
+            for c, *vals in figures
+        ],
     )
     dis = run.disagreements("new")
     items = [
@@ -413,7 +354,7 @@ def _human_tree(run: LabRun) -> list[Any] | None:
 
 
 def _root(*kids: Any) -> Node:
-    return h("div", ROOT_CLASS, kids, dir="ltr")
+    return root(ROOT_CLASS, kids)
 
 
 def run_html(run: LabRun) -> str:
@@ -447,16 +388,7 @@ def versions_table(vs: list[dict[str, Any]], best: str | None = None) -> Node:
                 data_hash=v["hash"],
             )
         )
-    return h(
-        "table",
-        "srnb-lab-table srnb-lab-versions",
-        h(
-            "thead",
-            "",
-            h("tr", "", [h("th", "", x) for x in ("version", "created (UTC)", "note", "agreement")]),
-        ),
-        h("tbody", "", rows),
-    )
+    return table("srnb-lab-table srnb-lab-versions", ["version", "created (UTC)", "note", "agreement"], rows)
 
 
 def versions_card(vs: list[dict[str, Any]], role: str, best: str | None = None) -> Node:
@@ -464,11 +396,7 @@ def versions_card(vs: list[dict[str, Any]], role: str, best: str | None = None) 
     return h(
         "section",
         "srnb-card",
-        h(
-            "div",
-            "srnb-card-h",
-            h("span", "srnb-stage", "Versions", [" · ", esc(role, 40)] if role else None),
-        ),
+        card_head(["Versions", [" · ", esc(role, 40)] if role else None]),
         versions_table(vs, best),
     )
 
@@ -500,10 +428,8 @@ def head_tree(lab: PromptLab, role: str | None = None) -> Node:
     return h(
         "section",
         "srnb-card srnb-lab-head",
-        h(
-            "div",
-            "srnb-card-h",
-            h("span", "srnb-stage", "Prompt Lab"),
+        card_head(
+            "Prompt Lab",
             model,
             h("span", "srnb-meta", f"{len(lab.questions)} questions · ", esc(lab.questions.name, 200)),
         ),
@@ -517,10 +443,8 @@ def _role_card(lab: PromptLab, role: str) -> Node:
     return h(
         "section",
         "srnb-card srnb-lab-role",
-        h(
-            "div",
-            "srnb-card-h",
-            h("span", "srnb-stage", esc(role, 40)),
+        card_head(
+            esc(role, 40),
             h(
                 "span",
                 "srnb-meta",

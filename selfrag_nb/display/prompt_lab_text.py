@@ -21,26 +21,6 @@ from typing import Any
 from selfrag_nb.display.text import one_line
 from selfrag_nb.promptlab import LabRun, LabSide, LabVersions, PromptLab
 
-__all__ = [
-    "MARKS",
-    "agreement_mark",
-    "human_line",
-    "kappa_text",
-    "lab_text",
-    "pct",
-    "ratio",
-    "reach_line",
-    "run_cached",
-    "run_summary",
-    "run_text",
-    "side_mark",
-    "side_notes",
-    "side_score",
-    "side_use",
-    "version_score",
-    "versions_text",
-]
-
 #: The one mark vocabulary of a side (the percentage sits beside the mark, never in its place).
 MARKS = (
     ("✓", "agrees with the label"),

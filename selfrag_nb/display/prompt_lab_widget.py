@@ -68,9 +68,6 @@ from selfrag_nb.display.tree import to_json
 from selfrag_nb.errors import TemplateError
 from selfrag_nb.promptlab import ROLE_LABELS, LabRow, LabRun, PromptLab
 
-__all__ = ["PromptLabWidget", "lab_state", "run_view"]
-
-
 # ------------------------------------------------------------------ state
 
 

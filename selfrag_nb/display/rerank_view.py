@@ -23,11 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from selfrag_nb.display.cards import STATIC_MAX_ITEMS, Ctx, badge, card, esc
+from selfrag_nb.display.cards import STATIC_MAX_ITEMS, Ctx, badge, card, esc, table
 from selfrag_nb.display.tree import Node, h
 from selfrag_nb.trace import Rerank
-
-__all__ = ["SCORE_NOTE", "bump_svg", "chart_labels", "rerank_card"]
 
 #: Slope chart geometry (px): label columns either side of the lines.
 WIDTH, LEFT_X, RIGHT_X, ROW_H, TOP = 700, 290, 370, 20, 22
@@ -223,15 +221,15 @@ def rerank_card(r: Rerank, ctx: Ctx) -> Node:
             )
         )
     heads = [
-        h("th", "", "chunk (#retrieval rank)"),
+        "chunk (#retrieval rank)",
         h("th", "srnb-r", "before"),
         h("th", "srnb-r", "after"),
-        h("th", "", "move"),
+        "move",
         h("th", "srnb-r", "[n] cited as") if cited else None,
         h("th", "srnb-r", "reranker score", title=SCORE_NOTE),
-        h("th", "", "why (reranker)") if why else None,
+        "why (reranker)" if why else None,
     ]
-    body.append(h("table", "srnb-table", h("thead", "", h("tr", "", heads)), h("tbody", "", rows)))
+    body.append(table("srnb-table", heads, rows))
     body.append(h("div", "srnb-meta", f"reranker score: {SCORE_NOTE}"))
     if not why and not r.fallback and r.before:
         said = "scores, no reasons" if r.scores else "an order, no scores or reasons"

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["STATE_BUDGET", "state_size"]
-
 #: Target size of the JSON state in bytes (<= 200 KB).
 STATE_BUDGET = 200_000
 

@@ -30,8 +30,6 @@ from typing import Any
 from selfrag_nb.display.tree import Node, h
 from selfrag_nb.eval.charts import fitted_range, time_unit
 
-__all__ = ["bar_chart", "box_chart", "fitted_range", "line_chart", "nice_max", "swatch", "time_unit"]
-
 #: A category label longer than this is cut with "…" (the whole label on hover).
 LABEL_CHARS = 18
 #: Pixels a label character takes at the 11 px label font (a little more than average).
@@ -87,6 +85,20 @@ def swatch(colour: str) -> Node:
     )
 
 
+def _text(cls: str, kids: Any, x: float, y: float, anchor: str | None = None, **attrs: Any) -> Node:
+    return h("text", f"srnb-svg-label {cls}".strip(), kids, x=_num(x), y=_num(y), text_anchor=anchor, **attrs)
+
+
+def _line(cls: str, x1: float, x2: float, y1: float, y2: float, **attrs: Any) -> Node:
+    return h("line", cls, x1=_num(x1), x2=_num(x2), y1=_num(y1), y2=_num(y2), **attrs)
+
+
+def _category(name: str, x: float, y: float, angle: int, cls: str = "") -> Node:
+    """An x label rotated to end under its place, cut to LABEL_CHARS (the whole name on hover)."""
+    tip = h("title", "", name) if len(name) > LABEL_CHARS else None
+    return _text(cls, [tip, _cut(name)], x, y, "end", transform=f"rotate({angle} {_num(x)} {_num(y)})")
+
+
 def _frame(width: float, height: float, label: str, kids: list[Any]) -> Node:
     svg = h(
         "svg",
@@ -106,23 +118,13 @@ def _axis(
 ) -> list[Node]:
     out: list[Node] = []
     for v in ticks:
-        yy = _num(y(v))
-        out.append(h("line", "srnb-ch-grid", x1=_num(left), x2=_num(right), y1=yy, y2=yy))
-        out.append(
-            h(
-                "text",
-                "srnb-svg-label srnb-ch-axis",
-                fmt(v),
-                x=_num(left - 6),
-                y=_num(y(v) + 4),
-                text_anchor="end",
-            )
-        )
+        out.append(_line("srnb-ch-grid", left, right, y(v), y(v)))
+        out.append(_text("srnb-ch-axis", fmt(v), left - 6, y(v) + 4, "end"))
     return out
 
 
 def _title(text: str, x: float) -> Node:
-    return h("text", "srnb-svg-label srnb-ch-title", text, x=_num(x), y=13)
+    return _text("srnb-ch-title", text, x, 13)
 
 
 def bar_chart(
@@ -183,16 +185,7 @@ def bar_chart(
             v = value(g, s)
             x = x0 + si * bw
             if v is None:
-                kids.append(
-                    h(
-                        "text",
-                        "srnb-svg-label srnb-ch-na",
-                        "n/a",
-                        x=_num(x + bw / 2),
-                        y=_num(base - 3),
-                        text_anchor="middle",
-                    )
-                )
+                kids.append(_text("srnb-ch-na", "n/a", x + bw / 2, base - 3, "middle"))
                 continue
             yy = y(float(v))
             kids.append(
@@ -208,22 +201,8 @@ def bar_chart(
                     data_series=si,  # the index, not the name: data stays in text and titles
                 )
             )
-        cx, ly = x0 + n * bw / 2, base + 14
-        kids.append(
-            h(
-                "text",
-                "srnb-svg-label" + (" srnb-ch-strong" if g == strong else ""),
-                h("title", "", g) if len(g) > LABEL_CHARS else None,
-                _cut(g),
-                x=_num(cx),
-                y=_num(ly),
-                text_anchor="end",
-                transform=f"rotate(-30 {_num(cx)} {_num(ly)})",
-            )
-        )
-    kids.append(
-        h("line", "srnb-ch-axisline", x1=_num(left), x2=_num(width - 6), y1=_num(base), y2=_num(base))
-    )
+        kids.append(_category(g, x0 + n * bw / 2, base + 14, -30, "srnb-ch-strong" if g == strong else ""))
+    kids.append(_line("srnb-ch-axisline", left, width - 6, base, base))
     return _frame(width, height, title, kids)
 
 
@@ -250,15 +229,7 @@ def box_chart(boxes: Sequence[tuple[str, str, dict[str, Any]]], *, title: str) -
         cx = x0 + bw / 2
 
         def ln(y1: float, y2: float, x1: float = cx, x2: float = cx, colour: str = colour) -> Node:
-            return h(
-                "line",
-                "srnb-ch-whisker",
-                x1=_num(x1),
-                x2=_num(x2),
-                y1=_num(y(y1)),
-                y2=_num(y(y2)),
-                stroke=colour,
-            )
+            return _line("srnb-ch-whisker", x1, x2, y(y1), y(y2), stroke=colour)
 
         q3 = y(st["q3"])
         tip = (
@@ -281,33 +252,14 @@ def box_chart(boxes: Sequence[tuple[str, str, dict[str, Any]]], *, title: str) -
                 fill=colour,
                 stroke=colour,
             ),
-            h(
-                "line",
-                "srnb-ch-median",
-                x1=_num(x0),
-                x2=_num(x0 + bw),
-                y1=_num(y(st["median"])),
-                y2=_num(y(st["median"])),
-            ),
+            _line("srnb-ch-median", x0, x0 + bw, y(st["median"]), y(st["median"])),
             [
                 h("circle", "srnb-ch-outlier", cx=_num(cx), cy=_num(y(o)), r=2.5, fill=colour)
                 for o in st.get("outliers", [])
             ],
         ]
         kids.append(h("g", "srnb-ch-box", g, data_series=i))
-        lx, ly = cx, top + plot_h + 14
-        kids.append(
-            h(
-                "text",
-                "srnb-svg-label",
-                h("title", "", name) if len(name) > LABEL_CHARS else None,
-                _cut(name),
-                x=_num(lx),
-                y=_num(ly),
-                text_anchor="end",
-                transform=f"rotate(-20 {_num(lx)} {_num(ly)})",
-            )
-        )
+        kids.append(_category(name, cx, top + plot_h + 14, -20))
     return _frame(width, height, title, kids)
 
 
@@ -337,37 +289,16 @@ def line_chart(
 
     kids: list[Any] = _axis(left, left + plot_w, y, _ticks(ymax, True), lambda v: _tick_label(v, 1))
     kids.append(_title(title, left))
-    for v in xs:
-        kids.append(
-            h(
-                "text",
-                "srnb-svg-label srnb-ch-axis",
-                f"{v:g}",
-                x=_num(x(v)),
-                y=top + plot_h + 16,
-                text_anchor="middle",
-            )
-        )
-    kids.append(
-        h(
-            "text",
-            "srnb-svg-label srnb-ch-axis",
-            x_label,
-            x=_num(left + plot_w / 2),
-            y=height - 4,
-            text_anchor="middle",
-        )
-    )
+    kids += [_text("srnb-ch-axis", f"{v:g}", x(v), top + plot_h + 16, "middle") for v in xs]
+    kids.append(_text("srnb-ch-axis", x_label, left + plot_w / 2, height - 4, "middle"))
     inside = [m for m in marks if xmin <= m[0] <= xmax]
     for i, (mv, label, cls) in enumerate(inside):
         ly = top - 22 + 16 * i
         other = [o[0] for o in inside if o is not inside[i]]
         anchor = "middle" if not other else ("end" if mv < other[0] else "start")
         dx = {"start": 3, "end": -3, "middle": 0}[anchor]
-        kids.append(h("line", cls, x1=_num(x(mv)), x2=_num(x(mv)), y1=_num(ly + 3), y2=top + plot_h))
-        kids.append(
-            h("text", f"srnb-svg-label {cls}-t", label, x=_num(x(mv) + dx), y=_num(ly), text_anchor=anchor)
-        )
+        kids.append(_line(cls, x(mv), x(mv), ly + 3, top + plot_h))
+        kids.append(_text(f"{cls}-t", label, x(mv) + dx, ly, anchor))
     for label, tone, ys in lines:
         pts = [(xv, float(yv)) for xv, yv in zip(xs, ys, strict=True) if yv is not None]
         if not pts:

@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from selfrag_nb.display.markup import fmt_cost, fmt_ms, neutralize
+from selfrag_nb.display.markup import fmt_ms, neutralize
 from selfrag_nb.display.names import doc_flags, file_name
 from selfrag_nb.errors import InputTypeError
+from selfrag_nb.formats import fmt_cost
 from selfrag_nb.store.types import Hits
 from selfrag_nb.trace import (
     Assessment,
@@ -35,8 +36,6 @@ from selfrag_nb.trace import (
     Trace,
     Usefulness,
 )
-
-__all__ = ["one_line", "text_summary", "trace_times"]
 
 
 def one_line(text: str, n: int = 60) -> str:

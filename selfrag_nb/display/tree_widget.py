@@ -30,8 +30,6 @@ except ImportError as exc:  # pragma: no cover - anywidget is a core dependency
 from selfrag_nb.display.js import module
 from selfrag_nb.display.tree import Node, to_html, to_json
 
-__all__ = ["ViewWidget"]
-
 _STATIC = Path(__file__).parent / "static"
 
 

@@ -24,8 +24,6 @@ from selfrag_nb.display.html import view_tree
 from selfrag_nb.display.tree_widget import ViewWidget
 from selfrag_nb.trace import Trace
 
-__all__ = ["LiveTraceWidget", "TraceWidget", "view"]
-
 
 class TraceWidget(ViewWidget):
     """Interactive view of a Trace, a stage record or Hits."""
@@ -37,12 +35,3 @@ class TraceWidget(ViewWidget):
         """Show ``obj`` instead (same kind or not); the claim selection resets.
         ``baseline``: a Trace shown below ``obj`` as "before the what-if"."""
         self.show(view_tree(obj, baseline=baseline, what_if=what_if), shown=obj)
-
-
-#: A TraceWidget kept by a stepper and refreshed with ``update(trace)``.
-LiveTraceWidget = TraceWidget
-
-
-def view(obj: object) -> TraceWidget:
-    """The interactive view of a Trace, a stage record or Hits."""
-    return TraceWidget(obj)

@@ -20,8 +20,6 @@ import re
 
 from selfrag_nb.display.tree import Node, h
 
-__all__ = ["DIFF_CHARS", "Part", "clip", "diff_tree", "tokens", "word_diff"]
-
 #: Characters of each side that are diffed and shown (a generate verdict is a whole answer).
 DIFF_CHARS = 2_000
 

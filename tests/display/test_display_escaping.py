@@ -15,7 +15,8 @@ from typing import Any
 from display_fixtures import ATTRS, HOSTILE, STYLE_RE, TAGS, Markup, assert_well_formed
 
 from selfrag_nb.display import static_html, text_summary
-from selfrag_nb.display.html import TEXT_LIMIT, css, view_tree
+from selfrag_nb.display.html import css, view_tree
+from selfrag_nb.display.markup import TEXT_LIMIT
 from selfrag_nb.display.tree import to_json
 from selfrag_nb.trace import Trace
 

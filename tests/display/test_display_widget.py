@@ -18,7 +18,7 @@ from display_fixtures import make_hits, tree_find, tree_text
 from selfrag_nb.display import static_html, view
 from selfrag_nb.display.html import view_tree
 from selfrag_nb.display.tree import to_html, to_json
-from selfrag_nb.display.widget import LiveTraceWidget, TraceWidget
+from selfrag_nb.display.widget import TraceWidget
 from selfrag_nb.trace import Retrieval, Trace
 
 
@@ -64,7 +64,6 @@ def test_update_replaces_the_tree_and_resets_the_selection(full_trace: Trace) ->
     w.update(full_trace)
     assert w.selected_claim == -1
     assert len(tree_find(w.tree, "srnb-card")) == len(full_trace.records) + 1
-    assert LiveTraceWidget is TraceWidget
 
 
 def test_a_what_if_shows_the_run_before_it_folded_below(full_trace: Trace) -> None:

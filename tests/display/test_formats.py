@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
+from selfrag_nb.display import cards
 from selfrag_nb.display.explore_widget import explore_module
-from selfrag_nb.display.markup import fmt_cost as markup_fmt_cost
 from selfrag_nb.eval.report import format_metric
 from selfrag_nb.formats import fmt_cost, fmt_tokens
 
@@ -51,7 +51,7 @@ def test_token_format(value: int | None, expected: str) -> None:
 
 
 def test_display_and_eval_use_the_same_formatter() -> None:
-    assert markup_fmt_cost is fmt_cost
+    assert cards.fmt_cost is fmt_cost
     # The evaluation text/HTML never prints six zeros again.
     assert format_metric("cost", 0.0) == "$0"
     assert format_metric("cost", 0.0000003) == "<$0.0001"

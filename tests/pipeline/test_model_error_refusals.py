@@ -103,7 +103,8 @@ def test_a_failed_assess_call_is_a_model_error_naming_assess(kb: Any) -> None:
 def test_every_view_shows_the_model_error(kb: Any, tmp_path: Path) -> None:
     from display_fixtures import tree_text
 
-    from selfrag_nb.display.html import MODEL_ERROR_BANNER, static_html
+    from selfrag_nb.display.answer_view import MODEL_ERROR_BANNER
+    from selfrag_nb.display.html import static_html
     from selfrag_nb.display.text import text_summary
     from selfrag_nb.display.widget import TraceWidget
 
