@@ -95,6 +95,13 @@ _REFUSALS: dict[str, dict[str, str]] = {
 }
 # What the user can do next, per kind: more details help a search that found
 # nothing, not a check that failed or a document the user may not read.
+#: The fixed reasons of the stages (assess, generate), as a Chinese reader reads them.
+_ZH_REASONS = {
+    "no relevant passage was found in the documents available to you": "在您可以访问的资料中没有找到相关段落",
+    "no relevant passage was found": "没有找到相关段落",
+    "the answer states nothing the documents support": "回答中没有资料能够支持的内容",
+}
+
 _AGAIN = {
     "no_answer": {"en": " Please try again.", "zh": "请稍后再试。"},
     "deadline": {"en": " Please try again.", "zh": "请稍后再试。"},
@@ -151,7 +158,10 @@ def refusal_message(
     table = _REFUSALS.get(kind, _REFUSALS["no_evidence"])
     msg = table[lang].format(q=q)
     if reason:
-        msg += f"原因：{reason.rstrip('.。')}。" if zh else f" Reason: {reason.rstrip('.')}."
+        # The stages state their fixed reasons in English (the trace is read by
+        # developers); a Chinese reader gets those in Chinese.
+        stated = _ZH_REASONS.get(reason.rstrip(".。"), reason) if zh else reason
+        msg += f"原因：{stated.rstrip('.。')}。" if zh else f" Reason: {stated.rstrip('.')}."
     return msg + _AGAIN.get(kind, _MORE)[lang]
 
 

@@ -44,9 +44,30 @@ def test_conflict_refusal_in_chinese() -> None:
 def test_chinese_refusal_ends_its_reason_before_the_next_sentence() -> None:
     # The reason is a sentence of its own: in Chinese text it ends with "。"
     # before the closing sentence starts, whatever punctuation it came with.
-    for reason in ("no relevant passage was found", "no relevant passage was found.", "没有找到相关段落。"):
+    for reason in (
+        "grade: 3 of 3 model calls failed",
+        "grade: 3 of 3 model calls failed.",
+        "没有找到相关段落。",
+    ):
         msg = refusal_message("单点登录支持哪些身份提供商？", "zh", reason)
         stated = msg.split("原因：", 1)[1]
         body, _, rest = stated.partition("。")
         assert body == reason.rstrip(".。"), msg
         assert rest.startswith("如果能补充"), msg
+
+
+def test_a_chinese_refusal_states_the_stages_fixed_reasons_in_chinese() -> None:
+    # A Chinese reader reads a Chinese reason: the fixed reasons the stages
+    # write in English for the trace are given in Chinese in the message.
+    for reason in (
+        "no relevant passage was found in the documents available to you",
+        "no relevant passage was found",
+    ):
+        msg = refusal_message("量子计算机的保修期是多久？", "zh", reason)
+        stated = msg.split("原因：", 1)[1].partition("。")[0]
+        assert stated in {"在您可以访问的资料中没有找到相关段落", "没有找到相关段落"}, msg
+        assert not any("a" <= c.lower() <= "z" for c in stated), msg
+    # English keeps the reason as written.
+    assert "no relevant passage was found" in refusal_message(
+        "Is X supported?", "en", "no relevant passage was found"
+    )
