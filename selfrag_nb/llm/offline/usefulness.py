@@ -2,15 +2,18 @@
 
     lexical <- phrases <- question <- ... <- usefulness <- model
                                              ^^^^^^^^^^ here (layer 6): imports
-                                             lexical, phrases, question.
+                                             lexical, phrases, question, subject.
 
     UsefulnessInputs(question, answer, history)
       -> answer without [n] markers; empty                        -> no
       -> small talk / arithmetic question                         -> yes when a reply / a number is given
       -> form: lines that are JSON, markup or code are set aside (how-to
          questions may be answered by a command); nothing else left, or the
-         rest a fragment cut mid-sentence or a bare name          -> no
+         rest a fragment cut mid-sentence, a bare name or only
+         questions                                                -> no
       -> the answer says the documents hold no answer             -> no
+      -> a how-to question and no instruction (imperative, "you can",
+         "by <doing>", something to type); English answers only  -> no
       -> answer type: "how many / how long / 多少" needs a number ("how many
          <things>": next to their name, which it counts), "when / 何时" a date,
          digits or a time word, "who" a name the question does not hold
@@ -19,6 +22,9 @@
          version number for a version (not another thing's: "Python 3.15"),
          a name where the question's preposition points ("written in
          Rust"), any name for a project or a person              -> no when absent
+      -> another thing: the answer opens with a name by form the question
+         does not hold and misses its names; or its figures are all for
+         a case the question rules out ("not free-threaded")       -> no
       -> subject: the question's named things (phrases.entities),
          coverage of its content terms (frame words such as
          "purpose" or "mean" say what kind of answer, not what
