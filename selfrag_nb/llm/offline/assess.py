@@ -12,9 +12,6 @@
                  -> two or more names of one clause ("CFFI on Windows") that no
                     one covering evidence mentions together: REFUSE, naming
                     them (names joined by and / or / vs are asked one by one)
-                 -> two or more names of one clause ("CFFI on Windows") that no
-                    one covering evidence mentions together: REFUSE, naming
-                    them (names joined by and / or / vs are asked one by one)
                  -> qualifiers differ (plan/product/version metadata, or plan
                     names in the text): CLARIFY
                  -> same quantity, different values: conflict
