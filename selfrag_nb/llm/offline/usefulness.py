@@ -440,22 +440,25 @@ def _other_subject(answer: str, question: str) -> str:
     return "" if any(k in asked for k in bag(first)) else first
 
 
+#: Words before a noun that make it definite or a demonstrative: "The AWS SDK".
+_DETERMINERS = wordset("the a an this that these those its their")
 #: "(not free-threaded)", "non-Windows", "other than Linux", "except macOS":
 #: a case the question leaves out.
-_DETERMINERS = wordset("the a an this that these those its their")
 _EXCLUDED_RE = re.compile(
     r"\b(?:not|non-|other than|except(?: for)?|excluding)\s*([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)",
     re.IGNORECASE,
 )
 
 
+#: A figure standing alone ("3.20", "4.4.1"), not the digit of a name ("argon2").
 _FIGURE_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?!\w)")
 
 
 def _excluded_case(answer: str, question: str) -> str:
-    """The case the question excludes, when every sentence of the answer is
-    scoped to it ("On free-threaded CPython ... CMake 4.4.1" to "on a regular
-    (not free-threaded) CPython"): the answer is about what was ruled out."""
+    """The case the question excludes, when the answer speaks of it and every
+    figure the answer gives stands in a sentence about it ("On free-threaded
+    CPython ... CMake 4.4.1" to "on a regular (not free-threaded) CPython"):
+    the answer is about what was ruled out ("" otherwise)."""
     found = [m.group(1) for m in _EXCLUDED_RE.finditer(question)]
     cases = [c for c in found if c.split()[0].lower() not in STOP_EN]
     if not cases:
@@ -495,6 +498,7 @@ _CODE_TOKEN_RE = re.compile(
 )
 
 
+#: A command line: lower-case words, no sentence ending ("pip install tool").
 _COMMAND_RE = re.compile(r"^\s*\$?\s*[a-z][\w.-]*\s+[a-z][\w.:/=-]*(?:\s+\S+)*?\s*$(?<![.!?:])")
 
 
@@ -506,7 +510,6 @@ def _instructs(answer: str) -> bool:
     if _MODAL_RE.search(answer) or _BY_ING_RE.search(answer) or _CODE_TOKEN_RE.search(answer):
         return True
     for line in answer.splitlines():
-        # A command line: lower-case words, no sentence ending ("pip install tool").
         bare, _ = strip_citations(line)
         if _COMMAND_RE.match(bare) and len(bare.split()) <= 8:
             return True
