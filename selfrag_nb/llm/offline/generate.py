@@ -15,7 +15,9 @@
                          dropped, control characters removed), whole sentences
                          only (_quotable: no code, heading, name or fragment;
                          a bracketed remark kept with its sentence; a lead-in
-                         whose items are gone is a statement),
+                         whose items are gone is a statement; a lead-in with
+                         its short items is one, "X:" a, b, c, when the
+                         question asks for several things),
                          injections, lead-ins and ``avoid`` never quoted,
                          superseded evidence scored lower
                       -> 1-3 (strict: 1-2) sentences that add something, and
@@ -36,7 +38,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from selfrag_nb.codelines import lines
+from selfrag_nb.codelines import ITEM_RE, lines
 from selfrag_nb.llm.offline.evidence import evidence_status
 from selfrag_nb.llm.offline.lexical import (
     bag,
@@ -256,13 +258,67 @@ def _first_conjunct(sentence: str) -> str:
     return m.group("first").rstrip(" ,;") + "."
 
 
-def _quotable(text: str, table_leads: frozenset[str] | set[str] = frozenset()) -> list[tuple[str, bool]]:
+#: The question asks for several things of a kind ("Which language servers
+#: ...?", "What are ...?"): a plural noun after which/what, not an auxiliary
+#: ("does"), a possessive or a noun that only ends in s ("process", "status").
+_SEVERAL_RE = re.compile(
+    r"^\s*(?:which|what)\s+(?:[\w\-]+\s+){0,3}?(?!(?:does|has|this|its)\b)[a-z][\w\-]*[a-hj-rtv-z]s\b"
+    r"(?!\s+of\b)(?!['’])|^\s*what\s+are\b|^\s*哪些",
+    re.IGNORECASE,
+)
+#: A list read with its lead-in: between two and this many short items.
+LIST_ITEMS_MAX = 12
+_ITEM_WORDS_MAX = 12
+
+
+def _with_items(lead: str, rest: list[tuple[str, str]]) -> str:
+    """A lead-in ending with ":" read with the list items right after it,
+    as one sentence ("Formats: a, b and c."), or "" when it has no such
+    list. Only short items (names, phrases) are gathered: a list of whole
+    sentences is quoted sentence by sentence, and "term -- what it is" items
+    (a table of contents) are not instances of anything."""
+    if not lead.rstrip().endswith(":"):
+        return ""
+    items: list[str] = []
+    for kind, line in rest:
+        if kind != "item" or len(items) > LIST_ITEMS_MAX:
+            break
+        m = ITEM_RE.match(line)
+        item = line[m.end() :].strip().rstrip(".;,") if m else ""
+        if not item or len(tokenize(item)) > _ITEM_WORDS_MAX or len(sentences(item)) > 1:
+            return ""
+        if _TERM_DASH_RE.search(item):
+            return ""  # "Guides -- recipes for ...": a table of contents, not instances
+        items.append(item)
+    if not 2 <= len(items) <= LIST_ITEMS_MAX:
+        return ""
+    sep = "; " if any("," in i for i in items) else ", "
+    return f"{lead.rstrip()} {sep.join(items)}."
+
+
+def listed(text: str) -> list[str]:
+    """Every lead-in of clean chunk text read with its list ("Formats: a, b
+    and c."): what verify reads as one evidence sentence, as generate quotes it."""
+    found = lines(text)
+    out: list[str] = []
+    for n, (kind, line) in enumerate(found):
+        said = sentences(line) if kind != "code" else []
+        if said and (joined := _with_items(said[-1], found[n + 1 :])):
+            out.append(joined)
+    return out
+
+
+def _quotable(
+    text: str, table_leads: frozenset[str] | set[str] = frozenset(), *, several: bool = False
+) -> list[tuple[str, bool]]:
     """The sentences of clean chunk text an answer may quote: whole ones,
     each with whether it points back at the quotable sentence right before
     it in the same paragraph (``_REFERS_BACK_RE``). Code (fenced blocks,
     prompts, imports, commands) never; a piece without closing punctuation
     (a heading, a caption, a name, the end of a chunk cut mid-sentence) only
-    as a list item of three words or more, or a whole line of prose (``_prose``)."""
+    as a list item of three words or more, or a whole line of prose (``_prose``).
+    ``several`` (the question asks for several things): a lead-in read with
+    its list items is quotable too, as one sentence (``_with_items``)."""
     out: list[tuple[str, bool]] = []
     found = lines(text)
     for n, (kind, line) in enumerate(found):
@@ -281,7 +337,11 @@ def _quotable(text: str, table_leads: frozenset[str] | set[str] = frozenset()) -
             # follows: the picture was markup) says what it says by itself:
             # "X is 3-6x faster than a comparable tokeniser:" is a statement.
             said[-1] = said[-1].rstrip()[:-1] + ("。" if said[-1].rstrip().endswith("：") else ".")
-        elif said and (first := _first_conjunct(said[-1])):
+        # "There are a few language servers that use Jedi:" over a list of
+        # names: the lead-in and its items are one statement, the answer to
+        # "Which language servers use Jedi?" (one item is not).
+        with_items = _with_items(said[-1], found[n + 1 :]) if said and several else ""
+        if said and (first := _first_conjunct(said[-1])):
             # "X requires 3.10 or later and supports the following:": only
             # the second conjunct points at the items; the first is a statement.
             said[-1:] = [first]
@@ -292,6 +352,8 @@ def _quotable(text: str, table_leads: frozenset[str] | set[str] = frozenset()) -
                 previous = True
             else:
                 previous = False
+        if with_items:
+            out.append((with_items, False))
     return out
 
 
@@ -359,6 +421,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     wants_date = bool(DATE_Q_RE.search(question))
     negative_q = has_negation(question)
     wants_names = bool(_WHICH_RE.match(question))
+    several = bool(_SEVERAL_RE.match(question))
     definition = defines(question)
     defined = defined_name(question)
     lang = answer_language(question)
@@ -378,7 +441,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
         # Tables arrive as one sentence per row and without control characters,
         # so no raw "| a | b |" markup or terminal escape reaches an answer;
         # only whole sentences of text are candidates (_quotable).
-        quotable = _quotable(readable(ev.text), _table_leads(ev.text))
+        quotable = _quotable(readable(ev.text), _table_leads(ev.text), several=several)
         if value := heading_value(ev):
             quotable = [(value, False), *quotable]
         for sent, refers_back in quotable:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from selfrag_nb.llm.offline.evidence import evidence_status
-from selfrag_nb.llm.offline.generate import NO_INFO, NOT_FOUND, heading_value
+from selfrag_nb.llm.offline.generate import NO_INFO, NOT_FOUND, heading_value, listed
 from selfrag_nb.llm.offline.lexical import (
     bag,
     coverage,
@@ -165,7 +165,8 @@ def verify(inputs: VerifyInputs) -> SupportOut:
         injected.extend(bag(t) for t in (ev.title, ev.heading) if t and looks_like_injection(t))
         # "## License" over "MIT" states "License: MIT." (the quote generate makes).
         value = heading_value(ev)
-        for sent in [value] if value else sentences(text):
+        # A lead-in read with its list items is one sentence, as generate quotes it.
+        for sent in [value] if value else [*sentences(text), *listed(text)]:
             if looks_like_injection(sent):
                 injected.append(bag(sent))
             else:
