@@ -59,6 +59,8 @@ from selfrag_nb.llm.offline.phrases import arithmetic, format_number, social_kin
 from selfrag_nb.llm.offline.question import (
     DATE_Q_RE,
     DATE_RE_ANY,
+    PURPOSE_Q_RE,
+    PURPOSE_RE,
     QUANTITY_Q_RE,
     answer_language,
     effective_question,
@@ -419,6 +421,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     qpairs = _pairs(question)
     wants_number = bool(QUANTITY_Q_RE.search(question))
     wants_date = bool(DATE_Q_RE.search(question))
+    wants_purpose = bool(PURPOSE_Q_RE.search(question))
     negative_q = has_negation(question)
     wants_names = bool(_WHICH_RE.match(question))
     several = bool(_SEVERAL_RE.match(question))
@@ -468,6 +471,8 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += ANSWER_TYPE_BONUS
             if wants_date and DATE_RE_ANY.search(sent):
                 score += ANSWER_TYPE_BONUS
+            if wants_purpose and PURPOSE_RE.search(sent):
+                score += ANSWER_TYPE_BONUS  # "It is intended to be a fallback ..." says what X is for
             if negative_q and has_negation(sent):
                 score += NEGATION_BONUS
             if wants_names and len(_NAMES_RE.findall(sent)) >= 2:

@@ -32,6 +32,8 @@ from selfrag_nb.text import detect_language, normalize_key, tokenize
 __all__ = [
     "DATE_Q_RE",
     "DATE_RE_ANY",
+    "PURPOSE_Q_RE",
+    "PURPOSE_RE",
     "QUANTITY_Q_RE",
     "answer_language",
     "decide",
@@ -56,6 +58,22 @@ DATE_Q_RE = re.compile(r"\bwhen\b|\bdates?\b|\bdeadline\b|什么时候|何时|�
 DATE_RE_ANY = re.compile(
     r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}\b|"
     r"\d{4}年\d{1,2}月",
+    re.IGNORECASE,
+)
+#: The question asks what a thing is for: its purpose, not what it is.
+PURPOSE_Q_RE = re.compile(
+    r"\bpurpose\b|\b(?:meant|intended|designed)\s+(?:to\s+be\s+used\s+)?(?:for|to)\b|"
+    r"^\s*what\s+(?:is|are)\b[^?]{1,60}?\s(?:used\s+)?for\s*\??\s*$|用途|用来|做什么用",
+    re.IGNORECASE,
+)
+#: A sentence says what a thing is for: an intent word, a use, a goal ("for
+#: <doing>", "so that", "in order to"), or what it lets someone do. What it
+#: holds or is ("a package providing time zone data") is not a purpose.
+PURPOSE_RE = re.compile(
+    r"\b(?:intend\w*|meant|designed|aims?|aimed|purpose|goal|use[ds]?|using|usable|useful|fallback|"
+    r"so\s+that|in\s+order\s+to|allows?|allowing|lets?|letting|enables?|enabling|helps?|helping|"
+    r"for\s+\w+ing|(?:is|are)\s+for|(?:tool|library|package|module|way|utility|framework|helper)s?\s+to\s+\w+)\b|"
+    r"用于|用来|目的|为了",
     re.IGNORECASE,
 )
 

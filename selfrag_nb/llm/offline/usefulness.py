@@ -14,6 +14,8 @@
       -> the answer says the documents hold no answer             -> no
       -> a how-to question and no instruction (imperative, "you can",
          "by <doing>", something to type); English answers only  -> no
+      -> "what is X for / meant for / the purpose of X" and no intent,
+         use or goal ("intended", "used to", "for <doing>", "so that")  -> no
       -> answer type: "how many / how long / 多少" needs a number ("how many
          <things>": next to their name, which it counts), "when / 何时" a date,
          digits or a time word, "who" a name the question does not hold
@@ -50,7 +52,13 @@ from collections import Counter
 from selfrag_nb.codelines import ITEM_RE, code_line
 from selfrag_nb.llm.offline.lexical import STOP_EN, bag, coverage, stem, strip_citations, terms, wordset
 from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
-from selfrag_nb.llm.offline.question import DATE_RE_ANY, answer_language, effective_question
+from selfrag_nb.llm.offline.question import (
+    DATE_RE_ANY,
+    PURPOSE_Q_RE,
+    PURPOSE_RE,
+    answer_language,
+    effective_question,
+)
 from selfrag_nb.llm.offline.subject import bare_names, subject_names
 from selfrag_nb.llm.schemas import UsefulnessInputs, UsefulnessOut
 from selfrag_nb.text import is_cjk, split_sentences, tokenize
@@ -593,6 +601,15 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
             20,
             "the step, command or option to use",
             "the question asks how to do something, and the answer gives no step, command or option",
+        )
+    if PURPOSE_Q_RE.search(question) and not zh and not PURPOSE_RE.search(answer):
+        # What a thing holds or is ("a package providing time zone data") does
+        # not say what it is for: an intent, a use or a goal does.
+        return _out(
+            "no",
+            20,
+            "what it is meant for",
+            "the question asks what it is for, and the answer states no purpose",
         )
     head = _asked_head(question)
     if _NUMBER_Q_RE.search(question) and not _counts(answer, _counted(question)):
