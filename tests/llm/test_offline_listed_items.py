@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from selfrag_nb.cleantext import clean_text
 from selfrag_nb.llm.offline.generate import generate
 from selfrag_nb.llm.offline.verify import verify
 from selfrag_nb.llm.schemas import Evidence, GenerateInputs, VerifyInputs
@@ -44,6 +45,25 @@ def test_a_list_answers_a_question_asking_for_several(question: str) -> None:
     assert "There are a few tile servers that use Tilekit:" in out.answer
     support = verify(VerifyInputs(question=question, answer=out.answer, evidence=[SERVERS]))
     assert support.isFullySupported, support
+
+
+def test_a_list_of_longer_phrases_is_quoted_whole() -> None:
+    # Hard-wrapped items, as the stages pass them: clean text joins the wraps.
+    text = ev(
+        clean_text(
+            "Tilekit is a pure Python library enabling:\n\n"
+            "- the enforcement of strong typing for the attributes of tile objects\n"
+            "  (typed attributes are called layers);\n"
+            "- dynamically calculated default zoom levels;\n"
+            "- reading configuration values from files or from command line arguments - a\n"
+            "  distinct layer on top of tilekit, so you may use it without the configuration machinery.\n"
+        )
+    )
+    out = generate(
+        GenerateInputs(question="Which features does Tilekit provide for tile objects?", evidence=[text])
+    )
+    assert "dynamically calculated default zoom levels" in out.answer
+    assert "without the configuration machinery" in out.answer
 
 
 def test_items_that_are_sentences_are_quoted_one_by_one() -> None:

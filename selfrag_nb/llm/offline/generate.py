@@ -268,9 +268,10 @@ _SEVERAL_RE = re.compile(
     r"(?!\s+of\b)(?!['’])|^\s*what\s+are\b|^\s*哪些",
     re.IGNORECASE,
 )
-#: A list read with its lead-in: between two and this many short items.
+#: A list read with its lead-in: between two and this many items, each a
+#: phrase or one sentence of at most _ITEM_WORDS_MAX words.
 LIST_ITEMS_MAX = 12
-_ITEM_WORDS_MAX = 12
+_ITEM_WORDS_MAX = 30
 
 
 def _with_items(lead: str, rest: list[tuple[str, str]]) -> str:
