@@ -17,7 +17,8 @@
                          a bracketed remark kept with its sentence; a lead-in
                          whose items are gone is a statement; a lead-in with
                          its short items is one, "X:" a, b, c, when the
-                         question asks for several things),
+                         question asks for several things, and one with its
+                         short code block, "... using: `cmd`.", for a how-to),
                          injections, lead-ins and ``avoid`` never quoted,
                          superseded evidence scored lower
                       -> 1-3 (strict: 1-2) sentences that add something, and
@@ -38,7 +39,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from selfrag_nb.codelines import ITEM_RE, lines
+from selfrag_nb.codelines import FENCE_RE, ITEM_RE, lines
 from selfrag_nb.llm.offline.evidence import evidence_status
 from selfrag_nb.llm.offline.lexical import (
     bag,
@@ -59,6 +60,7 @@ from selfrag_nb.llm.offline.phrases import arithmetic, format_number, social_kin
 from selfrag_nb.llm.offline.question import (
     DATE_Q_RE,
     DATE_RE_ANY,
+    HOW_TO_Q_RE,
     PURPOSE_Q_RE,
     PURPOSE_RE,
     QUANTITY_Q_RE,
@@ -299,20 +301,63 @@ def _with_items(lead: str, rest: list[tuple[str, str]]) -> str:
     return f"{lead.rstrip()} {sep.join(items)}."
 
 
+#: Code read with its lead-in: at most this many commands and characters.
+CODE_LINES_MAX = 4
+CODE_CHARS_MAX = 240
+_CODE_PROMPT_RE = re.compile(r"^\s*(?:\$|>>>|\.\.\.)(?:\s+|$)")
+
+
+def _with_code(lead: str, rest: list[tuple[str, str]]) -> str:
+    """A lead-in ending with ":" read with the code block right after it, as
+    one sentence ("... is installed using: `env X=1 pip install y`."), or ""
+    when no short block follows. Shell and REPL prompts are dropped; when a
+    block has prompts, the lines without one are output and are dropped too;
+    a line ending in a backslash continues on the next."""
+    if not lead.rstrip().endswith(":"):
+        return ""
+    block: list[str] = []
+    for kind, line in rest:
+        if kind != "code":
+            break
+        if FENCE_RE.match(line):
+            if block:
+                break  # the closing fence
+            continue
+        block.append(line.strip())
+    commands: list[str] = []
+    for ln in (ln for ln in block if ln):
+        if commands and commands[-1].endswith("\\"):
+            commands[-1] = f"{commands[-1][:-1].rstrip()} {ln}"
+        else:
+            commands.append(ln)
+    if any(_CODE_PROMPT_RE.match(c) for c in commands):
+        commands = [_CODE_PROMPT_RE.sub("", c, count=1) for c in commands if _CODE_PROMPT_RE.match(c)]
+    code = "; ".join(commands)
+    if not commands or len(commands) > CODE_LINES_MAX or len(code) > CODE_CHARS_MAX or "`" in code:
+        return ""
+    return f"{lead.rstrip()} `{code}`."
+
+
 def listed(text: str) -> list[str]:
     """Every lead-in of clean chunk text read with its list ("Formats: a, b
-    and c."): what verify reads as one evidence sentence, as generate quotes it."""
+    and c.") or its code ("... using: `pip install x`."): what verify reads
+    as one evidence sentence, as generate quotes it."""
     found = lines(text)
     out: list[str] = []
     for n, (kind, line) in enumerate(found):
         said = sentences(line) if kind != "code" else []
-        if said and (joined := _with_items(said[-1], found[n + 1 :])):
-            out.append(joined)
+        for read in (_with_items, _with_code):
+            if said and (joined := read(said[-1], found[n + 1 :])):
+                out.append(joined)
     return out
 
 
 def _quotable(
-    text: str, table_leads: frozenset[str] | set[str] = frozenset(), *, several: bool = False
+    text: str,
+    table_leads: frozenset[str] | set[str] = frozenset(),
+    *,
+    several: bool = False,
+    how_to: bool = False,
 ) -> list[tuple[str, bool]]:
     """The sentences of clean chunk text an answer may quote: whole ones,
     each with whether it points back at the quotable sentence right before
@@ -321,7 +366,8 @@ def _quotable(
     (a heading, a caption, a name, the end of a chunk cut mid-sentence) only
     as a list item of three words or more, or a whole line of prose (``_prose``).
     ``several`` (the question asks for several things): a lead-in read with
-    its list items is quotable too, as one sentence (``_with_items``)."""
+    its list items is quotable too, as one sentence (``_with_items``);
+    ``how_to``: a lead-in read with its code block (``_with_code``)."""
     out: list[tuple[str, bool]] = []
     found = lines(text)
     for n, (kind, line) in enumerate(found):
@@ -344,6 +390,9 @@ def _quotable(
         # names: the lead-in and its items are one statement, the answer to
         # "Which language servers use Jedi?" (one item is not).
         with_items = _with_items(said[-1], found[n + 1 :]) if said and several else ""
+        # "... can be disabled if it is installed using:" over a command: the
+        # lead-in and its command are the answer to "How do I ...?".
+        with_code = _with_code(said[-1], found[n + 1 :]) if said and how_to else ""
         if said and (first := _first_conjunct(said[-1])):
             # "X requires 3.10 or later and supports the following:": only
             # the second conjunct points at the items; the first is a statement.
@@ -355,8 +404,7 @@ def _quotable(
                 previous = True
             else:
                 previous = False
-        if with_items:
-            out.append((with_items, False))
+        out.extend((joined, False) for joined in (with_items, with_code) if joined)
     return out
 
 
@@ -426,6 +474,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     negative_q = has_negation(question)
     wants_names = bool(_WHICH_RE.match(question))
     several = bool(_SEVERAL_RE.match(question))
+    how_to = bool(HOW_TO_Q_RE.search(question))
     definition = defines(question)
     defined = defined_name(question)
     lang = answer_language(question)
@@ -445,7 +494,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
         # Tables arrive as one sentence per row and without control characters,
         # so no raw "| a | b |" markup or terminal escape reaches an answer;
         # only whole sentences of text are candidates (_quotable).
-        quotable = _quotable(readable(ev.text), _table_leads(ev.text), several=several)
+        quotable = _quotable(readable(ev.text), _table_leads(ev.text), several=several, how_to=how_to)
         if value := heading_value(ev):
             quotable = [(value, False), *quotable]
         for sent, refers_back in quotable:

@@ -32,6 +32,7 @@ from selfrag_nb.text import detect_language, normalize_key, tokenize
 __all__ = [
     "DATE_Q_RE",
     "DATE_RE_ANY",
+    "HOW_TO_Q_RE",
     "PURPOSE_Q_RE",
     "PURPOSE_RE",
     "QUANTITY_Q_RE",
@@ -60,6 +61,8 @@ DATE_RE_ANY = re.compile(
     r"\d{4}年\d{1,2}月",
     re.IGNORECASE,
 )
+#: The question asks how to do something: what to do, type or set is the answer.
+HOW_TO_Q_RE = re.compile(r"\bhow (?:do|can|should|to|would)\b|如何|怎么|怎样", re.IGNORECASE)
 #: The question asks what a thing is for: its purpose, not what it is.
 PURPOSE_Q_RE = re.compile(
     r"\bpurpose\b|\b(?:meant|intended|designed)\s+(?:to\s+be\s+used\s+)?(?:for|to)\b|"

@@ -54,6 +54,7 @@ from selfrag_nb.llm.offline.lexical import STOP_EN, bag, coverage, stem, strip_c
 from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
 from selfrag_nb.llm.offline.question import (
     DATE_RE_ANY,
+    HOW_TO_Q_RE,
     PURPOSE_Q_RE,
     PURPOSE_RE,
     answer_language,
@@ -71,7 +72,6 @@ _NUMBER_Q_RE = re.compile(r"\bhow (?:many|much|long|often|old)\b|多少|多久|�
 _WHEN_Q_RE = re.compile(
     r"^\s*when\b|\bwhat (?:date|year|time)\b|什么时候|何时|哪一?天|哪一?年", re.IGNORECASE
 )
-_HOW_TO_Q_RE = re.compile(r"\bhow (?:do|can|should|to|would)\b|如何|怎么|怎样", re.IGNORECASE)
 _WHICH_Q_RE = re.compile(r"^\s*(?:which|who|what(?:'s| is) the name)\b|哪个|哪些|谁", re.IGNORECASE)
 _NUMBER_RE = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|hundred|"
@@ -579,7 +579,7 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
         if _NUMBER_RE.search(answer) or calc.value is None:
             return _out("yes", 90, "", "the arithmetic question gets a result")
         return _out("no", 10, "the result of the calculation", "the answer gives no number")
-    how_to = bool(_HOW_TO_Q_RE.search(question))
+    how_to = bool(HOW_TO_Q_RE.search(question))
     which = bool(_WHICH_Q_RE.search(question))
     # Lines that are not prose (code, JSON, markup) answer nothing; the
     # rest is judged, and an answer that carries such lines is at most partly useful.
