@@ -10,7 +10,8 @@
         parts ("py-partiql-parser"), a run of capitalised words ("Sorted Containers", "Docker
         SDK"), a capitalised word inside the sentence ("Pygments"), and any
         document the question names by its own name (a word equal to an
-        evidence's file name or title: "idna" for idna.md), and a bare word
+        evidence's file name or title: "idna" for idna.md; the project of
+        "owner/project", "pyca/cryptography" for cryptography.rst), and a bare word
         where English needs a determiner: the subject of an inverted
         question ("does fastjsonschema support", "is filelock released") or
         the last object of "Who maintains mdurl?" (bare_names)
@@ -118,8 +119,13 @@ def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
     docs = set().union(*(_doc_names(ev) for ev in evidence)) if evidence else set()
     for tok in tokenize(question):
         key = _compact(tok)
+        # "pyca/cryptography": an owner and its project, the project's document
+        # named by the part after the slash.
+        tail = tok.rsplit("/", 1)[-1] if tok.count("/") == 1 else ""
         if len(key) >= 2 and key in docs and tok not in STOP_EN:
             found.append(tok)
+        elif len(_compact(tail)) >= 2 and _compact(tail) in docs:
+            found.append(tail)
         elif tok.count("-") >= 2:
             found.append(tok)  # "py-partiql-parser": a compound of three parts is a name
     out: list[str] = []
