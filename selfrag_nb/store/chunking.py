@@ -6,7 +6,9 @@
       -> paragraphs         blank lines
       -> sentences          selfrag_nb.text.split_sentences (English and Chinese)
       -> pack               greedy: sentences join until max_chars; a sentence longer
-                            than max_chars is cut hard (at a space when one is near)
+                            than max_chars is cut hard (at a space when one is near);
+                            a lead-in paragraph ending in ":" opens the next chunk
+                            with what it introduces rather than closing this one
       -> [Chunk(text, heading, ordinal)]
 
 iter_chunks yields the same chunks one at a time, each step lazy (lines,
@@ -127,6 +129,18 @@ def _paragraphs(body: str) -> Iterator[str]:
     yield body[start:]
 
 
+def _keep_lead_in(current: str, piece: str, sep: str, max_chars: int) -> tuple[str, str]:
+    """(the chunk to close, what opens the next one before ``piece``). A last
+    paragraph ending in ":" introduces what follows ("There are a few
+    servers that use it:" over the list of them): it moves to the next chunk
+    with its list, when there is other text to close and the two fit."""
+    head, _, last = current.rpartition("\n\n")
+    if sep == "\n\n" and head.strip() and last.rstrip().endswith((":", "：")):
+        if len(last) + len(sep) + len(piece) <= max_chars:
+            return head, last + sep
+    return current, ""
+
+
 def _pack(body: str, max_chars: int) -> Iterator[str]:
     current = ""
     for para in _paragraphs(body):
@@ -142,8 +156,9 @@ def _pack(body: str, max_chars: int) -> Iterator[str]:
                 elif len(current) + len(sep) + len(piece) <= max_chars:
                     current += sep + piece
                 else:
-                    yield current
-                    current = piece
+                    done, lead = _keep_lead_in(current, piece, sep, max_chars)
+                    yield done
+                    current = lead + piece
     if current:
         yield current
 

@@ -25,6 +25,22 @@ def test_heading_paths_and_fences() -> None:
     assert {c.heading for c in plain} == {""}
 
 
+def test_a_lead_in_opens_the_chunk_of_what_it_introduces() -> None:
+    # A paragraph ending in ":" introduces the next one: when the chunk is full
+    # there, the lead-in moves to the next chunk with its list rather than
+    # closing this one without it.
+    intro = "Tilekit renders map tiles for Python. " * 5
+    text = f"{intro.strip()}\n\nThere are a few tile servers that use Tilekit:\n\n- tile-one\n- tile-two\n- tile-three\n"
+    chunks = chunk_text(text, max_chars=240)
+    assert [c.text for c in chunks] == [
+        intro.strip(),
+        "There are a few tile servers that use Tilekit:\n\n- tile-one\n- tile-two\n- tile-three",
+    ]
+    # Only a lead-in moves, and only when there is other text to close.
+    plain = chunk_text(text.replace("Tilekit:", "Tilekit."), max_chars=240)
+    assert plain[0].text.endswith("use Tilekit.")
+
+
 def test_size_bound_and_sentence_boundaries_english() -> None:
     sentences = [f"Sentence number {i} talks about refunds and returns." for i in range(60)]
     chunks = chunk_text(" ".join(sentences), max_chars=200)
