@@ -11,7 +11,8 @@
         SDK"), a capitalised word inside the sentence ("Pygments"), and any
         document the question names by its own name (a word equal to an
         evidence's file name or title: "idna" for idna.md; the project of
-        "owner/project", "pyca/cryptography" for cryptography.rst), and a bare word
+        "owner/project", "pyca/cryptography" for cryptography.rst), a code
+        identifier ("importlib_metadata", "os.environ"), and a bare word
         where English needs a determiner: the subject of an inverted
         question ("does fastjsonschema support", "is filelock released") or
         the last object of "Who maintains mdurl?" (bare_names)
@@ -97,6 +98,21 @@ def _doc_names(ev: Evidence) -> set[str]:
     return {n for n in names if len(n) >= 2}
 
 
+_IDENT_PART_RE = re.compile(r"[_./]")
+
+
+def _identifier(token: str) -> bool:
+    """A code identifier: words joined by "_", "." or "/" ("importlib_metadata",
+    "os.environ", "urllib.parse"), each part two characters or more and not a
+    function word ("and/or", "e.g", "i/o" are not), not a version ("v1.2", "3.9")."""
+    parts = _IDENT_PART_RE.split(token)
+    if len(parts) < 2 or not token[:1].isalpha() or (token[0] in "vV" and token[1:2].isdigit()):
+        return False
+    return all(len(p) >= 2 and p.isalnum() and p.lower() not in STOP_EN for p in parts) and any(
+        p.isalpha() and len(p) >= 3 for p in parts
+    )
+
+
 def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
     """The things ``question`` names (see the module doc), in question order."""
     found: list[str] = []
@@ -128,6 +144,8 @@ def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
             found.append(tail)
         elif tok.count("-") >= 2:
             found.append(tok)  # "py-partiql-parser": a compound of three parts is a name
+        elif _identifier(tok):
+            found.append(tok)  # "importlib_metadata", "os.environ": code names a thing
     out: list[str] = []
     seen: set[str] = set()
     for name in found:
