@@ -259,17 +259,21 @@ def fold(items: Sequence[Node], noun: str, key: str, page: int = PAGE, tag: str 
 
 def fallbacks(fbs: Sequence[Fallback]) -> list[Node]:
     return [
-        h(
-            "div",
-            "srnb-banner",
-            h("strong", "", "fallback:"),
-            " ",
-            esc(f.what, 500),
-            " — ",
-            esc(f.reason, 2000),
-        )
+        banner("", h("strong", "", "fallback:"), " ", esc(f.what, 500), " — ", esc(f.reason, 2000))
         for f in fbs
     ]
+
+
+def banner(tone: str, *kids: Any, cls: str = "") -> Node:
+    """A banner: warn colours, or ``tone`` "bad" / "info"; ``cls`` adds a view's own classes."""
+    return h("div", " ".join(filter(None, ["srnb-banner", tone and f"srnb-banner-{tone}", cls])), kids)
+
+
+def details(
+    summary: Any, *body: Any, key: str | None = None, cls: str = "srnb-details", **attrs: Any
+) -> Node:
+    """A fold: ``summary`` always shown, ``body`` on opening; ``key`` keeps it open across redraws."""
+    return h("details", cls, h("summary", "", summary), body, **attrs, data_key=key)
 
 
 _STATUS_TONE = {"ok": "ok", "repaired": "warn", "unparsed": "bad", "error": "bad"}
@@ -277,9 +281,7 @@ _STATUS_TONE = {"ok": "ok", "repaired": "warn", "unparsed": "bad", "error": "bad
 
 def _call(c: ModelCall, i: int, key: str) -> Node:
     inj = ", ".join(c.injection_flags)
-    summary = h(
-        "summary",
-        "",
+    summary = [
         h("span", "srnb-rank", f"#{i}"),
         " ",
         esc(c.role, 50),
@@ -297,22 +299,26 @@ def _call(c: ModelCall, i: int, key: str) -> Node:
             f"cost {fmt_cost(c.cost)}",
             f"{c.retries} retries" if c.retries else "",
         ),
+    ]
+    return details(
+        summary,
+        row("prompt hash", h("span", "srnb-id", esc(c.prompt_hash or "—", 200))),
+        row("model", offline_badge()) if c.offline else None,
+        row("parse error", esc(c.parse_error, 2000)) if c.parse_error else None,
+        row("error", esc(c.error, 2000)) if c.error else None,
+        row("fallback", esc(c.fallback, 2000)) if c.fallback else None,
+        [
+            [h("div", "srnb-label", esc(m.get("role", "?"), 40)), _code(m.get("content", ""))]
+            for m in c.messages
+        ],
+        h("div", "srnb-label", "raw output"),
+        _code(c.raw),
+        key=f"{key}-call-{i}",
     )
-    body: list[Any] = [row("prompt hash", h("span", "srnb-id", esc(c.prompt_hash or "—", 200)))]
-    if c.offline:
-        body.append(row("model", offline_badge()))
-    if c.parse_error:
-        body.append(row("parse error", esc(c.parse_error, 2000)))
-    if c.error:
-        body.append(row("error", esc(c.error, 2000)))
-    if c.fallback:
-        body.append(row("fallback", esc(c.fallback, 2000)))
-    for m in c.messages:
-        body.append(h("div", "srnb-label", esc(m.get("role", "?"), 40)))
-        body.append(block(m.get("content", ""), CALL_TEXT_LIMIT, "srnb-block srnb-code"))
-    body.append(h("div", "srnb-label", "raw output"))
-    body.append(block(c.raw, CALL_TEXT_LIMIT, "srnb-block srnb-code"))
-    return h("details", "srnb-details", summary, body, data_key=f"{key}-call-{i}")
+
+
+def _code(text: str) -> Node:
+    return block(text, CALL_TEXT_LIMIT, "srnb-block srnb-code")
 
 
 def calls_view(calls: Sequence[ModelCall], key: str = "calls") -> Node | None:
@@ -322,13 +328,7 @@ def calls_view(calls: Sequence[ModelCall], key: str = "calls") -> Node | None:
     tin = sum(c.tokens_in or 0 for c in calls)
     tout = sum(c.tokens_out or 0 for c in calls)
     head = f"model calls ({len(calls)}) · tokens {tin:,} in / {tout:,} out · cost {fmt_cost(costs(calls))}"
-    return h(
-        "details",
-        "srnb-details",
-        h("summary", "", head),
-        [_call(c, i, key) for i, c in enumerate(calls, 1)],
-        data_key=key,
-    )
+    return details(head, [_call(c, i, key) for i, c in enumerate(calls, 1)], key=key)
 
 
 def card(rec: Any, badges: Any, body: Any, extra_meta: Sequence[Any] = (), key: str = "") -> Node:
