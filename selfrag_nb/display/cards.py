@@ -51,6 +51,7 @@ OFFLINE_NOTE = "offline model — reads structured inputs, not prompts"
 
 VERDICT_ICON = {"supported": "✓", "partial": "◐", "unsupported": "✗"}
 VERDICT_LABEL = {"supported": "supported", "partial": "partly supported", "unsupported": "unsupported"}
+VERDICT_TONE = {"supported": "ok", "partial": "warn", "unsupported": "bad"}
 
 
 def costs(calls: Sequence[ModelCall]) -> float | None:
