@@ -160,14 +160,17 @@ class Ctx:
             title=f"{n['source']} · chunk {chunk_id}"[:500],
         )
 
+    def superseded(self, chunk_id: str) -> bool:
+        """Whether the chunk's document is flagged superseded (its "bad" trust flag)."""
+        info = self.name(chunk_id)
+        return info is not None and any(tone == "bad" for _, tone, _ in info["flags"])
+
     def short(self, chunk_id: str, n: int = 28) -> str:
         """Plain text: the file name (⚠ first when superseded), cut with an ellipsis."""
         info = self.name(chunk_id)
         if info is None:
             return short_id(chunk_id)
-        name = str(info["file"])
-        if any(tone == "bad" for _, tone, _ in info["flags"]):
-            name = "⚠ " + name
+        name = ("⚠ " if self.superseded(chunk_id) else "") + str(info["file"])
         return name if len(name) <= n else name[: n - 1] + "…"
 
 
@@ -243,18 +246,11 @@ def fold(items: Sequence[Node], noun: str, key: str, page: int = PAGE, tag: str 
     """A list the widget pages and the static face folds after ``page`` items (tree.py's
     ``data-page``); past STATIC_MAX_ITEMS a note counts what is not shown."""
     hidden = len(items) - STATIC_MAX_ITEMS
+    shown = items[:STATIC_MAX_ITEMS]
+    note = f"{hidden:,} more {noun} not shown here (see trace.to_pandas())"
     return frag(
-        h(
-            tag,
-            f"srnb-items srnb-items-{noun}",
-            items[:STATIC_MAX_ITEMS],
-            data_page=page,
-            data_key=key,
-            data_noun=noun,
-        ),
-        h("div", "srnb-trunc", f"{hidden:,} more {noun} not shown here (see trace.to_pandas())")
-        if hidden > 0
-        else None,
+        h(tag, f"srnb-items srnb-items-{noun}", shown, data_page=page, data_key=key, data_noun=noun),
+        h("div", "srnb-trunc", note) if hidden > 0 else None,
     )
 
 
