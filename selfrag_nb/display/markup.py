@@ -103,6 +103,11 @@ def fmt_ms(ms: float | None) -> str:
     return f"{ms / 1000:.1f} s"
 
 
+def plural(n: int, noun: str) -> str:
+    """``n`` and its noun, with an s unless ``n`` is 1: "1 call", "3 calls"."""
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
 def pct(v: float) -> str:
     """A CSS percentage clamped to 0..100."""
     return f"{max(0.0, min(100.0, v)):.1f}%"
