@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from functools import partial
 
 from selfrag_nb.display.cards import (
+    USEFUL_TONE,
     VERDICT_ICON,
     VERDICT_LABEL,
     VERDICT_TONE,
@@ -199,17 +200,16 @@ def support_card(s: Support, ctx: Ctx) -> Node:
     return card(s, badges, body, (f"attempt {s.attempt}", f"confidence {s.overall_confidence}"), key=ctx.key)
 
 
-#: Usefulness verdict -> (badge text, tone).
-USEFUL_TONE = {
-    v: (USEFULNESS_WORDS[v], tone) for v, tone in (("yes", "ok"), ("partly", "warn"), ("no", "bad"))
-}
-
-
 def usefulness_card(u: Usefulness, ctx: Ctx) -> Node:
-    label, tone = USEFUL_TONE[u.verdict]
     score = score_bar("usefulness (0–100, higher = more useful)", u.score, f"usefulness {u.score} of 100")
     body = [row("why", esc(u.reason)), row("missing", esc(u.missing)) if u.missing else None, score]
-    return card(u, badge(label, tone), body, (f"attempt {u.attempt}", f"score {u.score}"), key=ctx.key)
+    return card(
+        u,
+        badge(USEFULNESS_WORDS[u.verdict], USEFUL_TONE[u.verdict]),
+        body,
+        (f"attempt {u.attempt}", f"score {u.score}"),
+        key=ctx.key,
+    )
 
 
 def outcome_card(o: Outcome, ctx: Ctx) -> Node:

@@ -52,11 +52,8 @@ OFFLINE_NOTE = "offline model — reads structured inputs, not prompts"
 VERDICT_ICON = {"supported": "✓", "partial": "◐", "unsupported": "✗"}
 VERDICT_LABEL = {"supported": "supported", "partial": "partly supported", "unsupported": "unsupported"}
 VERDICT_TONE = {"supported": "ok", "partial": "warn", "unsupported": "bad"}
-
-
-def costs(calls: Sequence[ModelCall]) -> float | None:
-    vals = [c.cost for c in calls]
-    return None if any(v is None for v in vals) else float(sum(v or 0.0 for v in vals))
+#: A usefulness verdict's badge tone.
+USEFUL_TONE = {"yes": "ok", "partly": "warn", "no": "bad"}
 
 
 # ------------------------------------------------------------ text
@@ -278,18 +275,15 @@ _STATUS_TONE = {"ok": "ok", "repaired": "warn", "unparsed": "bad", "error": "bad
 
 def _call(c: ModelCall, i: int, key: str) -> Node:
     inj = ", ".join(c.injection_flags)
-    summary = [
-        h("span", "srnb-rank", f"#{i}"),
-        " ",
-        esc(c.role, 50),
-        " · ",
-        esc(c.model, 200),
-        " ",
+    badges = [
         badge(c.parse_status, _STATUS_TONE[c.parse_status]),
-        " ",
-        [badge("offline", "offline", OFFLINE_NOTE), " "] if c.offline else None,
-        [badge("cached", "info"), " "] if c.cached else None,
-        [badge(f"injection: {inj}", "bad"), " "] if inj else None,
+        badge("offline", "offline", OFFLINE_NOTE) if c.offline else None,
+        badge("cached", "info") if c.cached else None,
+        badge(f"injection: {inj}", "bad") if inj else None,
+    ]
+    summary = [
+        [h("span", "srnb-rank", f"#{i}"), " ", esc(c.role, 50), " · ", esc(c.model, 200), " "],
+        [[b, " "] for b in badges if b],
         meta(
             fmt_ms(c.latency_ms),
             f"in {fmt_tokens(c.tokens_in)} / out {fmt_tokens(c.tokens_out)} tokens",
@@ -324,7 +318,8 @@ def calls_view(calls: Sequence[ModelCall], key: str = "calls") -> Node | None:
         return None
     tin = sum(c.tokens_in or 0 for c in calls)
     tout = sum(c.tokens_out or 0 for c in calls)
-    head = f"model calls ({len(calls)}) · tokens {tin:,} in / {tout:,} out · cost {fmt_cost(costs(calls))}"
+    cost = None if any(c.cost is None for c in calls) else float(sum(c.cost or 0.0 for c in calls))
+    head = f"model calls ({len(calls)}) · tokens {tin:,} in / {tout:,} out · cost {fmt_cost(cost)}"
     return details(head, [_call(c, i, key) for i, c in enumerate(calls, 1)], key=key)
 
 
@@ -357,14 +352,11 @@ def flags(items: Sequence[Sequence[str]]) -> list[Any]:
     return [[" ", badge(text, tone, tip)] for text, tone, tip in items]
 
 
-def band_of(score: float, low: int = 50, high: int = 80) -> str:
-    """The colour band a 0-100 value falls in: the colour follows the value."""
-    return "high" if score >= high else "partial" if score >= low else "irrelevant"
-
-
 def score_bar(name: str, score: int, tip: str) -> Node:
-    """A named 0-100 score: its bar (the 50 and 80 bands marked) and the number."""
-    bars = bar(score, band_of(score), (50, 80), tip)
+    """A named 0-100 score: its bar (the 50 and 80 bands marked, its colour the band
+    the value falls in) and the number."""
+    band = "high" if score >= 80 else "partial" if score >= 50 else "irrelevant"
+    bars = bar(score, band, (50, 80), tip)
     return h("div", "srnb-grade", h("div", "srnb-grade-name", name), bars, h("div", "", num(str(score))))
 
 

@@ -11,11 +11,9 @@
     static_html(obj) = the root + <style>trace.css</style> + to_html(tree)    (no script)
     TraceWidget(obj) = ViewWidget(to_json(tree)) mounted by static/mount.js    (widget.py)
 
-Claims and their evidence are linked by ``data-claim`` / ``data-for-claim``;
-long lists carry ``data-page`` (the widget pages them, the static face folds
-them); every fold has a ``data-key`` so a stepper's redraw keeps it open.
-Text is only ever text (tree.py), inline text sits in ``<bdi>``, blocks carry
-``dir="auto"``, texts longer than ``TEXT_LIMIT`` are cut with a note.
+Claim links, paging and open folds are declared with tree.py's ``data-*``
+attributes; inline text sits in ``<bdi>``, blocks carry ``dir="auto"``, texts
+longer than ``TEXT_LIMIT`` are cut with a note.
 """
 
 from __future__ import annotations
@@ -106,20 +104,19 @@ def _protected(text: str, spans: Sequence[str]) -> Node:
     return marked(text, [(a, b, _protect) for s in spans for a, b in find_all(text, s)])
 
 
+def _column(title: str, *kids: Any) -> Node:
+    return h("div", "", h("div", "srnb-col-h", title), kids)
+
+
 def _rewrite(r: Rewrite, ctx: Ctx) -> Node:
     spans = [p.text for p in r.protected]
     original, *rewrites = r.queries or [""]
+    alone = h("div", "srnb-muted", "none: the original question is searched alone")
     cols = h(
         "div",
         "srnb-cols",
-        h("div", "", h("div", "srnb-col-h", "original"), _protected(original, spans)),
-        h(
-            "div",
-            "",
-            h("div", "srnb-col-h", f"rewrites ({len(rewrites)})"),
-            [_protected(q, spans) for q in rewrites]
-            or h("div", "srnb-muted", "none: the original question is searched alone"),
-        ),
+        _column("original", _protected(original, spans)),
+        _column(f"rewrites ({len(rewrites)})", [_protected(q, spans) for q in rewrites] or alone),
     )
     protected = [
         [h("mark", "srnb-protect", esc(p.text, 300)), " ", meta(esc(p.kind, 50))] for p in r.protected
@@ -188,6 +185,10 @@ def _hits_list(hits: Sequence[Hit], key: str) -> Node:
     return fold([_hit_item(x, i, key) for i, x in enumerate(hits, 1)], "hits", f"{key}-hits")
 
 
+def _access(access_filter: str) -> Node:
+    return row("access filter", esc(access_filter or "none (every chunk visible)", 2000))
+
+
 def _retrieval(r: Retrieval, ctx: Ctx) -> Node:
     search = meta(
         esc(r.mode, 40),
@@ -198,7 +199,7 @@ def _retrieval(r: Retrieval, ctx: Ctx) -> Node:
     )
     per_query = [[esc(q.query, 2000), " ", meta(f"{len(q.chunk_ids)} chunks")] for q in r.per_query]
     body = [
-        row("access filter", esc(r.access_filter or "none (every chunk visible)", 2000)),
+        _access(r.access_filter),
         row("search", search),
         listing("per query", per_query) if per_query else None,
         _hits_list(r.hits, ctx.key or "retrieve"),
@@ -207,31 +208,22 @@ def _retrieval(r: Retrieval, ctx: Ctx) -> Node:
 
 
 def _hits(x: Hits, ctx: Ctx) -> Node:
-    head = card_head(
-        "Search",
-        badge(f"{len(x.hits)} hits", "info"),
-        meta(esc(x.mode, 40), f"k={x.k}", ["query ", esc(x.query, 2000)]),
-    )
+    query = meta(esc(x.mode, 40), f"k={x.k}", ["query ", esc(x.query, 2000)])
+    head = card_head("Search", badge(f"{len(x.hits)} hits", "info"), query)
     return h(
-        "section",
-        "srnb-card srnb-card-search",
-        head,
-        row("access filter", esc(x.access_filter or "none (every chunk visible)", 2000)),
-        _hits_list(x.hits, "search"),
+        "section", "srnb-card srnb-card-search", head, _access(x.access_filter), _hits_list(x.hits, "search")
     )
 
 
 def _grades(g: Grades, ctx: Ctx) -> Node:
     n_rel = sum(1 for x in g.items if x.relevant)
     relevant = {True: badge("✓ relevant", "ok"), False: badge("✗ not relevant", "bad")}
-    legend = h(
-        "div",
-        "srnb-legend",
-        h("span", "", "bars: grade 0–100 from the grader (higher = more relevant)"),
-        h("span", "", f"╎ {g.relevance_cutoff} relevance cutoff"),
-        h("span", "", f"╎ {g.high_relevance} high relevance"),
-        h("span", "", relevant[True], " ", relevant[False]),
-    )
+    legend = [
+        "bars: grade 0–100 from the grader (higher = more relevant)",
+        f"╎ {g.relevance_cutoff} relevance cutoff",
+        f"╎ {g.high_relevance} high relevance",
+        [relevant[True], " ", relevant[False]],
+    ]
     rows = []
     for x in g.items:
         hit = ctx.chunks.get(x.chunk_id)
@@ -256,7 +248,7 @@ def _grades(g: Grades, ctx: Ctx) -> Node:
         )
     best = max((x.score for x in g.items), default=None)
     body = [
-        legend,
+        h("div", "srnb-legend", [h("span", "", x) for x in legend]),
         fold(rows, "grades", f"{ctx.key or 'grade'}-grades"),
         row("kept (by grade)", joined((ctx.label(k) for k in g.kept), ", ")) if g.kept else None,
     ]

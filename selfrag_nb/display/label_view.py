@@ -22,14 +22,12 @@ from __future__ import annotations
 from typing import Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import VERDICT_TONE, badge, block, details, esc, meta
+from selfrag_nb.display.cards import USEFUL_TONE, VERDICT_TONE, badge, block, details, esc, meta
 from selfrag_nb.display.names import chunk_name, short_id
 from selfrag_nb.display.tree import Node, h
 from selfrag_nb.label_sheet import CHOICES, LabelSheet, SheetChunk, SheetClaim
 from selfrag_nb.trace import USEFULNESS_WORDS
 
-#: A judge's verdict -> badge tone: the claim verdicts, then the usefulness words.
-_VERDICT_TONE = {**VERDICT_TONE, "yes": "ok", "partly": "warn", "no": "bad"}
 _CHUNK_TEXT = 4000
 
 
@@ -84,7 +82,7 @@ def _chunk(sheet: SheetChunk, current: str | None, n: int) -> Node:
 
 def _claim(c: SheetClaim, current: str | None) -> Node:
     verdict = c.claim.verdict
-    judge = badge(f"judge: {_word('claim', verdict)}", _VERDICT_TONE[verdict])
+    judge = badge(f"judge: {_word('claim', verdict)}", VERDICT_TONE[verdict])
     evidence = [h("span", "srnb-label", "evidence "), esc(c.evidence, 2000)] if c.evidence else None
     return h(
         "div",
@@ -102,7 +100,7 @@ def _claim(c: SheetClaim, current: str | None) -> Node:
 def _answer(sheet: LabelSheet) -> Node:
     u = sheet.usefulness
     judge = (
-        badge(f"judge: {u.verdict} · {USEFULNESS_WORDS[u.verdict]}", _VERDICT_TONE[u.verdict])
+        badge(f"judge: {u.verdict} · {USEFULNESS_WORDS[u.verdict]}", USEFUL_TONE[u.verdict])
         if u
         else badge("judge: not judged")
     )
