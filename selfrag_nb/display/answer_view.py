@@ -49,6 +49,7 @@ from selfrag_nb.trace import USEFULNESS_WORDS, Assessment, Claim, Generation, Ou
 
 #: The outcome card's banner for reason_kind "model_error".
 MODEL_ERROR_BANNER = "model error: model calls failed, so the check was not made (not missing evidence)"
+_ASSESSOR_SAW = "evidence shown to the assessor ([n] as cited above)"
 _ACTION_TONE = {"answer": "ok", "clarify": "warn", "refuse": "bad", "answer_without_evidence": "warn"}
 
 
@@ -64,9 +65,7 @@ def assessment_card(a: Assessment, ctx: Ctx) -> Node:
         listing("options to clarify", [esc(o, 2000) for o in a.options]) if a.options else None,
         row("conflict", esc(a.conflict)) if a.conflict else None,
         row("applies", esc(a.applies)) if a.applies else None,
-        evidence_list(a.evidence, ctx, "evidence shown to the assessor ([n] as cited above)")
-        if a.evidence
-        else None,
+        evidence_list(a.evidence, ctx, _ASSESSOR_SAW) if a.evidence else None,
     ]
     tag = badge(a.action.replace("_", " ").upper(), _ACTION_TONE[a.action])
     return card(a, tag, body, key=ctx.key)

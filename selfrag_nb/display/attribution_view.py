@@ -220,15 +220,8 @@ def _evidence(a: Attribution, i: int, row: ClaimAttribution) -> list[Node]:
 
 def _details(a: Attribution, i: int, row: ClaimAttribution) -> Node:
     decisive = ", ".join(f"[{a.chunk(c).index}] {a.chunk(c).name}" for c in row.decisive) or "none"
-    claim = h(
-        "span",
-        "srnb-attr-claim",
-        f"{i + 1}. ",
-        _verdict(row.verdict),
-        " ",
-        _clip(row.text, 300),
-        data_claim=i,
-    )
+    text = _clip(row.text, 300)
+    claim = h("span", "srnb-attr-claim", f"{i + 1}. ", _verdict(row.verdict), " ", text, data_claim=i)
     return details(
         claim,
         h("div", "srnb-attr-label", "in the answer:"),
@@ -244,9 +237,8 @@ def _details(a: Attribution, i: int, row: ClaimAttribution) -> Node:
 def attribution_node(a: Attribution) -> Node:
     """The view tree of an attribution: both faces are drawn from it."""
     if a.reason:
-        return _card(
-            _title("Attribution"), h("div", "srnb-attr-reason", f"nothing to attribute: {a.reason[:600]}")
-        )
+        reason = h("div", "srnb-attr-reason", f"nothing to attribute: {a.reason[:600]}")
+        return _card(_title("Attribution"), reason)
     return _card(_head(a), _matrix(a), [_details(a, i, row) for i, row in enumerate(a.claims)])
 
 

@@ -291,15 +291,14 @@ def _timeline(t: Trace) -> Node:
     totals = t.totals.model_dump() | {"latency_ms": sum(r["latency_ms"] for r in rows)}
     body = [cells(TITLES[r["stage"]], r, esc(r["fallbacks"], 2000)) for r in rows]
     heads = [h("th", "srnb-r", x) for x in ("latency", "calls", "tokens in", "tokens out", "cost")]
-    startup_note = "; ".join(f"{what} {fmt_ms(ms)}" for what, ms in t.startup.items())
+    once = "; ".join(f"{what} {fmt_ms(ms)}" for what, ms in t.startup.items())
+    once_note = h("div", "srnb-meta", f"start-up, once, before the question's clock: {once}")
     return h(
         "section",
         "srnb-card srnb-card-totals",
         card_head("Timeline & cost"),
         h("div", "srnb-tl", tl),
-        h("div", "srnb-meta", f"start-up, once, before the question's clock: {startup_note}")
-        if t.startup
-        else None,
+        once_note if t.startup else None,
         table("srnb-table", ["stage", *heads, "fallbacks"], [*body, cells(h("strong", "", "total"), totals)]),
     )
 
@@ -382,10 +381,8 @@ def view_tree(obj: object, baseline: Trace | None = None, what_if: str = "") -> 
     the trace before it (``baseline``) folded below, labelled with ``what_if``."""
     parts: list[Any] = [body_tree(obj)]
     if baseline is not None:
-        lead = h("strong", "", "current (what-if): ")
-        now = banner(
-            "info", lead, esc(what_if or "changed", 2000), " — the trace before the what-if is below"
-        )
+        what = [h("strong", "", "current (what-if): "), esc(what_if or "changed", 2000)]
+        now = banner("info", what, " — the trace before the what-if is below")
         before = details(
             "before the what-if (the original run)",
             h("div", "srnb-compare-body", body_tree(baseline, key="before-")),

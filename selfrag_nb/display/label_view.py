@@ -83,15 +83,17 @@ def _chunk(sheet: SheetChunk, current: str | None, n: int) -> Node:
 def _claim(c: SheetClaim, current: str | None) -> Node:
     verdict = c.claim.verdict
     judge = badge(f"judge: {_word('claim', verdict)}", VERDICT_TONE[verdict])
-    evidence = [h("span", "srnb-label", "evidence "), esc(c.evidence, 2000)] if c.evidence else None
+    evidence = (
+        h("div", "srnb-levidence", h("span", "srnb-label", "evidence "), esc(c.evidence, 2000))
+        if c.evidence
+        else h("div", "srnb-levidence srnb-muted", "no evidence sentence quoted")
+    )
     return h(
         "div",
         "srnb-litem",
         h("div", "srnb-lhead", block(c.claim.text, 2000)),
         h("div", "srnb-lrow", judge, " ", _human("claim", current)),
-        h("div", "srnb-levidence", evidence)
-        if evidence
-        else h("div", "srnb-levidence srnb-muted", "no evidence sentence quoted"),
+        evidence,
         marks("claim", str(c.index), current, f"claim {c.index + 1}"),
         data_label_kind="claim",
     )

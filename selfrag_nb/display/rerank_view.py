@@ -36,6 +36,12 @@ SCORE_NOTE = (
     "the reranker's own scale: higher = more relevant; not comparable with grades (0–100) or search scores"
 )
 
+#: Why a superseded document can come first (the rerank card's banner says it).
+SUPERSEDED_NOTE = (
+    "the reranker orders chunks by relevance to the question and does not read document "
+    "status, so a superseded version can outrank the current one (Assess and Generate see the flag)."
+)
+
 
 def _fit(file: str, head: str, n: int) -> str:
     """``file › head`` in ``n`` characters: the heading (what tells chunks of one
@@ -138,14 +144,10 @@ def _move(i: int | None, j: int | None) -> Any:
 
 
 def _legend(ctx: Ctx) -> Node:
+    cited = "[n] evidence number cited by Assess and Generate (the order after reranking)"
+    parts = ["#n retrieval rank (the search's order)", "1. 2. … place before → after reranking"]
     return h(
-        "div",
-        "srnb-legend",
-        h("span", "", "#n retrieval rank (the search's order)"),
-        h("span", "", "1. 2. … place before → after reranking"),
-        h("span", "", "[n] evidence number cited by Assess and Generate (the order after reranking)")
-        if ctx.evidence_no
-        else None,
+        "div", "srnb-legend", [h("span", "", x) for x in [*parts, cited if ctx.evidence_no else None] if x]
     )
 
 
@@ -154,7 +156,7 @@ def _num(text: str) -> Node:
 
 
 def rerank_card(r: Rerank, ctx: Ctx) -> Node:
-    first_superseded = not r.fallback and r.after and ctx.superseded(r.after[0])
+    first_superseded = r.after and ctx.superseded(r.after[0])
     before_pos = {c: i for i, c in enumerate(r.before)}
     after_pos = {c: i for i, c in enumerate(r.after)}
     why = bool(r.reasons)
@@ -185,29 +187,18 @@ def rerank_card(r: Rerank, ctx: Ctx) -> Node:
         h("th", "srnb-r", "reranker score", title=SCORE_NOTE),
         "why (reranker)" if why else None,
     ]
+    fallback = [h("strong", "", "fallback: previous order kept"), " — ", esc(r.fallback, 2000)]
+    superseded = [h("strong", "", "⚠ a superseded document ranks first: "), SUPERSEDED_NOTE]
     said = "scores, no reasons" if r.scores else "an order, no scores or reasons"
+    gave = h("div", "srnb-muted", f"the reranker gave {said}") if not why and r.before else None
     body = [
-        banner("bad", h("strong", "", "fallback: previous order kept"), " — ", esc(r.fallback, 2000))
-        if r.fallback
-        else None,
-        banner(
-            "",
-            h("strong", "", "⚠ a superseded document ranks first: "),
-            "the reranker orders chunks by relevance to the question and does not read document "
-            "status, so a superseded version can outrank the current one (Assess and Generate see the flag).",
-        )
-        if first_superseded
-        else None,
+        banner("bad", fallback) if r.fallback else banner("", superseded) if first_superseded else None,
         _legend(ctx),
         bump_svg(r, ctx),
         table("srnb-table", heads, rows),
         h("div", "srnb-meta", f"reranker score: {SCORE_NOTE}"),
-        h("div", "srnb-muted", f"the reranker gave {said}")
-        if not why and not r.fallback and r.before
-        else None,
+        None if r.fallback else gave,
     ]
-    tag = badge(
-        "fallback" if r.fallback else f"{len(r.before)} → {len(r.after)}", "bad" if r.fallback else "info"
-    )
+    tag = badge("fallback", "bad") if r.fallback else badge(f"{len(r.before)} → {len(r.after)}", "info")
     extra = (["by ", esc(r.reranker or "unknown reranker", 200)], f"keep {r.keep}")
     return card(r, tag, body, extra, key=ctx.key)
