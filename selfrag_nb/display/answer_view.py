@@ -18,8 +18,9 @@ Split from html.py (which assembles a trace) to keep each module readable.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
+from typing import Any
 
 from selfrag_nb.display.cards import (
     USEFUL_TONE,
@@ -226,3 +227,13 @@ def outcome_card(o: Outcome, ctx: Ctx) -> Node:
     ]
     sup = max(ctx.supports.items())[1] if ctx.supports else None
     return card(o, badge(o.outcome, outcome_tone(o, sup)), body, key=ctx.key)
+
+
+#: The card of each answer-side record, in flow order (html.py's renderers).
+ANSWER_CARDS: dict[type, Callable[[Any, Ctx], Node]] = {
+    Assessment: assessment_card,
+    Generation: generation_card,
+    Support: support_card,
+    Usefulness: usefulness_card,
+    Outcome: outcome_card,
+}

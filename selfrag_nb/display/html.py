@@ -21,13 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from selfrag_nb.display.answer_view import (
-    assessment_card,
-    generation_card,
-    outcome_card,
-    support_card,
-    usefulness_card,
-)
+from selfrag_nb.display.answer_view import ANSWER_CARDS
 from selfrag_nb.display.cards import (
     Ctx,
     badge,
@@ -63,19 +57,7 @@ from selfrag_nb.errors import InputTypeError
 from selfrag_nb.flow import TITLES
 from selfrag_nb.formats import fmt_cost
 from selfrag_nb.store.types import Hit, Hits
-from selfrag_nb.trace import (
-    Assessment,
-    Decision,
-    Generation,
-    Grades,
-    Outcome,
-    Rerank,
-    Retrieval,
-    Rewrite,
-    Support,
-    Trace,
-    Usefulness,
-)
+from selfrag_nb.trace import Decision, Grades, Rerank, Retrieval, Rewrite, Trace
 
 #: Every view's root: our class plus the classes that tell MathJax (JupyterLab,
 #: Notebook, nbconvert) to leave it alone, or "cost $0 -> $0" becomes maths.
@@ -350,11 +332,7 @@ _RENDERERS: dict[type, Callable[[Any, Ctx], Node]] = {
     Retrieval: _retrieval,
     Grades: _grades,
     Rerank: rerank_card,
-    Assessment: assessment_card,
-    Generation: generation_card,
-    Support: support_card,
-    Usefulness: usefulness_card,
-    Outcome: outcome_card,
+    **ANSWER_CARDS,
     Trace: _trace,
     Hits: _hits,
 }
