@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from selfrag_nb.display.markup import TEXT_LIMIT, fmt_ms, pct
+from selfrag_nb.display.markup import TEXT_LIMIT, fmt_ms, pct, plural
 from selfrag_nb.display.names import chunk_name, short_id
 from selfrag_nb.display.tree import Kid, Node, frag, h
 from selfrag_nb.flow import TITLES
@@ -327,16 +327,9 @@ def card(rec: Any, badges: Any, body: Any, extra_meta: Sequence[Any] = (), key: 
     """One record's card; ``key`` makes its folds' open state survive redraws (unique per trace)."""
     calls: list[ModelCall] = rec.calls
     key = key or rec.stage
-    head = card_head(
-        TITLES[rec.stage],
-        badges,
-        meta(
-            num(fmt_ms(rec.latency_ms)),
-            f"{len(calls)} model call{'s' if len(calls) != 1 else ''}",
-            *extra_meta,
-        ),
-        offline_badge() if any(c.offline for c in calls) else None,
-    )
+    numbers = meta(num(fmt_ms(rec.latency_ms)), plural(len(calls), "model call"), *extra_meta)
+    offline = offline_badge() if any(c.offline for c in calls) else None
+    head = card_head(TITLES[rec.stage], badges, numbers, offline)
     return h(
         "section",
         f"srnb-card srnb-card-{rec.stage}",

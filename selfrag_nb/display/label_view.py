@@ -121,15 +121,10 @@ def label_tree(sheet: LabelSheet) -> Node:
     """The label sheet's view tree (see the module doc)."""
     chunks = [_chunk(c, sheet.chunk_value(c.chunk_id), i) for i, c in enumerate(sheet.chunks)]
     claims = [_claim(c, sheet.claim_value(c.index)) for c in sheet.claims]
+    qid = h("code", "", esc(sheet.qid, 200))
+    count = meta(f"{sheet.labelled()} of {sheet.size()} labelled", esc(str(sheet.labels.path), 300))
     body: list[Any] = [
-        h(
-            "div",
-            "srnb-head",
-            h("b", "", "label sheet · question "),
-            h("code", "", esc(sheet.qid, 200)),
-            " ",
-            meta(f"{sheet.labelled()} of {sheet.size()} labelled", esc(str(sheet.labels.path), 300)),
-        ),
+        h("div", "srnb-head", h("b", "", "label sheet · question "), qid, " ", count),
         h("div", "srnb-block", esc(sheet.trace.question, 2000)),
         h("h4", "", f"chunks ({len(chunks)})"),
         chunks or h("div", "srnb-muted", "no graded chunks in this trace"),
