@@ -65,10 +65,8 @@ def _rewrite(r: Rewrite) -> str:
         why = f" ({one_line(r.reason, 50)})" if r.reason else ""
         return f"Rewrite: not attempted{why} · {fmt_ms(r.latency_ms)}"
     rej = f" ({len(r.rejected)} rejected)" if r.rejected else ""
-    rewrites, spans = (
-        plural(max(len(r.queries) - 1, 0), "rewrite"),
-        plural(len(r.protected), "protected span"),
-    )
+    rewrites = plural(max(len(r.queries) - 1, 0), "rewrite")
+    spans = plural(len(r.protected), "protected span")
     return f"Rewrite: {rewrites}{rej} · {spans} · {fmt_ms(r.latency_ms)}{_calls(r)}{_fb(r)}"
 
 
@@ -156,9 +154,10 @@ def trace_times(t: Trace) -> list[str]:
 def _trace(t: Trace) -> str:
     tot = t.totals
     offline = " · offline model" if t.offline else ""
+    times = " · ".join(trace_times(t))
     return (
         f'Trace: "{one_line(t.question, 60)}" → {t.outcome or "in progress"} · {len(t.records)} stages · '
-        f"{plural(tot.model_calls, 'call')} · {' · '.join(trace_times(t))} · cost {fmt_cost(tot.cost)}{offline}"
+        f"{plural(tot.model_calls, 'call')} · {times} · cost {fmt_cost(tot.cost)}{offline}"
     )
 
 
