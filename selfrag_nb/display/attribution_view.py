@@ -129,15 +129,10 @@ def _head(a: Attribution) -> Node:
 
 def _column(a: Attribution, chunk_id: str) -> Node:
     c = a.chunk(chunk_id)
-    return h(
-        "th",
-        "srnb-attr-col",
-        f"[{c.index}] ",
-        h("bdi", "", _short(c.name)),
-        c.superseded and [" ", h("span", "srnb-attr-stale", "⚠", title="superseded document")],
-        title=_tip(f"{c.ref.source} · {c.ref.heading} · chunk {c.chunk_id}"),
-        data_chunk=c.index,
-    )
+    name = h("bdi", "", _short(c.name))
+    stale = c.superseded and [" ", h("span", "srnb-attr-stale", "⚠", title="superseded document")]
+    tip = _tip(f"{c.ref.source} · {c.ref.heading} · chunk {c.chunk_id}")
+    return h("th", "srnb-attr-col", f"[{c.index}] ", name, stale, title=tip, data_chunk=c.index)
 
 
 def _cell(a: Attribution, i: int, effect: str, chunk_id: str, verdict: str | None) -> Node:
@@ -157,16 +152,9 @@ def _cell(a: Attribution, i: int, effect: str, chunk_id: str, verdict: str | Non
 
 
 def _row(a: Attribution, i: int, row: ClaimAttribution) -> Node:
-    head = h(
-        "th",
-        "srnb-attr-claim",
-        f"{i + 1}. ",
-        h("bdi", "", _short(row.text)),
-        " ",
-        _verdict(row.verdict),
-        data_claim=i,
-        title="show this claim's sentence, decisive chunks and evidence",
-    )
+    claim = [f"{i + 1}. ", h("bdi", "", _short(row.text)), " ", _verdict(row.verdict)]
+    tip = "show this claim's sentence, decisive chunks and evidence"
+    head = h("th", "srnb-attr-claim", claim, data_claim=i, title=tip)
     return h("tr", "", head, [_cell(a, i, c.effect, c.chunk_id, c.verdict) for c in row.cells])
 
 

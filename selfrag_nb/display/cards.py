@@ -356,13 +356,9 @@ def score_bar(name: str, score: int, tip: str) -> Node:
 def bar(score: float, band: str, ticks: Sequence[int] = (), title: str = "") -> Node:
     """A 0-100 bar; ``ticks`` are the threshold lines drawn across it (placed by a
     custom property: the view tree allows widths and custom properties only)."""
-    return h(
-        "div",
-        "srnb-bar",
-        h("div", f"srnb-bar-fill srnb-fill-{band}", style=f"width:{pct(score)}"),
-        [h("div", "srnb-tick", style=f"--srnb-at:{pct(t)}") for t in ticks],
-        title=title or f"score {score:g}",
-    )
+    fill = h("div", f"srnb-bar-fill srnb-fill-{band}", style=f"width:{pct(score)}")
+    lines = [h("div", "srnb-tick", style=f"--srnb-at:{pct(t)}") for t in ticks]
+    return h("div", "srnb-bar", fill, lines, title=title or f"score {score:g}")
 
 
 _OUTCOME_TONE = {

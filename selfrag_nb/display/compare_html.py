@@ -115,15 +115,12 @@ def _row(r: StageRow, first: bool) -> Node:
         state, tag = "srnb-cmp-diff srnb-cmp-first", badge("≠ first divergence", "bad")
     else:
         state, tag = "srnb-cmp-diff", badge("≠ differs", "warn")
-    return h(
-        "section",
-        f"srnb-cmp-row {state}",
-        h("div", "srnb-cmp-stage", h("span", "srnb-stage", r.title), " ", tag, h("div", "srnb-meta", r.kind)),
-        _side(r.left, r.stage, first, "a"),
-        _side(r.right, r.stage, first, "b"),
-        h("div", "srnb-cmp-what", esc(r.what, 2_000)) if r.what else None,
-        data_stage=r.stage,
+    stage = h(
+        "div", "srnb-cmp-stage", h("span", "srnb-stage", r.title), " ", tag, h("div", "srnb-meta", r.kind)
     )
+    sides = [_side(r.left, r.stage, first, "a"), _side(r.right, r.stage, first, "b")]
+    what = h("div", "srnb-cmp-what", esc(r.what, 2_000)) if r.what else None
+    return h("section", f"srnb-cmp-row {state}", stage, sides, what, data_stage=r.stage)
 
 
 def _header(cmp: Comparison) -> Node:
