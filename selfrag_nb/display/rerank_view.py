@@ -163,21 +163,16 @@ def rerank_card(r: Rerank, ctx: Ctx) -> Node:
     cited = bool(ctx.evidence_no)
     rows = []
     for c in [*r.before, *(c for c in r.after if c not in before_pos)][:STATIC_MAX_ITEMS]:
-        i, j = before_pos.get(c), after_pos.get(c)
-        score = r.scores.get(c)
-        rows.append(
-            h(
-                "tr",
-                "",
-                h("td", "", ctx.label(c)),
-                _num("—" if i is None else str(i + 1)),
-                _num("—" if j is None else str(j + 1)),
-                h("td", "srnb-nowrap", _move(i, j)),
-                _num(_evidence(ctx, c).strip() or "—") if cited else None,
-                _num("—" if score is None else f"{score:.3g}"),
-                h("td", "", esc(r.reasons.get(c, ""), 500)) if why else None,
-            )
-        )
+        i, j, score = before_pos.get(c), after_pos.get(c), r.scores.get(c)
+        cells = [
+            h("td", "", ctx.label(c)),
+            *(_num("—" if k is None else str(k + 1)) for k in (i, j)),
+            h("td", "srnb-nowrap", _move(i, j)),
+            _num(_evidence(ctx, c).strip() or "—") if cited else None,
+            _num("—" if score is None else f"{score:.3g}"),
+            h("td", "", esc(r.reasons.get(c, ""), 500)) if why else None,
+        ]
+        rows.append(h("tr", "", cells))
     heads = [
         "chunk (#retrieval rank)",
         h("th", "srnb-r", "before"),
