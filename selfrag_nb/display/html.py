@@ -218,16 +218,10 @@ def _grades(g: Grades, ctx: Ctx) -> Node:
             details("chunk", block(hit.text)) if hit is not None else None,
         ]
         tip = f"grade {x.score} of 100 (cutoff {g.relevance_cutoff}, high {g.high_relevance})"
-        rows.append(
-            h(
-                "div",
-                "srnb-grade",
-                h("div", "srnb-grade-name", name),
-                bar(x.score, x.band, (g.relevance_cutoff, g.high_relevance), tip),
-                h("div", "", num(f"{x.score:>3}"), " ", relevant[x.relevant], " ", meta(esc(x.band, 20))),
-                h("div", "srnb-grade-notes", notes) if any(notes) else None,
-            )
-        )
+        grade_bar = bar(x.score, x.band, (g.relevance_cutoff, g.high_relevance), tip)
+        score = h("div", "", num(f"{x.score:>3}"), " ", relevant[x.relevant], " ", meta(esc(x.band, 20)))
+        notes_div = h("div", "srnb-grade-notes", notes) if any(notes) else None
+        rows.append(h("div", "srnb-grade", h("div", "srnb-grade-name", name), grade_bar, score, notes_div))
     best = max((x.score for x in g.items), default=None)
     body = [
         h("div", "srnb-legend", [h("span", "", x) for x in legend]),
@@ -292,20 +286,18 @@ def _head(t: Trace, key: str) -> Node:
         esc(t.user.id, 200),
         [" (", esc(", ".join(t.user.roles), 500), ")"] if t.user.roles else None,
     ]
-    totals = h(
-        "div",
-        "srnb-totals",
-        badge(t.outcome, outcome_tone(t.finish, t.support)) if t.outcome else badge("in progress", "info"),
-        meta(
-            who,
-            f"{len(t.records)} stages",
-            f"{tot.model_calls} model calls",
-            *(num(x) for x in trace_times(t)),
-            f"tokens {tot.tokens_in:,} in / {tot.tokens_out:,} out",
-            f"cost {fmt_cost(tot.cost)}",
-        ),
-        offline_badge() if t.offline else None,
+    outcome = (
+        badge(t.outcome, outcome_tone(t.finish, t.support)) if t.outcome else badge("in progress", "info")
     )
+    numbers = meta(
+        who,
+        f"{len(t.records)} stages",
+        f"{tot.model_calls} model calls",
+        *(num(x) for x in trace_times(t)),
+        f"tokens {tot.tokens_in:,} in / {tot.tokens_out:,} out",
+        f"cost {fmt_cost(tot.cost)}",
+    )
+    totals = h("div", "srnb-totals", outcome, numbers, offline_badge() if t.offline else None)
     turns = [
         [h("div", "srnb-label", esc(m.get("role", "?"), 40)), block(m.get("content", ""), 4000)]
         for m in t.history
