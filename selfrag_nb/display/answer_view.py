@@ -19,15 +19,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from selfrag_nb.display.cards import (
+    USEFUL_TONE,
     VERDICT_ICON,
     VERDICT_LABEL,
+    VERDICT_TONE,
     Ctx,
+    Range,
     badge,
+    banner,
     block,
     card,
+    details,
     esc,
     fold,
     joined,
@@ -44,6 +50,7 @@ from selfrag_nb.trace import USEFULNESS_WORDS, Assessment, Claim, Generation, Ou
 
 #: The outcome card's banner for reason_kind "model_error".
 MODEL_ERROR_BANNER = "model error: model calls failed, so the check was not made (not missing evidence)"
+_ASSESSOR_SAW = "evidence shown to the assessor ([n] as cited above)"
 _ACTION_TONE = {"answer": "ok", "clarify": "warn", "refuse": "bad", "answer_without_evidence": "warn"}
 
 
@@ -54,20 +61,30 @@ def evidence_list(ids: Sequence[str], ctx: Ctx, title: str) -> list[Node]:
 
 
 def assessment_card(a: Assessment, ctx: Ctx) -> Node:
-    body: list[Any] = [row("why", esc(a.reason))]
-    if a.options:
-        body += listing("options to clarify", [esc(o, 2000) for o in a.options])
-    if a.conflict:
-        body.append(row("conflict", esc(a.conflict)))
-    if a.applies:
-        body.append(row("applies", esc(a.applies)))
-    if a.evidence:
-        body += evidence_list(a.evidence, ctx, "evidence shown to the assessor ([n] as cited above)")
+    body = [
+        row("why", esc(a.reason)),
+        listing("options to clarify", [esc(o, 2000) for o in a.options]) if a.options else None,
+        row("conflict", esc(a.conflict)) if a.conflict else None,
+        row("applies", esc(a.applies)) if a.applies else None,
+        evidence_list(a.evidence, ctx, _ASSESSOR_SAW) if a.evidence else None,
+    ]
     tag = badge(a.action.replace("_", " ").upper(), _ACTION_TONE[a.action])
     return card(a, tag, body, key=ctx.key)
 
 
 _CITE_RE = re.compile(r"\[(\d{1,3})\]")
+
+
+def _claim(i: int, c: Claim, kids: list[Kid]) -> Node:
+    err = "⚠" if c.citation_error else ""
+    tag = h("sup", "srnb-claim-tag", f"{VERDICT_ICON[c.verdict]}{i}{err}")
+    tip = f"claim {i}: {VERDICT_LABEL[c.verdict]}{' ⚠ citation' if err else ''} (click: its evidence)"
+    return h("span", f"srnb-claim srnb-v-{c.verdict}", kids, tag, title=tip, data_claim=i)
+
+
+def _cite(bad: bool, kids: list[Kid]) -> Node:
+    cls = "srnb-cite srnb-cite-bad" if bad else "srnb-cite"
+    return h("span", cls, kids, title="invalid citation" if bad else None)
 
 
 def _answer(g: Generation, sup: Support | None) -> Node:
@@ -76,34 +93,13 @@ def _answer(g: Generation, sup: Support | None) -> Node:
     ones with a wavy red underline."""
     text = g.answer
     bad = {c.marker for c in g.citations if not c.valid}
-    ranges: list[tuple[int, int, Callable[[list[Kid]], Node]]] = []
-    claimed: list[tuple[int, int]] = []
-    if sup is not None:
-        for i, c in enumerate(sup.claims, 1):
-            span = _claim_span(text, c)
-            if span is None:
-                continue
-            err = " ⚠ citation" if c.citation_error else ""
-
-            def wrap(kids: list[Kid], i: int = i, c: Claim = c, err: str = err) -> Node:
-                tag = h(
-                    "sup", "srnb-claim-tag", f"{VERDICT_ICON[c.verdict]}{i}{'⚠' if c.citation_error else ''}"
-                )
-                tip = f"claim {i}: {VERDICT_LABEL[c.verdict]}{err} (click: its evidence)"
-                return h("span", f"srnb-claim srnb-v-{c.verdict}", kids, tag, title=tip, data_claim=i)
-
-            ranges.append((*span, wrap))
-            claimed.append(span)
+    claims = sup.claims if sup is not None else []
+    spans = [(span, i, c) for i, c in enumerate(claims, 1) if (span := _claim_span(text, c)) is not None]
+    ranges: list[Range] = [(*span, partial(_claim, i, c)) for span, i, c in spans]
     for m in _CITE_RE.finditer(text):
-        if any(a <= m.start() < b for a, b in claimed):
-            continue  # inside a claim: the claim's span holds it
-        is_bad = int(m.group(1)) in bad
-
-        def cite(kids: list[Kid], is_bad: bool = is_bad) -> Node:
-            cls = "srnb-cite srnb-cite-bad" if is_bad else "srnb-cite"
-            return h("span", cls, kids, title="invalid citation" if is_bad else None)
-
-        ranges.append((m.start(), m.end(), cite))
+        # a marker inside a claim: the claim's span holds it
+        if not any(a <= m.start() < b for (a, b), _, _ in spans):
+            ranges.append((m.start(), m.end(), partial(_cite, int(m.group(1)) in bad)))
     return marked(text, ranges, cls="srnb-block srnb-answer")
 
 
@@ -126,19 +122,14 @@ def _legend() -> Node:
 
 def generation_card(g: Generation, ctx: Ctx) -> Node:
     sup = ctx.supports.get(g.attempt) if ctx.in_trace else None
-    body: list[Any] = [_legend() if sup is not None else None, _answer(g, sup)]
-    if g.citations:
-        items = [
-            [
-                f"[{c.marker}] ",
-                ctx.label(c.chunk_id),
-                [" ", badge("⚠ invalid citation", "bad")] if not c.valid else None,
-            ]
-            for c in g.citations
-        ]
-        body += listing("citations", items)
-    if g.evidence:
-        body += evidence_list(g.evidence, ctx, "evidence shown to the model")
+    invalid = [" ", badge("⚠ invalid citation", "bad")]
+    cites = [[f"[{c.marker}] ", ctx.label(c.chunk_id), None if c.valid else invalid] for c in g.citations]
+    body = [
+        _legend() if sup is not None else None,
+        _answer(g, sup),
+        listing("citations", cites) if cites else None,
+        evidence_list(g.evidence, ctx, "evidence shown to the model") if g.evidence else None,
+    ]
     n_bad = sum(1 for c in g.citations if not c.valid)
     badges = [badge(g.mode, "info"), badge(f"{n_bad} invalid citation(s)", "bad") if n_bad else None]
     return card(g, badges, body, (f"attempt {g.attempt}", f"{len(g.answer):,} chars"), key=ctx.key)
@@ -168,24 +159,21 @@ def _evidence_view(c: Claim, ctx: Ctx) -> list[Node]:
 
 
 def _claim_item(c: Claim, i: int, ctx: Ctx) -> Node:
-    tone = {"supported": "ok", "partial": "warn", "unsupported": "bad"}[c.verdict]
     cites = joined((ctx.label(x, rank=False) for x in c.cited), ", ")
-    summary = h(
-        "summary",
-        "",
+    summary = [
         h("span", "srnb-rank", f"{i}."),
-        badge(f"{VERDICT_ICON[c.verdict]} {VERDICT_LABEL[c.verdict]}", tone),
+        badge(f"{VERDICT_ICON[c.verdict]} {VERDICT_LABEL[c.verdict]}", VERDICT_TONE[c.verdict]),
         " ",
         h("span", f"srnb-claim srnb-v-{c.verdict}", esc(c.text, 4000), data_claim=i, title="click: select"),
         [" ", meta(["cites ", cites])] if c.cited else None,
         [" ", badge("⚠ citation error", "bad")] if c.citation_error else None,
-    )
-    body: list[Any] = []
-    if c.citation_error:
-        body.append(h("div", "srnb-banner srnb-banner-bad", "⚠ ", esc(c.citation_error, 2000)))
-    body.append(h("div", "srnb-evidence-for", _evidence_view(c, ctx), data_for_claim=i))
-    return h(
-        "details", "srnb-details srnb-claim-d", summary, body, data_key=f"{ctx.key or 'verify'}-claim-{i}"
+    ]
+    return details(
+        summary,
+        banner("bad", "⚠ ", esc(c.citation_error, 2000)) if c.citation_error else None,
+        h("div", "srnb-evidence-for", _evidence_view(c, ctx), data_for_claim=i),
+        key=f"{ctx.key or 'verify'}-claim-{i}",
+        cls="srnb-details srnb-claim-d",
     )
 
 
@@ -193,22 +181,16 @@ def support_card(s: Support, ctx: Ctx) -> Node:
     counts = {v: sum(1 for c in s.claims if c.verdict == v) for v in VERDICT_ICON}
     errs = sum(1 for c in s.claims if c.citation_error)
     tone = {"ACCEPT": "ok", "ADD_DISCLAIMER": "warn", "REGENERATE": "bad"}[s.recommendation]
-    conf = score_bar(
-        "overall confidence (0–100, higher = better supported)",
-        s.overall_confidence,
-        f"confidence {s.overall_confidence} of 100",
-    )
+    conf = f"confidence {s.overall_confidence} of 100"
     counts_meta = meta(
-        f"{VERDICT_ICON['supported']} {counts['supported']} supported",
-        f"{VERDICT_ICON['partial']} {counts['partial']} partial",
-        f"{VERDICT_ICON['unsupported']} {counts['unsupported']} unsupported",
+        *(f"{VERDICT_ICON[v]} {counts[v]} {v}" for v in VERDICT_ICON),
         f"⚠ {errs} citation error(s)" if errs else "",
     )
     claims = [_claim_item(c, i, ctx) for i, c in enumerate(s.claims, 1)]
     body = [
         _legend(),
         row("claims", counts_meta),
-        conf,
+        score_bar("overall confidence (0–100, higher = better supported)", s.overall_confidence, conf),
         fold(claims, "claims", f"{ctx.key or 'verify'}-claims"),
     ]
     badges = [
@@ -218,36 +200,40 @@ def support_card(s: Support, ctx: Ctx) -> Node:
     return card(s, badges, body, (f"attempt {s.attempt}", f"confidence {s.overall_confidence}"), key=ctx.key)
 
 
-#: Usefulness verdict -> (badge text, tone).
-USEFUL_TONE = {
-    v: (USEFULNESS_WORDS[v], tone) for v, tone in (("yes", "ok"), ("partly", "warn"), ("no", "bad"))
-}
-
-
 def usefulness_card(u: Usefulness, ctx: Ctx) -> Node:
-    label, tone = USEFUL_TONE[u.verdict]
     score = score_bar("usefulness (0–100, higher = more useful)", u.score, f"usefulness {u.score} of 100")
     body = [row("why", esc(u.reason)), row("missing", esc(u.missing)) if u.missing else None, score]
-    return card(u, badge(label, tone), body, (f"attempt {u.attempt}", f"score {u.score}"), key=ctx.key)
+    return card(
+        u,
+        badge(USEFULNESS_WORDS[u.verdict], USEFUL_TONE[u.verdict]),
+        body,
+        (f"attempt {u.attempt}", f"score {u.score}"),
+        key=ctx.key,
+    )
 
 
 def outcome_card(o: Outcome, ctx: Ctx) -> Node:
-    body: list[Any] = []
-    if o.deadline_exceeded:
-        body.append(h("div", "srnb-banner srnb-banner-bad", "deadline exceeded"))
-    if o.reason_kind == "model_error":
-        body.append(h("div", "srnb-banner srnb-banner-bad", MODEL_ERROR_BANNER))
-    if o.disclaimer:
-        body.append(h("div", "srnb-banner", h("strong", "", "disclaimer:"), " ", esc(o.disclaimer)))
-    label = (
-        "refusal" if o.outcome == "refused" else "clarifying question" if o.outcome == "clarify" else "answer"
-    )
-    body += [h("div", "srnb-col-h", label), block(o.answer, cls="srnb-block srnb-answer")]
-    if o.reason:
-        body.append(row("why", esc(o.reason)))
-    if o.dropped_claims:
-        body += listing(f"dropped claims ({len(o.dropped_claims)})", [esc(c, 2000) for c in o.dropped_claims])
-    if o.skipped:
-        body.append(row("skipped (deadline)", esc(", ".join(o.skipped), 500)))
+    label = {"refused": "refusal", "clarify": "clarifying question"}.get(o.outcome, "answer")
+    dropped = [esc(c, 2000) for c in o.dropped_claims]
+    body = [
+        banner("bad", "deadline exceeded") if o.deadline_exceeded else None,
+        banner("bad", MODEL_ERROR_BANNER) if o.reason_kind == "model_error" else None,
+        banner("", h("strong", "", "disclaimer:"), " ", esc(o.disclaimer)) if o.disclaimer else None,
+        h("div", "srnb-col-h", label),
+        block(o.answer, cls="srnb-block srnb-answer"),
+        row("why", esc(o.reason)) if o.reason else None,
+        listing(f"dropped claims ({len(dropped)})", dropped) if dropped else None,
+        row("skipped (deadline)", esc(", ".join(o.skipped), 500)) if o.skipped else None,
+    ]
     sup = max(ctx.supports.items())[1] if ctx.supports else None
     return card(o, badge(o.outcome, outcome_tone(o, sup)), body, key=ctx.key)
+
+
+#: The card of each answer-side record, in flow order (html.py's renderers).
+ANSWER_CARDS: dict[type, Callable[[Any, Ctx], Node]] = {
+    Assessment: assessment_card,
+    Generation: generation_card,
+    Support: support_card,
+    Usefulness: usefulness_card,
+    Outcome: outcome_card,
+}

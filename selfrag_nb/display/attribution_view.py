@@ -29,9 +29,9 @@ from typing import Any
 
 from selfrag_nb.attribution import Attribution, AttributionPlan, ClaimAttribution
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import root, table
+from selfrag_nb.display.cards import details, root, table
 from selfrag_nb.display.js import stylesheet
-from selfrag_nb.display.markup import fmt_ms, neutralize
+from selfrag_nb.display.markup import fmt_ms, neutralize, plural
 from selfrag_nb.display.tree import Node, h, to_page
 from selfrag_nb.formats import fmt_tokens
 
@@ -66,11 +66,12 @@ def attribution_text(a: Attribution) -> str:
     """One line: claims x chunks and the decisive cells, or why there is nothing."""
     if a.reason:
         return neutralize(f"attribution: nothing to attribute ({a.reason})")
-    n = a.decisive_cells
-    return (
-        f"attribution: {len(a.claims)} claim{'s' * (len(a.claims) != 1)} × {len(a.chunks)} "
-        f"chunk{'s' * (len(a.chunks) != 1)}, {n} decisive cell{'s' * (n != 1)}"
+    counts = (
+        plural(len(a.claims), "claim"),
+        plural(len(a.chunks), "chunk"),
+        plural(a.decisive_cells, "decisive cell"),
     )
+    return "attribution: {} × {}, {}".format(*counts)
 
 
 def plan_text(p: AttributionPlan) -> str:
@@ -80,7 +81,7 @@ def plan_text(p: AttributionPlan) -> str:
     price = "free" if p.offline else ("price unknown" if p.cost is None else f"about ${p.cost:.4f}")
     confirm = "; needs confirm=True" if p.needs_confirmation else ""
     return neutralize(
-        f"attribution plan: {p.calls} verify call{'s' * (p.calls != 1)} ({p.chunk_ablations} chunks, "
+        f"attribution plan: {plural(p.calls, 'verify call')} ({p.chunk_ablations} chunks, "
         f"{p.sentence_ablations} sentences left out; {p.collapsed} identical made once), "
         f"about {p.tokens_in:,} tokens in, model {p.model!r} ({price}){confirm}"
     )
@@ -91,12 +92,8 @@ def plan_text(p: AttributionPlan) -> str:
 
 def _clip(text: str, limit: int) -> list[Any]:
     """``text`` cut to ``limit`` characters, and a note saying so when it was."""
-    if len(text) <= limit:
-        return [text]
-    return [
-        text[:limit],
-        h("span", "srnb-trunc", f" … truncated: showing {limit:,} of {len(text):,} characters"),
-    ]
+    note = f" … truncated: showing {limit:,} of {len(text):,} characters"
+    return [text] if len(text) <= limit else [text[:limit], h("span", "srnb-trunc", note)]
 
 
 def _tip(text: str) -> str:
@@ -124,55 +121,41 @@ def _title(text: str, meta: str = "") -> Node:
 
 def _head(a: Attribution) -> Node:
     t = a.totals
-    calls = f"{t.model_calls} verify call{'s' * (t.model_calls != 1)}"
     tokens = f" · {fmt_tokens(t.tokens_in)} tokens in" if t.tokens_in else ""
     counts = attribution_text(a).removeprefix("attribution: ")
+    calls = plural(t.model_calls, "verify call")
     return _title("Attribution", f"{counts} · {calls}{tokens} · model {a.model[:120]} · {fmt_ms(a.wall_ms)}")
 
 
 def _column(a: Attribution, chunk_id: str) -> Node:
     c = a.chunk(chunk_id)
+    name = h("bdi", "", _short(c.name))
+    stale = c.superseded and [" ", h("span", "srnb-attr-stale", "⚠", title="superseded document")]
+    tip = _tip(f"{c.ref.source} · {c.ref.heading} · chunk {c.chunk_id}")
+    return h("th", "srnb-attr-col", f"[{c.index}] ", name, stale, title=tip, data_chunk=c.index)
+
+
+def _cell(a: Attribution, i: int, effect: str, chunk_id: str, verdict: str | None) -> Node:
+    symbol, cls, words = CELL[effect]
+    tip = _tip(f"without {a.chunk(chunk_id).name}: {verdict or 'unknown'} ({words})")
     return h(
-        "th",
-        "srnb-attr-col",
-        f"[{c.index}] ",
-        h("bdi", "", _short(c.name)),
-        c.superseded and [" ", h("span", "srnb-attr-stale", "⚠", title="superseded document")],
-        title=_tip(f"{c.ref.source} · {c.ref.heading} · chunk {c.chunk_id}"),
-        data_chunk=c.index,
+        "td",
+        cls,
+        symbol,
+        title=tip,
+        aria_label=f"{effect}: {tip}",
+        data_effect=effect,
+        data_chunk=a.chunk(chunk_id).index,
+        # the claim's decisive chunks light up when the claim is selected
+        data_for_claim=i if effect == "decisive" else None,
     )
 
 
 def _row(a: Attribution, i: int, row: ClaimAttribution) -> Node:
-    cells = []
-    for cell in row.cells:
-        symbol, cls, words = CELL[cell.effect]
-        name = a.chunk(cell.chunk_id).name
-        tip = _tip(f"without {name}: {cell.verdict or 'unknown'} ({words})")
-        cells.append(
-            h(
-                "td",
-                cls,
-                symbol,
-                title=tip,
-                aria_label=f"{cell.effect}: {tip}",
-                data_effect=cell.effect,
-                data_chunk=a.chunk(cell.chunk_id).index,
-                # the claim's decisive chunks light up when the claim is selected
-                data_for_claim=i if cell.effect == "decisive" else None,
-            )
-        )
-    head = h(
-        "th",
-        "srnb-attr-claim",
-        f"{i + 1}. ",
-        h("bdi", "", _short(row.text)),
-        " ",
-        _verdict(row.verdict),
-        data_claim=i,
-        title="show this claim's sentence, decisive chunks and evidence",
-    )
-    return h("tr", "", head, cells)
+    claim = [f"{i + 1}. ", h("bdi", "", _short(row.text)), " ", _verdict(row.verdict)]
+    tip = "show this claim's sentence, decisive chunks and evidence"
+    head = h("th", "srnb-attr-claim", claim, data_claim=i, title=tip)
+    return h("tr", "", head, [_cell(a, i, c.effect, c.chunk_id, c.verdict) for c in row.cells])
 
 
 def _matrix(a: Attribution) -> list[Node]:
@@ -214,52 +197,36 @@ def _evidence(a: Attribution, i: int, row: ClaimAttribution) -> list[Node]:
     out: list[Node] = []
     for q in row.evidence:
         name = a.chunk(q.chunk_id).name if q.chunk_id in known else q.chunk_id
-        left_out = next((s for s in row.sentences if s.chunk_id == q.chunk_id and s.span == q.span), None)
-        effect = (
-            f" · without this sentence: {left_out.verdict or 'unknown'} ({left_out.effect})"
-            if left_out
-            else ""
-        )
-        out.append(h("div", "srnb-attr-label", "from ", h("bdi", "", name[:120]), effect))
-        out.append(
-            h("div", "srnb-block srnb-attr-span", _clip(q.span, _TEXT_CHARS), dir="auto", data_for_claim=i)
-        )
+        cut = next((s for s in row.sentences if s.chunk_id == q.chunk_id and s.span == q.span), None)
+        effect = f" · without this sentence: {cut.verdict or 'unknown'} ({cut.effect})" if cut else ""
+        out += [
+            h("div", "srnb-attr-label", "from ", h("bdi", "", name[:120]), effect),
+            h("div", "srnb-block srnb-attr-span", _clip(q.span, _TEXT_CHARS), dir="auto", data_for_claim=i),
+        ]
     return out or [h("div", "srnb-attr-hint", "the verifier quoted no evidence")]
 
 
 def _details(a: Attribution, i: int, row: ClaimAttribution) -> Node:
     decisive = ", ".join(f"[{a.chunk(c).index}] {a.chunk(c).name}" for c in row.decisive) or "none"
-    return h(
-        "details",
-        "srnb-attr-detail",
-        h(
-            "summary",
-            "",
-            h(
-                "span",
-                "srnb-attr-claim",
-                f"{i + 1}. ",
-                _verdict(row.verdict),
-                " ",
-                _clip(row.text, 300),
-                data_claim=i,
-            ),
-        ),
+    text = _clip(row.text, 300)
+    claim = h("span", "srnb-attr-claim", f"{i + 1}. ", _verdict(row.verdict), " ", text, data_claim=i)
+    return details(
+        claim,
         h("div", "srnb-attr-label", "in the answer:"),
         _sentence(a, i, row),
         h("div", "srnb-attr-label", "lost without: ", h("bdi", "srnb-attr-lost", decisive[:600])),
         h("div", "srnb-attr-label", "evidence quoted:"),
         _evidence(a, i, row),
-        data_key=f"attr-claim-{i}",
+        key=f"attr-claim-{i}",
+        cls="srnb-attr-detail",
     )
 
 
 def attribution_node(a: Attribution) -> Node:
     """The view tree of an attribution: both faces are drawn from it."""
     if a.reason:
-        return _card(
-            _title("Attribution"), h("div", "srnb-attr-reason", f"nothing to attribute: {a.reason[:600]}")
-        )
+        reason = h("div", "srnb-attr-reason", f"nothing to attribute: {a.reason[:600]}")
+        return _card(_title("Attribution"), reason)
     return _card(_head(a), _matrix(a), [_details(a, i, row) for i, row in enumerate(a.claims)])
 
 

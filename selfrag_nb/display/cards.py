@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from selfrag_nb.display.markup import TEXT_LIMIT, fmt_ms, pct
+from selfrag_nb.display.markup import TEXT_LIMIT, fmt_ms, pct, plural
 from selfrag_nb.display.names import chunk_name, short_id
 from selfrag_nb.display.tree import Kid, Node, frag, h
 from selfrag_nb.flow import TITLES
@@ -51,11 +51,9 @@ OFFLINE_NOTE = "offline model — reads structured inputs, not prompts"
 
 VERDICT_ICON = {"supported": "✓", "partial": "◐", "unsupported": "✗"}
 VERDICT_LABEL = {"supported": "supported", "partial": "partly supported", "unsupported": "unsupported"}
-
-
-def costs(calls: Sequence[ModelCall]) -> float | None:
-    vals = [c.cost for c in calls]
-    return None if any(v is None for v in vals) else float(sum(v or 0.0 for v in vals))
+VERDICT_TONE = {"supported": "ok", "partial": "warn", "unsupported": "bad"}
+#: A usefulness verdict's badge tone.
+USEFUL_TONE = {"yes": "ok", "partly": "warn", "no": "bad"}
 
 
 # ------------------------------------------------------------ text
@@ -159,14 +157,17 @@ class Ctx:
             title=f"{n['source']} · chunk {chunk_id}"[:500],
         )
 
+    def superseded(self, chunk_id: str) -> bool:
+        """Whether the chunk's document is flagged superseded (its "bad" trust flag)."""
+        info = self.name(chunk_id)
+        return info is not None and any(tone == "bad" for _, tone, _ in info["flags"])
+
     def short(self, chunk_id: str, n: int = 28) -> str:
         """Plain text: the file name (⚠ first when superseded), cut with an ellipsis."""
         info = self.name(chunk_id)
         if info is None:
             return short_id(chunk_id)
-        name = str(info["file"])
-        if any(tone == "bad" for _, tone, _ in info["flags"]):
-            name = "⚠ " + name
+        name = ("⚠ " if self.superseded(chunk_id) else "") + str(info["file"])
         return name if len(name) <= n else name[: n - 1] + "…"
 
 
@@ -242,34 +243,31 @@ def fold(items: Sequence[Node], noun: str, key: str, page: int = PAGE, tag: str 
     """A list the widget pages and the static face folds after ``page`` items (tree.py's
     ``data-page``); past STATIC_MAX_ITEMS a note counts what is not shown."""
     hidden = len(items) - STATIC_MAX_ITEMS
+    shown = items[:STATIC_MAX_ITEMS]
+    note = f"{hidden:,} more {noun} not shown here (see trace.to_pandas())"
     return frag(
-        h(
-            tag,
-            f"srnb-items srnb-items-{noun}",
-            items[:STATIC_MAX_ITEMS],
-            data_page=page,
-            data_key=key,
-            data_noun=noun,
-        ),
-        h("div", "srnb-trunc", f"{hidden:,} more {noun} not shown here (see trace.to_pandas())")
-        if hidden > 0
-        else None,
+        h(tag, f"srnb-items srnb-items-{noun}", shown, data_page=page, data_key=key, data_noun=noun),
+        h("div", "srnb-trunc", note) if hidden > 0 else None,
     )
 
 
 def fallbacks(fbs: Sequence[Fallback]) -> list[Node]:
     return [
-        h(
-            "div",
-            "srnb-banner",
-            h("strong", "", "fallback:"),
-            " ",
-            esc(f.what, 500),
-            " — ",
-            esc(f.reason, 2000),
-        )
+        banner("", h("strong", "", "fallback:"), " ", esc(f.what, 500), " — ", esc(f.reason, 2000))
         for f in fbs
     ]
+
+
+def banner(tone: str, *kids: Any, cls: str = "") -> Node:
+    """A banner: warn colours, or ``tone`` "bad" / "info"; ``cls`` adds a view's own classes."""
+    return h("div", " ".join(filter(None, ["srnb-banner", tone and f"srnb-banner-{tone}", cls])), kids)
+
+
+def details(
+    summary: Any, *body: Any, key: str | None = None, cls: str = "srnb-details", **attrs: Any
+) -> Node:
+    """A fold: ``summary`` always shown, ``body`` on opening; ``key`` keeps it open across redraws."""
+    return h("details", cls, h("summary", "", summary), body, **attrs, data_key=key)
 
 
 _STATUS_TONE = {"ok": "ok", "repaired": "warn", "unparsed": "bad", "error": "bad"}
@@ -277,42 +275,41 @@ _STATUS_TONE = {"ok": "ok", "repaired": "warn", "unparsed": "bad", "error": "bad
 
 def _call(c: ModelCall, i: int, key: str) -> Node:
     inj = ", ".join(c.injection_flags)
-    summary = h(
-        "summary",
-        "",
-        h("span", "srnb-rank", f"#{i}"),
-        " ",
-        esc(c.role, 50),
-        " · ",
-        esc(c.model, 200),
-        " ",
+    badges = [
         badge(c.parse_status, _STATUS_TONE[c.parse_status]),
-        " ",
-        [badge("offline", "offline", OFFLINE_NOTE), " "] if c.offline else None,
-        [badge("cached", "info"), " "] if c.cached else None,
-        [badge(f"injection: {inj}", "bad"), " "] if inj else None,
+        badge("offline", "offline", OFFLINE_NOTE) if c.offline else None,
+        badge("cached", "info") if c.cached else None,
+        badge(f"injection: {inj}", "bad") if inj else None,
+    ]
+    summary = [
+        [h("span", "srnb-rank", f"#{i}"), " ", esc(c.role, 50), " · ", esc(c.model, 200), " "],
+        [[b, " "] for b in badges if b],
         meta(
             fmt_ms(c.latency_ms),
             f"in {fmt_tokens(c.tokens_in)} / out {fmt_tokens(c.tokens_out)} tokens",
             f"cost {fmt_cost(c.cost)}",
             f"{c.retries} retries" if c.retries else "",
         ),
+    ]
+    return details(
+        summary,
+        row("prompt hash", h("span", "srnb-id", esc(c.prompt_hash or "—", 200))),
+        row("model", offline_badge()) if c.offline else None,
+        row("parse error", esc(c.parse_error, 2000)) if c.parse_error else None,
+        row("error", esc(c.error, 2000)) if c.error else None,
+        row("fallback", esc(c.fallback, 2000)) if c.fallback else None,
+        [
+            [h("div", "srnb-label", esc(m.get("role", "?"), 40)), _code(m.get("content", ""))]
+            for m in c.messages
+        ],
+        h("div", "srnb-label", "raw output"),
+        _code(c.raw),
+        key=f"{key}-call-{i}",
     )
-    body: list[Any] = [row("prompt hash", h("span", "srnb-id", esc(c.prompt_hash or "—", 200)))]
-    if c.offline:
-        body.append(row("model", offline_badge()))
-    if c.parse_error:
-        body.append(row("parse error", esc(c.parse_error, 2000)))
-    if c.error:
-        body.append(row("error", esc(c.error, 2000)))
-    if c.fallback:
-        body.append(row("fallback", esc(c.fallback, 2000)))
-    for m in c.messages:
-        body.append(h("div", "srnb-label", esc(m.get("role", "?"), 40)))
-        body.append(block(m.get("content", ""), CALL_TEXT_LIMIT, "srnb-block srnb-code"))
-    body.append(h("div", "srnb-label", "raw output"))
-    body.append(block(c.raw, CALL_TEXT_LIMIT, "srnb-block srnb-code"))
-    return h("details", "srnb-details", summary, body, data_key=f"{key}-call-{i}")
+
+
+def _code(text: str) -> Node:
+    return block(text, CALL_TEXT_LIMIT, "srnb-block srnb-code")
 
 
 def calls_view(calls: Sequence[ModelCall], key: str = "calls") -> Node | None:
@@ -321,30 +318,18 @@ def calls_view(calls: Sequence[ModelCall], key: str = "calls") -> Node | None:
         return None
     tin = sum(c.tokens_in or 0 for c in calls)
     tout = sum(c.tokens_out or 0 for c in calls)
-    head = f"model calls ({len(calls)}) · tokens {tin:,} in / {tout:,} out · cost {fmt_cost(costs(calls))}"
-    return h(
-        "details",
-        "srnb-details",
-        h("summary", "", head),
-        [_call(c, i, key) for i, c in enumerate(calls, 1)],
-        data_key=key,
-    )
+    cost = None if any(c.cost is None for c in calls) else float(sum(c.cost or 0.0 for c in calls))
+    head = f"model calls ({len(calls)}) · tokens {tin:,} in / {tout:,} out · cost {fmt_cost(cost)}"
+    return details(head, [_call(c, i, key) for i, c in enumerate(calls, 1)], key=key)
 
 
 def card(rec: Any, badges: Any, body: Any, extra_meta: Sequence[Any] = (), key: str = "") -> Node:
     """One record's card; ``key`` makes its folds' open state survive redraws (unique per trace)."""
     calls: list[ModelCall] = rec.calls
     key = key or rec.stage
-    head = card_head(
-        TITLES[rec.stage],
-        badges,
-        meta(
-            num(fmt_ms(rec.latency_ms)),
-            f"{len(calls)} model call{'s' if len(calls) != 1 else ''}",
-            *extra_meta,
-        ),
-        offline_badge() if any(c.offline for c in calls) else None,
-    )
+    numbers = meta(num(fmt_ms(rec.latency_ms)), plural(len(calls), "model call"), *extra_meta)
+    offline = offline_badge() if any(c.offline for c in calls) else None
+    head = card_head(TITLES[rec.stage], badges, numbers, offline)
     return h(
         "section",
         f"srnb-card srnb-card-{rec.stage}",
@@ -360,27 +345,20 @@ def flags(items: Sequence[Sequence[str]]) -> list[Any]:
     return [[" ", badge(text, tone, tip)] for text, tone, tip in items]
 
 
-def band_of(score: float, low: int = 50, high: int = 80) -> str:
-    """The colour band a 0-100 value falls in: the colour follows the value."""
-    return "high" if score >= high else "partial" if score >= low else "irrelevant"
-
-
 def score_bar(name: str, score: int, tip: str) -> Node:
-    """A named 0-100 score: its bar (the 50 and 80 bands marked) and the number."""
-    bars = bar(score, band_of(score), (50, 80), tip)
+    """A named 0-100 score: its bar (the 50 and 80 bands marked, its colour the band
+    the value falls in) and the number."""
+    band = "high" if score >= 80 else "partial" if score >= 50 else "irrelevant"
+    bars = bar(score, band, (50, 80), tip)
     return h("div", "srnb-grade", h("div", "srnb-grade-name", name), bars, h("div", "", num(str(score))))
 
 
 def bar(score: float, band: str, ticks: Sequence[int] = (), title: str = "") -> Node:
     """A 0-100 bar; ``ticks`` are the threshold lines drawn across it (placed by a
     custom property: the view tree allows widths and custom properties only)."""
-    return h(
-        "div",
-        "srnb-bar",
-        h("div", f"srnb-bar-fill srnb-fill-{band}", style=f"width:{pct(score)}"),
-        [h("div", "srnb-tick", style=f"--srnb-at:{pct(t)}") for t in ticks],
-        title=title or f"score {score:g}",
-    )
+    fill = h("div", f"srnb-bar-fill srnb-fill-{band}", style=f"width:{pct(score)}")
+    lines = [h("div", "srnb-tick", style=f"--srnb-at:{pct(t)}") for t in ticks]
+    return h("div", "srnb-bar", fill, lines, title=title or f"score {score:g}")
 
 
 _OUTCOME_TONE = {

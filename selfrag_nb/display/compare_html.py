@@ -24,7 +24,7 @@ from typing import Any
 
 from selfrag_nb.comparison import Comparison, Item, Side, StageRow
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import badge, block, card_head, esc, flags, root, table
+from selfrag_nb.display.cards import badge, banner, block, card_head, details, esc, flags, root, table
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.names import doc_flags
 from selfrag_nb.display.text import one_line
@@ -51,13 +51,12 @@ def compare_css() -> str:
 
 def compare_text(cmp: Comparison) -> str:
     la, lb = (one_line(x, 40) for x in cmp.labels)
-    head = f'Comparison "{la}" vs "{lb}": '
     first = cmp.first_divergence
     if first is None:
-        head += "no divergence, every stage matches"
+        verdict = "no divergence, every stage matches"
     else:
-        head += f"first divergence at {first.title} ({first.kind}): {one_line(first.what, 160)}"
-    lines = [head]
+        verdict = f"first divergence at {first.title} ({first.kind}): {one_line(first.what, 160)}"
+    lines = [f'Comparison "{la}" vs "{lb}": {verdict}']
     for r in cmp.rows:
         if not (r.left.ran or r.right.ran):
             lines.append(f"  · {r.title:<9} ran on neither side")
@@ -65,12 +64,9 @@ def compare_text(cmp: Comparison) -> str:
             lines.append(f"  = {r.title:<9} {one_line(r.left.summary, 100)}")
         else:
             lines.append(f"  ≠ {r.title:<9} {one_line(r.what, 140)}")
-    if cmp.config:
-        shown = "; ".join(f"{c.key} {one_line(c.left, 30)} → {one_line(c.right, 30)}" for c in cmp.config[:6])
-        more = f" (and {len(cmp.config) - 6} more)" if len(cmp.config) > 6 else ""
-        lines.append(f"  config: {shown}{more}")
-    else:
-        lines.append("  config: same")
+    shown = "; ".join(f"{c.key} {one_line(c.left, 30)} → {one_line(c.right, 30)}" for c in cmp.config[:6])
+    more = f" (and {len(cmp.config) - 6} more)" if len(cmp.config) > 6 else ""
+    lines.append(f"  config: {shown}{more}" if cmp.config else "  config: same")
     return "\n".join(lines)
 
 
@@ -79,10 +75,9 @@ def compare_text(cmp: Comparison) -> str:
 
 def _item(it: Item) -> Node:
     cls = "srnb-cmp-item" + (f" srnb-cmp-{it.mark}" if it.mark else "")
-    tips = [f"chunk {it.chunk_id}"] if it.chunk_id else []
-    if it.mark:
-        tips.append(MARK_LABELS[it.mark])
-    return h("li", cls, esc(it.text, 2_000), flags(doc_flags(it.doc)), title=" · ".join(tips)[:500] or None)
+    tips = [f"chunk {it.chunk_id}" if it.chunk_id else "", MARK_LABELS[it.mark] if it.mark else ""]
+    tip = " · ".join(filter(None, tips))[:500] or None
+    return h("li", cls, esc(it.text, 2_000), flags(doc_flags(it.doc)), title=tip)
 
 
 #: What a stage's expandable part holds, by stage (the <details> summary).
@@ -102,15 +97,12 @@ DETAILS = {
 def _side(side: Side, stage: str, open_: bool, key: str) -> Node:
     if not side.ran:
         return h("div", "srnb-cmp-cell srnb-cmp-none", h("span", "srnb-muted", "did not run"))
-    body: list[Any] = []
-    if side.items:
-        body.append(h("ul", "srnb-cmp-items", [_item(i) for i in side.items]))
-    if side.text:
-        body.append(block(side.text, cls="srnb-block srnb-cmp-text"))
-    more = None
-    if body:
-        summary = h("summary", "", DETAILS.get(stage, "details"))
-        more = h("details", "srnb-details", summary, body, open=open_, data_key=f"cmp-{stage}-{key}")
+    body = [
+        h("ul", "srnb-cmp-items", [_item(i) for i in side.items]) if side.items else None,
+        block(side.text, cls="srnb-block srnb-cmp-text") if side.text else None,
+    ]
+    summary = DETAILS.get(stage, "details")
+    more = details(summary, body, open=open_, key=f"cmp-{stage}-{key}") if any(body) else None
     return h("div", "srnb-cmp-cell", h("div", "srnb-cmp-sum", esc(side.summary, 500)), more)
 
 
@@ -123,15 +115,12 @@ def _row(r: StageRow, first: bool) -> Node:
         state, tag = "srnb-cmp-diff srnb-cmp-first", badge("≠ first divergence", "bad")
     else:
         state, tag = "srnb-cmp-diff", badge("≠ differs", "warn")
-    return h(
-        "section",
-        f"srnb-cmp-row {state}",
-        h("div", "srnb-cmp-stage", h("span", "srnb-stage", r.title), " ", tag, h("div", "srnb-meta", r.kind)),
-        _side(r.left, r.stage, first, "a"),
-        _side(r.right, r.stage, first, "b"),
-        h("div", "srnb-cmp-what", esc(r.what, 2_000)) if r.what else None,
-        data_stage=r.stage,
+    stage = h(
+        "div", "srnb-cmp-stage", h("span", "srnb-stage", r.title), " ", tag, h("div", "srnb-meta", r.kind)
     )
+    sides = [_side(r.left, r.stage, first, "a"), _side(r.right, r.stage, first, "b")]
+    what = h("div", "srnb-cmp-what", esc(r.what, 2_000)) if r.what else None
+    return h("section", f"srnb-cmp-row {state}", stage, sides, what, data_stage=r.stage)
 
 
 def _header(cmp: Comparison) -> Node:
@@ -143,58 +132,42 @@ def _header(cmp: Comparison) -> Node:
             h("div", "srnb-q", h("span", "srnb-label", esc(lab, 200)), esc(x, 2_000), dir="auto")
             for lab, x in zip(cmp.labels, cmp.questions, strict=True)
         ]
-    sides: list[Any] = []
-    for i, (lab, out) in enumerate(zip(cmp.labels, cmp.outcomes, strict=True)):
-        if i:
-            sides.append(h("span", "srnb-meta", "vs"))
-        sides += [
+    sides = [
+        [
+            h("span", "srnb-meta", "vs") if i else None,
             h("span", "srnb-cmp-label", esc(lab, 200)),
             " ",
             badge(out, "info") if out else badge("in progress"),
         ]
+        for i, (lab, out) in enumerate(zip(cmp.labels, cmp.outcomes, strict=True))
+    ]
     return h("div", "srnb-head", q, h("div", "srnb-totals", sides))
 
 
 def _banner(cmp: Comparison) -> Node:
     first = cmp.first_divergence
     if first is None:
-        return h(
-            "div",
-            "srnb-banner srnb-cmp-banner srnb-cmp-nodiff",
-            h("strong", "", "No divergence:"),
-            " every stage matches.",
-        )
-    return h(
-        "div",
-        "srnb-banner srnb-banner-bad srnb-cmp-banner",
-        h("strong", "", f"First divergence: {first.title}"),
-        f" ({first.kind}) — ",
-        esc(first.what, 2_000),
-    )
+        lead = h("strong", "", "No divergence:")
+        return banner("", lead, " every stage matches.", cls="srnb-cmp-banner srnb-cmp-nodiff")
+    lead = h("strong", "", f"First divergence: {first.title}")
+    return banner("bad", lead, f" ({first.kind}) — ", esc(first.what, 2_000), cls="srnb-cmp-banner")
 
 
 def _config(cmp: Comparison) -> Node:
-    if not cmp.config:
-        return h("section", "srnb-card srnb-cmp-config", card_head("Configuration", badge("same", "ok")))
-    la, lb = (esc(x, 200) for x in cmp.labels)
+    n = len(cmp.config)
+    count = badge(f"{n} difference" + ("s" if n != 1 else ""), "warn") if n else badge("same", "ok")
     rows = [
         h(
             "tr",
             "",
             h("td", "srnb-id", esc(c.key, 200)),
-            h("td", "", esc(c.left, 2_000)),
-            h("td", "", esc(c.right, 2_000)),
+            [h("td", "", esc(v, 2000)) for v in (c.left, c.right)],
         )
         for c in cmp.config
     ]
-    n = len(cmp.config)
-    count = badge(f"{n} difference" + ("s" if n != 1 else ""), "warn")
-    return h(
-        "section",
-        "srnb-card srnb-cmp-config",
-        card_head("Configuration", count),
-        table("srnb-table", ["setting", la, lb], rows),
-    )
+    heads = ["setting", *(esc(x, 200) for x in cmp.labels)]
+    diffs = table("srnb-table", heads, rows) if n else None
+    return h("section", "srnb-card srnb-cmp-config", card_head("Configuration", count), diffs)
 
 
 def _legend() -> Node:
@@ -205,14 +178,8 @@ def _legend() -> Node:
 def compare_tree(cmp: Comparison) -> Node:
     """The comparison's one view tree (root included): both faces serialise it."""
     first = cmp.first_divergence.stage if cmp.first_divergence else None
-    la, lb = (esc(x, 200) for x in cmp.labels)
-    grid_head = h(
-        "div",
-        "srnb-cmp-row srnb-cmp-cols",
-        h("div", ""),
-        h("div", "srnb-col-h", la),
-        h("div", "srnb-col-h", lb),
-    )
+    cols = [h("div", "srnb-col-h", esc(x, 200)) for x in cmp.labels]
+    grid_head = h("div", "srnb-cmp-row srnb-cmp-cols", h("div", ""), cols)
     rows = [_row(r, r.stage == first) for r in cmp.rows]
     grid = h("div", "srnb-cmp-grid", grid_head, rows)
     return root(ROOT_CLASS, _header(cmp), _banner(cmp), _legend(), grid, _config(cmp))

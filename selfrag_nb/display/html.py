@@ -11,11 +11,9 @@
     static_html(obj) = the root + <style>trace.css</style> + to_html(tree)    (no script)
     TraceWidget(obj) = ViewWidget(to_json(tree)) mounted by static/mount.js    (widget.py)
 
-Claims and their evidence are linked by ``data-claim`` / ``data-for-claim``;
-long lists carry ``data-page`` (the widget pages them, the static face folds
-them); every fold has a ``data-key`` so a stepper's redraw keeps it open.
-Text is only ever text (tree.py), inline text sits in ``<bdi>``, blocks carry
-``dir="auto"``, texts longer than ``TEXT_LIMIT`` are cut with a note.
+Claim links, paging and open folds are declared with tree.py's ``data-*``
+attributes; inline text sits in ``<bdi>``, blocks carry ``dir="auto"``, texts
+longer than ``TEXT_LIMIT`` are cut with a note.
 """
 
 from __future__ import annotations
@@ -23,22 +21,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from selfrag_nb.display.answer_view import (
-    assessment_card,
-    generation_card,
-    outcome_card,
-    support_card,
-    usefulness_card,
-)
+from selfrag_nb.display.answer_view import ANSWER_CARDS
 from selfrag_nb.display.cards import (
     Ctx,
     badge,
+    banner,
     bar,
     block,
     breakable,
     card,
     card_head,
     ctx_for,
+    details,
     esc,
     flags,
     fold,
@@ -63,19 +57,7 @@ from selfrag_nb.errors import InputTypeError
 from selfrag_nb.flow import TITLES
 from selfrag_nb.formats import fmt_cost
 from selfrag_nb.store.types import Hit, Hits
-from selfrag_nb.trace import (
-    Assessment,
-    Decision,
-    Generation,
-    Grades,
-    Outcome,
-    Rerank,
-    Retrieval,
-    Rewrite,
-    Support,
-    Trace,
-    Usefulness,
-)
+from selfrag_nb.trace import Decision, Grades, Rerank, Retrieval, Rewrite, Trace
 
 #: Every view's root: our class plus the classes that tell MathJax (JupyterLab,
 #: Notebook, nbconvert) to leave it alone, or "cost $0 -> $0" becomes maths.
@@ -104,45 +86,40 @@ def _protected(text: str, spans: Sequence[str]) -> Node:
     return marked(text, [(a, b, _protect) for s in spans for a, b in find_all(text, s)])
 
 
+def _column(title: str, *kids: Any) -> Node:
+    return h("div", "", h("div", "srnb-col-h", title), kids)
+
+
 def _rewrite(r: Rewrite, ctx: Ctx) -> Node:
     spans = [p.text for p in r.protected]
-    original = r.queries[0] if r.queries else ""
-    rewrites = r.queries[1:]
+    original, *rewrites = r.queries or [""]
+    alone = h("div", "srnb-muted", "none: the original question is searched alone")
     cols = h(
         "div",
         "srnb-cols",
-        h("div", "", h("div", "srnb-col-h", "original"), _protected(original, spans)),
-        h(
-            "div",
-            "",
-            h("div", "srnb-col-h", f"rewrites ({len(rewrites)})"),
-            [_protected(q, spans) for q in rewrites]
-            or h("div", "srnb-muted", "none: the original question is searched alone"),
-        ),
+        _column("original", _protected(original, spans)),
+        _column(f"rewrites ({len(rewrites)})", [_protected(q, spans) for q in rewrites] or alone),
     )
-    body: list[Any] = [cols]
-    if r.protected:
-        parts = [
-            [h("mark", "srnb-protect", esc(p.text, 300)), " ", meta(esc(p.kind, 50))] for p in r.protected
+    protected = [
+        [h("mark", "srnb-protect", esc(p.text, 300)), " ", meta(esc(p.kind, 50))] for p in r.protected
+    ]
+    rejected = [
+        [
+            badge("rejected", "bad"),
+            " ",
+            esc(x.text, 2000),
+            " — ",
+            esc(x.reason, 1000),
+            [" ", meta(["missing: ", joined((esc(m, 200) for m in x.missing), ", ")])] if x.missing else None,
         ]
-        body.append(row("protected", joined(parts, " ")))
-    if r.rejected:
-        items = [
-            [
-                badge("rejected", "bad"),
-                " ",
-                esc(x.text, 2000),
-                " — ",
-                esc(x.reason, 1000),
-                [" ", meta(["missing: ", joined((esc(m, 200) for m in x.missing), ", ")])]
-                if x.missing
-                else None,
-            ]
-            for x in r.rejected
-        ]
-        body += listing(f"rejected rewrites ({len(r.rejected)})", items)
-    if r.reason:
-        body.append(row("why", esc(r.reason)))
+        for x in r.rejected
+    ]
+    body = [
+        cols,
+        row("protected", joined(protected, " ")) if protected else None,
+        listing(f"rejected rewrites ({len(rejected)})", rejected) if rejected else None,
+        row("why", esc(r.reason)) if r.reason else None,
+    ]
     tag = badge("attempted" if r.attempted else "not attempted", "info" if r.attempted else "")
     return card(r, tag, body, key=ctx.key)
 
@@ -158,38 +135,29 @@ SCORE_NAMES = {
 _SCORE_SHORT = {"vector": "similarity", "fts": "BM25", "hybrid": "RRF"}
 
 
-def _score_rows(scores: dict[str, float]) -> list[Node]:
-    return [row(SCORE_NAMES.get(k, k), num(f"{v:.3g}")) for k, v in sorted(scores.items())]
-
-
 def _hit_item(hit: Hit, i: int, key: str) -> Node:
     n = chunk_name(hit)
     # Per-leg ranks explain a fused order; a single-leg score is in list order already.
     scale = next((_SCORE_SHORT[k] for k in ("hybrid", "fts", "vector") if k in hit.scores), "score")
     how = search_ranks(hit) or (f"{scale} {hit.score:.3g} (higher = better)" if hit.score else "")
     summary = h(
-        "summary",
-        "",
-        h(
-            "span",
-            "srnb-hit-h",
-            h("span", "srnb-rank", f"#{hit.rank or i}"),
-            h("span", "srnb-src", breakable(n["file"], 300)),
-            h("span", "srnb-path", esc(n["path"], 500)) if n["path"] else None,
-            flags(n["flags"]),
-            h("span", "srnb-meta", esc(how, 200)) if how else None,
-        ),
+        "span",
+        "srnb-hit-h",
+        h("span", "srnb-rank", f"#{hit.rank or i}"),
+        h("span", "srnb-src", breakable(n["file"], 300)),
+        h("span", "srnb-path", esc(n["path"], 500)) if n["path"] else None,
+        flags(n["flags"]),
+        h("span", "srnb-meta", esc(how, 200)) if how else None,
     )
-    return h(
-        "details",
-        "srnb-details srnb-hit",
+    return details(
         summary,
         row("source", breakable(hit.source, 500)),
         row("chunk", h("span", "srnb-id", breakable(hit.chunk_id, 300))),
         row("document", h("span", "srnb-id", breakable(hit.doc_id, 300))),
-        _score_rows(hit.scores),
+        [row(SCORE_NAMES.get(k, k), num(f"{v:.3g}")) for k, v in sorted(hit.scores.items())],
         block(hit.text),
-        data_key=f"{key}-hit-{hit.chunk_id}"[:200],
+        key=f"{key}-hit-{hit.chunk_id}"[:200],
+        cls="srnb-details srnb-hit",
     )
 
 
@@ -199,84 +167,67 @@ def _hits_list(hits: Sequence[Hit], key: str) -> Node:
     return fold([_hit_item(x, i, key) for i, x in enumerate(hits, 1)], "hits", f"{key}-hits")
 
 
+def _access(access_filter: str) -> Node:
+    return row("access filter", esc(access_filter or "none (every chunk visible)", 2000))
+
+
 def _retrieval(r: Retrieval, ctx: Ctx) -> Node:
-    body: list[Any] = [
-        row("access filter", esc(r.access_filter or "none (every chunk visible)", 2000)),
-        row(
-            "search",
-            meta(
-                esc(r.mode, 40),
-                f"k={r.per_query_k} per query",
-                f"cap {r.total_cap}",
-                f"{r.duplicates_removed} duplicates removed",
-                f"kb version {r.kb_version}" if r.kb_version is not None else "",
-            ),
-        ),
+    search = meta(
+        esc(r.mode, 40),
+        f"k={r.per_query_k} per query",
+        f"cap {r.total_cap}",
+        f"{r.duplicates_removed} duplicates removed",
+        f"kb version {r.kb_version}" if r.kb_version is not None else "",
+    )
+    per_query = [[esc(q.query, 2000), " ", meta(f"{len(q.chunk_ids)} chunks")] for q in r.per_query]
+    body = [
+        _access(r.access_filter),
+        row("search", search),
+        listing("per query", per_query) if per_query else None,
+        _hits_list(r.hits, ctx.key or "retrieve"),
     ]
-    if r.per_query:
-        body += listing(
-            "per query", [[esc(q.query, 2000), " ", meta(f"{len(q.chunk_ids)} chunks")] for q in r.per_query]
-        )
-    body.append(_hits_list(r.hits, ctx.key or "retrieve"))
     return card(r, badge(f"{len(r.hits)} hits", "info"), body, (esc(r.mode, 40),), key=ctx.key)
 
 
 def _hits(x: Hits, ctx: Ctx) -> Node:
-    head = card_head(
-        "Search",
-        badge(f"{len(x.hits)} hits", "info"),
-        meta(esc(x.mode, 40), f"k={x.k}", ["query ", esc(x.query, 2000)]),
-    )
+    query = meta(esc(x.mode, 40), f"k={x.k}", ["query ", esc(x.query, 2000)])
+    head = card_head("Search", badge(f"{len(x.hits)} hits", "info"), query)
     return h(
-        "section",
-        "srnb-card srnb-card-search",
-        head,
-        row("access filter", esc(x.access_filter or "none (every chunk visible)", 2000)),
-        _hits_list(x.hits, "search"),
+        "section", "srnb-card srnb-card-search", head, _access(x.access_filter), _hits_list(x.hits, "search")
     )
 
 
 def _grades(g: Grades, ctx: Ctx) -> Node:
     n_rel = sum(1 for x in g.items if x.relevant)
-    legend = h(
-        "div",
-        "srnb-legend",
-        h("span", "", "bars: grade 0–100 from the grader (higher = more relevant)"),
-        h("span", "", f"╎ {g.relevance_cutoff} relevance cutoff"),
-        h("span", "", f"╎ {g.high_relevance} high relevance"),
-        h("span", "", badge("✓ relevant", "ok"), " ", badge("✗ not relevant", "bad")),
-    )
+    relevant = {True: badge("✓ relevant", "ok"), False: badge("✗ not relevant", "bad")}
+    legend = [
+        "bars: grade 0–100 from the grader (higher = more relevant)",
+        f"╎ {g.relevance_cutoff} relevance cutoff",
+        f"╎ {g.high_relevance} high relevance",
+        [relevant[True], " ", relevant[False]],
+    ]
     rows = []
     for x in g.items:
         hit = ctx.chunks.get(x.chunk_id)
-        name = (
-            ctx.label(x.chunk_id)
-            if x.chunk_id in ctx.refs
-            else h("span", "srnb-src", breakable(x.source or "?"))
-        )
-        notes: list[Any] = [
+        in_refs = x.chunk_id in ctx.refs
+        name = ctx.label(x.chunk_id) if in_refs else h("span", "srnb-src", breakable(x.source or "?"))
+        notes = [
             row("key info", esc(x.key_info, 4000)) if x.key_info else None,
             row("gaps", esc(x.gaps, 4000)) if x.gaps else None,
             row("parse", badge(x.parse_status, "bad")) if x.parse_status != "ok" else None,
+            details("chunk", block(hit.text)) if hit is not None else None,
         ]
-        if hit is not None:
-            notes.append(h("details", "srnb-details", h("summary", "", "chunk"), block(hit.text)))
-        rel = badge("✓ relevant", "ok") if x.relevant else badge("✗ not relevant", "bad")
         tip = f"grade {x.score} of 100 (cutoff {g.relevance_cutoff}, high {g.high_relevance})"
-        rows.append(
-            h(
-                "div",
-                "srnb-grade",
-                h("div", "srnb-grade-name", name),
-                bar(x.score, x.band, (g.relevance_cutoff, g.high_relevance), tip),
-                h("div", "", num(f"{x.score:>3}"), " ", rel, " ", meta(esc(x.band, 20))),
-                h("div", "srnb-grade-notes", notes) if any(notes) else None,
-            )
-        )
+        grade_bar = bar(x.score, x.band, (g.relevance_cutoff, g.high_relevance), tip)
+        score = h("div", "", num(f"{x.score:>3}"), " ", relevant[x.relevant], " ", meta(esc(x.band, 20)))
+        notes_div = h("div", "srnb-grade-notes", notes) if any(notes) else None
+        rows.append(h("div", "srnb-grade", h("div", "srnb-grade-name", name), grade_bar, score, notes_div))
     best = max((x.score for x in g.items), default=None)
-    body: list[Any] = [legend, fold(rows, "grades", f"{ctx.key or 'grade'}-grades")]
-    if g.kept:
-        body.append(row("kept (by grade)", joined((ctx.label(k) for k in g.kept), ", ")))
+    body = [
+        h("div", "srnb-legend", [h("span", "", x) for x in legend]),
+        fold(rows, "grades", f"{ctx.key or 'grade'}-grades"),
+        row("kept (by grade)", joined((ctx.label(k) for k in g.kept), ", ")) if g.kept else None,
+    ]
     tag = badge(f"{n_rel}/{len(g.items)} relevant", "ok" if n_rel else "bad")
     extra = (
         f"cutoff {g.relevance_cutoff}",
@@ -293,64 +244,38 @@ def _timeline(t: Trace) -> Node:
     rows = t.stage_table()
     startup = sum(t.startup.values())
     # Start-up is its own first row, before the stages' clock: never a stage's bar.
-    lead = [{"title": "Start-up", "latency_ms": startup}] if t.startup else []
+    lead = [("Start-up", startup)] if t.startup else []
     total = startup + sum(r["latency_ms"] for r in rows) or 1.0
     tl: list[Node] = []
     start = 0.0
-    for r in [*lead, *({"title": TITLES[r["stage"]]} | r for r in rows)]:
-        lat = float(r["latency_ms"])
+    for title, ms in [*lead, *((TITLES[r["stage"]], r["latency_ms"]) for r in rows)]:
+        lat = float(ms)
         # the bar's offset is a custom property: the tree allows widths and custom properties only
         style = f"--srnb-left:{pct(100 * start / total)};width:{pct(100 * lat / total)}"
         tl += [
-            h("div", "", r["title"]),
+            h("div", "", title),
             h("div", "srnb-tl-track", h("div", "srnb-tl-bar", style=style)),
             h("div", "srnb-r srnb-num", fmt_ms(lat)),
         ]
         start += lat
 
-    def cells(*vals: Any, right: int = 5) -> Node:
-        return h(
-            "tr", "", [h("td", "srnb-r srnb-num" if 0 < i <= right else "", v) for i, v in enumerate(vals)]
-        )
+    def cells(first: Any, r: dict[str, Any], fbs: Any = "") -> Node:
+        nums = [fmt_ms(r["latency_ms"]), str(r["model_calls"]), f"{r['tokens_in']:,}", f"{r['tokens_out']:,}"]
+        tds = [h("td", "srnb-r srnb-num", v) for v in [*nums, fmt_cost(r["cost"])]]
+        return h("tr", "", h("td", "", first), tds, h("td", "", fbs))
 
-    body = [
-        cells(
-            TITLES[r["stage"]],
-            fmt_ms(r["latency_ms"]),
-            str(r["model_calls"]),
-            f"{r['tokens_in']:,}",
-            f"{r['tokens_out']:,}",
-            fmt_cost(r["cost"]),
-            esc(r["fallbacks"], 2000),
-        )
-        for r in rows
-    ]
-    tot = t.totals
-    body.append(
-        cells(
-            h("strong", "", "total"),
-            fmt_ms(sum(r["latency_ms"] for r in rows)),
-            str(tot.model_calls),
-            f"{tot.tokens_in:,}",
-            f"{tot.tokens_out:,}",
-            fmt_cost(tot.cost),
-            "",
-        )
-    )
-    heads = [
-        "stage",
-        *(h("th", "srnb-r", x) for x in ("latency", "calls", "tokens in", "tokens out", "cost")),
-    ]
-    startup_note = "; ".join(f"{what} {fmt_ms(ms)}" for what, ms in t.startup.items())
+    totals = t.totals.model_dump() | {"latency_ms": sum(r["latency_ms"] for r in rows)}
+    body = [cells(TITLES[r["stage"]], r, esc(r["fallbacks"], 2000)) for r in rows]
+    heads = [h("th", "srnb-r", x) for x in ("latency", "calls", "tokens in", "tokens out", "cost")]
+    once = "; ".join(f"{what} {fmt_ms(ms)}" for what, ms in t.startup.items())
+    once_note = h("div", "srnb-meta", f"start-up, once, before the question's clock: {once}")
     return h(
         "section",
         "srnb-card srnb-card-totals",
         card_head("Timeline & cost"),
         h("div", "srnb-tl", tl),
-        h("div", "srnb-meta", f"start-up, once, before the question's clock: {startup_note}")
-        if t.startup
-        else None,
-        table("srnb-table", [*heads, "fallbacks"], body),
+        once_note if t.startup else None,
+        table("srnb-table", ["stage", *heads, "fallbacks"], [*body, cells(h("strong", "", "total"), totals)]),
     )
 
 
@@ -361,32 +286,25 @@ def _head(t: Trace, key: str) -> Node:
         esc(t.user.id, 200),
         [" (", esc(", ".join(t.user.roles), 500), ")"] if t.user.roles else None,
     ]
-    totals = h(
-        "div",
-        "srnb-totals",
-        badge(t.outcome, outcome_tone(t.finish, t.support)) if t.outcome else badge("in progress", "info"),
-        meta(
-            who,
-            f"{len(t.records)} stages",
-            f"{tot.model_calls} model calls",
-            *(num(x) for x in trace_times(t)),
-            f"tokens {tot.tokens_in:,} in / {tot.tokens_out:,} out",
-            f"cost {fmt_cost(tot.cost)}",
-        ),
-        offline_badge() if t.offline else None,
+    outcome = (
+        badge(t.outcome, outcome_tone(t.finish, t.support)) if t.outcome else badge("in progress", "info")
     )
-    history = None
-    if t.history:
-        turns = [
-            [h("div", "srnb-label", esc(m.get("role", "?"), 40)), block(m.get("content", ""), 4000)]
-            for m in t.history
-        ]
-        summary = h("summary", "", f"history ({len(t.history)} turns)")
-        history = h("details", "srnb-details", summary, turns, data_key=f"{key}history")
-    models = None
-    if t.config.models:
-        pairs = [[esc(k, 40), ": ", esc(v, 200)] for k, v in sorted(t.config.models.items())]
-        models = h("div", "srnb-meta", "models — ", joined(pairs, ", "))
+    numbers = meta(
+        who,
+        f"{len(t.records)} stages",
+        f"{tot.model_calls} model calls",
+        *(num(x) for x in trace_times(t)),
+        f"tokens {tot.tokens_in:,} in / {tot.tokens_out:,} out",
+        f"cost {fmt_cost(tot.cost)}",
+    )
+    totals = h("div", "srnb-totals", outcome, numbers, offline_badge() if t.offline else None)
+    turns = [
+        [h("div", "srnb-label", esc(m.get("role", "?"), 40)), block(m.get("content", ""), 4000)]
+        for m in t.history
+    ]
+    pairs = [[esc(k, 40), ": ", esc(v, 200)] for k, v in sorted(t.config.models.items())]
+    history = details(f"history ({len(t.history)} turns)", turns, key=f"{key}history") if t.history else None
+    models = h("div", "srnb-meta", "models — ", joined(pairs, ", ")) if pairs else None
     return h("div", "srnb-head", block(t.question, 2000, "srnb-q"), totals, history, models)
 
 
@@ -406,11 +324,7 @@ _RENDERERS: dict[type, Callable[[Any, Ctx], Node]] = {
     Retrieval: _retrieval,
     Grades: _grades,
     Rerank: rerank_card,
-    Assessment: assessment_card,
-    Generation: generation_card,
-    Support: support_card,
-    Usefulness: usefulness_card,
-    Outcome: outcome_card,
+    **ANSWER_CARDS,
     Trace: _trace,
     Hits: _hits,
 }
@@ -437,21 +351,15 @@ def view_tree(obj: object, baseline: Trace | None = None, what_if: str = "") -> 
     the trace before it (``baseline``) folded below, labelled with ``what_if``."""
     parts: list[Any] = [body_tree(obj)]
     if baseline is not None:
-        banner = h(
-            "div",
-            "srnb-banner srnb-banner-info",
-            h("strong", "", "current (what-if): "),
-            esc(what_if or "changed", 2000),
-            " — the trace before the what-if is below",
-        )
-        before = h(
-            "details",
-            "srnb-details srnb-compare",
-            h("summary", "", "before the what-if (the original run)"),
+        what = [h("strong", "", "current (what-if): "), esc(what_if or "changed", 2000)]
+        now = banner("info", what, " — the trace before the what-if is below")
+        before = details(
+            "before the what-if (the original run)",
             h("div", "srnb-compare-body", body_tree(baseline, key="before-")),
-            data_key="baseline",
+            key="baseline",
+            cls="srnb-details srnb-compare",
         )
-        parts = [banner, *parts, before]
+        parts = [now, *parts, before]
     return root(ROOT_CLASS, parts)
 
 
@@ -465,11 +373,6 @@ def css() -> str:
     return stylesheet("trace.css")
 
 
-def page(body: Node) -> str:
-    """A static page of ``body``: the root wrapper with trace.css inlined."""
-    return to_page(root(ROOT_CLASS, body), css())
-
-
 def static_html(obj: object) -> str:
     """Self-contained static HTML for a record, a Trace or Hits."""
-    return page(body_tree(obj))
+    return to_page(root(ROOT_CLASS, body_tree(obj)), css())

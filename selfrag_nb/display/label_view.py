@@ -22,20 +22,12 @@ from __future__ import annotations
 from typing import Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import badge, block, esc, meta
+from selfrag_nb.display.cards import USEFUL_TONE, VERDICT_TONE, badge, block, details, esc, meta
 from selfrag_nb.display.names import chunk_name, short_id
 from selfrag_nb.display.tree import Node, h
 from selfrag_nb.label_sheet import CHOICES, LabelSheet, SheetChunk, SheetClaim
 from selfrag_nb.trace import USEFULNESS_WORDS
 
-_VERDICT_TONE = {
-    "supported": "ok",
-    "partial": "warn",
-    "unsupported": "bad",
-    "yes": "ok",
-    "partly": "warn",
-    "no": "bad",
-}
 _CHUNK_TEXT = 4000
 
 
@@ -45,23 +37,21 @@ def _word(kind: str, value: str | None) -> str:
 
 def marks(kind: str, item: str, current: str | None, what: str) -> Node:
     """The marks that set one item's label; the current one ticked."""
-    out = []
-    for value, word in CHOICES[kind]:
-        on = value == current
-        out.append(
-            h(
-                "span",
-                "srnb-lmark srnb-lmark-on" if on else "srnb-lmark",
-                f"✓ {word}" if on else word,
-                role="button",
-                tabindex=0,
-                title=f"label {what}: {word}",
-                data_send="label",
-                data_kind=kind,
-                data_item=item,
-                data_value=value,
-            )
+    out = [
+        h(
+            "span",
+            "srnb-lmark srnb-lmark-on" if value == current else "srnb-lmark",
+            f"✓ {word}" if value == current else word,
+            role="button",
+            tabindex=0,
+            title=f"label {what}: {word}",
+            data_send="label",
+            data_kind=kind,
+            data_item=item,
+            data_value=value,
         )
+        for value, word in CHOICES[kind]
+    ]
     return h("span", "srnb-lmarks", out, role="group", aria_label=f"label {what}")
 
 
@@ -76,27 +66,15 @@ def _chunk(sheet: SheetChunk, current: str | None, n: int) -> Node:
     name = chunk_name(sheet.ref) if sheet.ref else None
     title = (name["file"] if name else "") or short_id(g.chunk_id)
     path = name["path"] if name else ""
-    judge = badge(
-        f"judge: {'relevant' if g.relevant else 'not relevant'} · {g.score}", "ok" if g.relevant else "bad"
-    )
-    text = (
-        h(
-            "details",
-            "srnb-ltext",
-            h("summary", "", "chunk text"),
-            block(sheet.text, _CHUNK_TEXT),
-            data_key=f"label-chunk-{n}",
-        )
-        if sheet.text
-        else None
-    )
+    judge = f"judge: {'relevant' if g.relevant else 'not relevant'} · {g.score}"
+    text = block(sheet.text, _CHUNK_TEXT)
     return h(
         "div",
         "srnb-litem",
         h("div", "srnb-lhead", h("b", "", esc(title, 200)), " ", meta(esc(path, 300)) if path else None),
-        h("div", "srnb-lrow", judge, " ", _human("chunk", current)),
+        h("div", "srnb-lrow", badge(judge, "ok" if g.relevant else "bad"), " ", _human("chunk", current)),
         marks("chunk", g.chunk_id, current, f"chunk {title}"),
-        text,
+        details("chunk text", text, key=f"label-chunk-{n}", cls="srnb-ltext") if sheet.text else None,
         title=g.chunk_id,
         data_label_kind="chunk",
     )
@@ -104,20 +82,18 @@ def _chunk(sheet: SheetChunk, current: str | None, n: int) -> Node:
 
 def _claim(c: SheetClaim, current: str | None) -> Node:
     verdict = c.claim.verdict
+    judge = badge(f"judge: {_word('claim', verdict)}", VERDICT_TONE[verdict])
+    evidence = (
+        h("div", "srnb-levidence", h("span", "srnb-label", "evidence "), esc(c.evidence, 2000))
+        if c.evidence
+        else h("div", "srnb-levidence srnb-muted", "no evidence sentence quoted")
+    )
     return h(
         "div",
         "srnb-litem",
         h("div", "srnb-lhead", block(c.claim.text, 2000)),
-        h(
-            "div",
-            "srnb-lrow",
-            badge(f"judge: {_word('claim', verdict)}", _VERDICT_TONE[verdict]),
-            " ",
-            _human("claim", current),
-        ),
-        h("div", "srnb-levidence", h("span", "srnb-label", "evidence "), esc(c.evidence, 2000))
-        if c.evidence
-        else h("div", "srnb-levidence srnb-muted", "no evidence sentence quoted"),
+        h("div", "srnb-lrow", judge, " ", _human("claim", current)),
+        evidence,
         marks("claim", str(c.index), current, f"claim {c.index + 1}"),
         data_label_kind="claim",
     )
@@ -126,7 +102,7 @@ def _claim(c: SheetClaim, current: str | None) -> Node:
 def _answer(sheet: LabelSheet) -> Node:
     u = sheet.usefulness
     judge = (
-        badge(f"judge: {u.verdict} · {USEFULNESS_WORDS[u.verdict]}", _VERDICT_TONE[u.verdict])
+        badge(f"judge: {u.verdict} · {USEFULNESS_WORDS[u.verdict]}", USEFUL_TONE[u.verdict])
         if u
         else badge("judge: not judged")
     )
@@ -134,13 +110,7 @@ def _answer(sheet: LabelSheet) -> Node:
     return h(
         "div",
         "srnb-litem",
-        h(
-            "details",
-            "srnb-ltext",
-            h("summary", "", "answer text"),
-            block(sheet.answer_text, 6000),
-            data_key="label-answer",
-        ),
+        details("answer text", block(sheet.answer_text, 6000), key="label-answer", cls="srnb-ltext"),
         h("div", "srnb-lrow", judge, " ", _human("answer", current)),
         marks("answer", "answer", current, "the answer"),
         data_label_kind="answer",
@@ -151,15 +121,10 @@ def label_tree(sheet: LabelSheet) -> Node:
     """The label sheet's view tree (see the module doc)."""
     chunks = [_chunk(c, sheet.chunk_value(c.chunk_id), i) for i, c in enumerate(sheet.chunks)]
     claims = [_claim(c, sheet.claim_value(c.index)) for c in sheet.claims]
+    qid = h("code", "", esc(sheet.qid, 200))
+    count = meta(f"{sheet.labelled()} of {sheet.size()} labelled", esc(str(sheet.labels.path), 300))
     body: list[Any] = [
-        h(
-            "div",
-            "srnb-head",
-            h("b", "", "label sheet · question "),
-            h("code", "", esc(sheet.qid, 200)),
-            " ",
-            meta(f"{sheet.labelled()} of {sheet.size()} labelled", esc(str(sheet.labels.path), 300)),
-        ),
+        h("div", "srnb-head", h("b", "", "label sheet · question "), qid, " ", count),
         h("div", "srnb-block", esc(sheet.trace.question, 2000)),
         h("h4", "", f"chunks ({len(chunks)})"),
         chunks or h("div", "srnb-muted", "no graded chunks in this trace"),

@@ -5,11 +5,9 @@
                                    (CONTROL_RE = text.VIEW_CONTROLS) shown as ⟨U+202E⟩
     neutralize(text)      the same labels for plain text (text/plain faces, widget state)
 
-Every view is a view tree (tree.py): text kids have their control characters
-split out as labelled ``srnb-ctl`` spans while the tree is built
-(tree.text_kids), and reach HTML through ``escape`` in ``tree.to_html``
-(attribute values there also get ``=`` as ``&#61;``); cards.py builds inline
-text, blocks and marked ranges as nodes.
+Views reach HTML only through ``escape`` in ``tree.to_html`` (a view tree
+splits control characters out as labelled spans while it is built,
+tree.text_kids; attribute values also get ``=`` as ``&#61;``).
 
 No renderer calls ``html.escape`` itself (tests/display/test_display_escaping.py
 checks): a hostile question (U+202E, U+200B, ``<script>``, ``"``) looks the
@@ -101,6 +99,11 @@ def fmt_ms(ms: float | None) -> str:
     if ms < 1000:
         return f"{ms:.0f} ms"
     return f"{ms / 1000:.1f} s"
+
+
+def plural(n: int, noun: str) -> str:
+    """``n`` and its noun, with an s unless ``n`` is 1: "1 call", "3 calls"."""
+    return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
 def pct(v: float) -> str:

@@ -7,11 +7,9 @@
            flags  (text, tone, tooltip) from TRUST_KEYS  ⚠ superseded · effective 2024-01-01
       -> cards.Ctx.label / short: the view tree both faces (static HTML, widget) show
 
-One function for both faces, so the static HTML and the widget name a chunk
-the same way. Chunk ids are never the visible name when the document is
-known: they stay in tooltips and in the details of a hit. When only an id is
-known (a trace without its retrieval), ``short_id`` cuts it at a fixed
-length with an ellipsis rather than letting the layout break it mid-word.
+Chunk ids are never the visible name when the document is known: they stay
+in tooltips and a hit's details. When only an id is known (a trace without its
+retrieval), ``short_id`` cuts it with an ellipsis, never mid-word by the layout.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from selfrag_nb.display.cards import STATIC_MAX_ITEMS, Ctx, badge, card, esc, table
+from selfrag_nb.display.cards import STATIC_MAX_ITEMS, Ctx, badge, banner, card, esc, table
 from selfrag_nb.display.tree import Node, h
 from selfrag_nb.trace import Rerank
 
@@ -36,10 +36,11 @@ SCORE_NOTE = (
     "the reranker's own scale: higher = more relevant; not comparable with grades (0–100) or search scores"
 )
 
-
-def _superseded(ctx: Ctx, chunk_id: str) -> bool:
-    name = ctx.name(chunk_id)
-    return name is not None and any(tone == "bad" for _, tone, _ in name["flags"])
+#: Why a superseded document can come first (the rerank card's banner says it).
+SUPERSEDED_NOTE = (
+    "the reranker orders chunks by relevance to the question and does not read document "
+    "status, so a superseded version can outrank the current one (Assess and Generate see the flag)."
+)
 
 
 def _fit(file: str, head: str, n: int) -> str:
@@ -65,7 +66,7 @@ def chart_labels(r: Rerank, ctx: Ctx) -> dict[str, str]:
             out[c] = ctx.short(c, LABEL_CHARS)
             continue
         head = str(name["path"]).split(" › ")[-1] if name["path"] else ""
-        mark = "⚠ " if _superseded(ctx, c) else ""
+        mark = "⚠ " if ctx.superseded(c) else ""
         out[c] = mark + _fit(str(name["file"]), head, LABEL_CHARS - len(mark))
     seen: dict[str, int] = {}
     for c in ids:
@@ -75,18 +76,12 @@ def chart_labels(r: Rerank, ctx: Ctx) -> dict[str, str]:
     return out
 
 
-def _label(ctx: Ctx, chunk_id: str, text: str, xy: tuple[int, int], anchor: str) -> Node:
-    x, y = xy
+def _label(ctx: Ctx, chunk_id: str, text: str, x: int, y: int, *, anchor: str | None = None) -> Node:
     name = ctx.name(chunk_id)
     tip = f"{name['source']} · {name['path']} · chunk {chunk_id}" if name else f"chunk {chunk_id}"
-    cls = "srnb-svg-label srnb-svg-bad" if _superseded(ctx, chunk_id) else "srnb-svg-label"
+    cls = "srnb-svg-label srnb-svg-bad" if ctx.superseded(chunk_id) else "srnb-svg-label"
     # The tooltip sits beside the label in a <g>, so it is never part of the label's text.
-    return h(
-        "g",
-        "",
-        h("title", "", tip[:500]),
-        h("text", cls, text, x=x, y=y, text_anchor="end" if anchor == "end" else None),
-    )
+    return h("g", "", h("title", "", tip[:500]), h("text", cls, text, x=x, y=y, text_anchor=anchor))
 
 
 def _rank(ctx: Ctx, chunk_id: str) -> str:
@@ -107,28 +102,14 @@ def bump_svg(r: Rerank, ctx: Ctx) -> Node:
     height = TOP + n * ROW_H + 6
     after_pos = {c: i for i, c in enumerate(r.after)}
     names = chart_labels(r, ctx)
-    parts: list[Any] = [
-        h(
-            "text",
-            "srnb-svg-label",
-            "before (#retrieval rank)",
-            x=lx,
-            y=14,
-            text_anchor="end",
-            font_weight=600,
-        ),
-        h(
-            "text",
-            "srnb-svg-label",
-            "after ([evidence number])" if ctx.evidence_no else "after",
-            x=rx,
-            y=14,
-            font_weight=600,
-        ),
+    heads = [
+        ("before (#retrieval rank)", lx, "end"),
+        ("after ([evidence number])" if ctx.evidence_no else "after", rx, None),
     ]
+    parts = [h("text", "srnb-svg-label", t, x=x, y=14, text_anchor=a, font_weight=600) for t, x, a in heads]
     for i, c in enumerate(r.before[:n]):
         y = TOP + i * ROW_H + 10
-        parts.append(_label(ctx, c, f"{i + 1}. {_rank(ctx, c)}{names[c]}", (lx - 8, y + 4), "end"))
+        parts.append(_label(ctx, c, f"{i + 1}. {_rank(ctx, c)}{names[c]}", lx - 8, y + 4, anchor="end"))
         j = after_pos.get(c)
         if j is not None and j < n:
             y2 = TOP + j * ROW_H + 10
@@ -136,9 +117,7 @@ def bump_svg(r: Rerank, ctx: Ctx) -> Node:
         else:
             parts.append(h("path", "srnb-svg-line srnb-svg-drop", d=f"M{lx} {y} L{lx + 30} {y}"))
     for j, c in enumerate(r.after[:n]):
-        parts.append(
-            _label(ctx, c, f"{j + 1}. {_evidence(ctx, c)}{names[c]}", (rx + 8, TOP + j * ROW_H + 14), "start")
-        )
+        parts.append(_label(ctx, c, f"{j + 1}. {_evidence(ctx, c)}{names[c]}", rx + 8, TOP + j * ROW_H + 14))
     return h(
         "svg",
         "srnb-svg",
@@ -165,61 +144,35 @@ def _move(i: int | None, j: int | None) -> Any:
 
 
 def _legend(ctx: Ctx) -> Node:
-    parts = [
-        h("span", "", "#n retrieval rank (the search's order)"),
-        h("span", "", "1. 2. … place before → after reranking"),
-    ]
-    if ctx.evidence_no:
-        parts.append(
-            h("span", "", "[n] evidence number cited by Assess and Generate (the order after reranking)")
-        )
-    return h("div", "srnb-legend", parts)
+    cited = "[n] evidence number cited by Assess and Generate (the order after reranking)"
+    parts = ["#n retrieval rank (the search's order)", "1. 2. … place before → after reranking"]
+    return h(
+        "div", "srnb-legend", [h("span", "", x) for x in [*parts, cited if ctx.evidence_no else None] if x]
+    )
+
+
+def _num(text: str) -> Node:
+    return h("td", "srnb-r srnb-num", text)
 
 
 def rerank_card(r: Rerank, ctx: Ctx) -> Node:
-    body: list[Any] = []
-    if r.fallback:
-        body.append(
-            h(
-                "div",
-                "srnb-banner srnb-banner-bad",
-                h("strong", "", "fallback: previous order kept"),
-                " — ",
-                esc(r.fallback, 2000),
-            )
-        )
-    elif r.after and _superseded(ctx, r.after[0]):
-        body.append(
-            h(
-                "div",
-                "srnb-banner",
-                h("strong", "", "⚠ a superseded document ranks first: "),
-                "the reranker orders chunks by relevance to the question and does not read document "
-                "status, so a superseded version can outrank the current one (Assess and Generate see the flag).",
-            )
-        )
-    body += [_legend(ctx), bump_svg(r, ctx)]
+    first_superseded = r.after and ctx.superseded(r.after[0])
     before_pos = {c: i for i, c in enumerate(r.before)}
     after_pos = {c: i for i, c in enumerate(r.after)}
     why = bool(r.reasons)
     cited = bool(ctx.evidence_no)
     rows = []
     for c in [*r.before, *(c for c in r.after if c not in before_pos)][:STATIC_MAX_ITEMS]:
-        i, j = before_pos.get(c), after_pos.get(c)
-        score = r.scores.get(c)
-        rows.append(
-            h(
-                "tr",
-                "",
-                h("td", "", ctx.label(c)),
-                h("td", "srnb-r srnb-num", "—" if i is None else str(i + 1)),
-                h("td", "srnb-r srnb-num", "—" if j is None else str(j + 1)),
-                h("td", "srnb-nowrap", _move(i, j)),
-                h("td", "srnb-r srnb-num", _evidence(ctx, c).strip() or "—") if cited else None,
-                h("td", "srnb-r srnb-num", "—" if score is None else f"{score:.3g}"),
-                h("td", "", esc(r.reasons.get(c, ""), 500)) if why else None,
-            )
-        )
+        i, j, score = before_pos.get(c), after_pos.get(c), r.scores.get(c)
+        cells = [
+            h("td", "", ctx.label(c)),
+            *(_num("—" if k is None else str(k + 1)) for k in (i, j)),
+            h("td", "srnb-nowrap", _move(i, j)),
+            _num(_evidence(ctx, c).strip() or "—") if cited else None,
+            _num("—" if score is None else f"{score:.3g}"),
+            h("td", "", esc(r.reasons.get(c, ""), 500)) if why else None,
+        ]
+        rows.append(h("tr", "", cells))
     heads = [
         "chunk (#retrieval rank)",
         h("th", "srnb-r", "before"),
@@ -229,13 +182,18 @@ def rerank_card(r: Rerank, ctx: Ctx) -> Node:
         h("th", "srnb-r", "reranker score", title=SCORE_NOTE),
         "why (reranker)" if why else None,
     ]
-    body.append(table("srnb-table", heads, rows))
-    body.append(h("div", "srnb-meta", f"reranker score: {SCORE_NOTE}"))
-    if not why and not r.fallback and r.before:
-        said = "scores, no reasons" if r.scores else "an order, no scores or reasons"
-        body.append(h("div", "srnb-muted", f"the reranker gave {said}"))
-    tag = badge(
-        "fallback" if r.fallback else f"{len(r.before)} → {len(r.after)}", "bad" if r.fallback else "info"
-    )
+    fallback = [h("strong", "", "fallback: previous order kept"), " — ", esc(r.fallback, 2000)]
+    superseded = [h("strong", "", "⚠ a superseded document ranks first: "), SUPERSEDED_NOTE]
+    said = "scores, no reasons" if r.scores else "an order, no scores or reasons"
+    gave = h("div", "srnb-muted", f"the reranker gave {said}") if not why and r.before else None
+    body = [
+        banner("bad", fallback) if r.fallback else banner("", superseded) if first_superseded else None,
+        _legend(ctx),
+        bump_svg(r, ctx),
+        table("srnb-table", heads, rows),
+        h("div", "srnb-meta", f"reranker score: {SCORE_NOTE}"),
+        None if r.fallback else gave,
+    ]
+    tag = badge("fallback", "bad") if r.fallback else badge(f"{len(r.before)} → {len(r.after)}", "info")
     extra = (["by ", esc(r.reranker or "unknown reranker", 200)], f"keep {r.keep}")
     return card(r, tag, body, extra, key=ctx.key)

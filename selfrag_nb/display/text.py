@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from selfrag_nb.display.markup import fmt_ms, neutralize
+from selfrag_nb.display.markup import fmt_ms, neutralize, plural
 from selfrag_nb.display.names import doc_flags, file_name
 from selfrag_nb.errors import InputTypeError
 from selfrag_nb.formats import fmt_cost
@@ -45,11 +45,9 @@ def one_line(text: str, n: int = 60) -> str:
 
 
 def _calls(rec: Any) -> str:
-    n = len(rec.calls)
-    if not n:
-        return ""
     offline = " offline" if all(c.offline for c in rec.calls) else ""
-    return f" · {n}{offline} call{'s' if n != 1 else ''}"
+    n = len(rec.calls)
+    return f" · {n}{offline} call{'s' if n != 1 else ''}" if n else ""
 
 
 def _fb(rec: Any) -> str:
@@ -66,12 +64,10 @@ def _rewrite(r: Rewrite) -> str:
     if not r.attempted:
         why = f" ({one_line(r.reason, 50)})" if r.reason else ""
         return f"Rewrite: not attempted{why} · {fmt_ms(r.latency_ms)}"
-    n = max(len(r.queries) - 1, 0)
     rej = f" ({len(r.rejected)} rejected)" if r.rejected else ""
-    return (
-        f"Rewrite: {n} rewrite{'s' if n != 1 else ''}{rej} · {len(r.protected)} protected span"
-        f"{'s' if len(r.protected) != 1 else ''} · {fmt_ms(r.latency_ms)}{_calls(r)}{_fb(r)}"
-    )
+    rewrites = plural(max(len(r.queries) - 1, 0), "rewrite")
+    spans = plural(len(r.protected), "protected span")
+    return f"Rewrite: {rewrites}{rej} · {spans} · {fmt_ms(r.latency_ms)}{_calls(r)}{_fb(r)}"
 
 
 def _retrieval(r: Retrieval) -> str:
@@ -89,10 +85,8 @@ def _grades(g: Grades) -> str:
     rel = sum(1 for x in g.items if x.relevant)
     best = max((x.score for x in g.items), default=None)
     b = f" · best {best}" if best is not None else ""
-    return (
-        f"Grades: {rel}/{len(g.items)} relevant (cutoff {g.relevance_cutoff}){b} · "
-        f"{fmt_ms(g.latency_ms)}{_calls(g)}{_fb(g)}"
-    )
+    head = f"Grades: {rel}/{len(g.items)} relevant (cutoff {g.relevance_cutoff}){b}"
+    return f"{head} · {fmt_ms(g.latency_ms)}{_calls(g)}{_fb(g)}"
 
 
 def _rerank(r: Rerank) -> str:
@@ -105,10 +99,8 @@ def _rerank(r: Rerank) -> str:
     if ref is not None:  # the document now ranked first, and whether it is still current
         flag = " (superseded)" if any(tone == "bad" for _, tone, _ in doc_flags(ref.doc)) else ""
         top = f" · top {one_line(file_name(ref.source), 40)}{flag}"
-    return (
-        f"Rerank: {len(r.before)} → {len(r.after)} kept{by} · {moved} moved{top} · "
-        f"{fmt_ms(r.latency_ms)}{_calls(r)}{_fb(r)}"
-    )
+    head = f"Rerank: {len(r.before)} → {len(r.after)} kept{by} · {moved} moved{top}"
+    return f"{head} · {fmt_ms(r.latency_ms)}{_calls(r)}{_fb(r)}"
 
 
 def _assessment(a: Assessment) -> str:
@@ -119,20 +111,18 @@ def _assessment(a: Assessment) -> str:
 def _generation(g: Generation) -> str:
     bad = sum(1 for c in g.citations if not c.valid)
     inv = f" ({bad} invalid)" if bad else ""
-    return (
-        f"Generation: {g.mode} answer, {len(g.citations)} citations{inv} · {len(g.answer):,} chars · "
-        f"attempt {g.attempt} · {fmt_ms(g.latency_ms)}{_calls(g)}"
-    )
+    head = f"Generation: {g.mode} answer, {len(g.citations)} citations{inv} · {len(g.answer):,} chars"
+    return f"{head} · attempt {g.attempt} · {fmt_ms(g.latency_ms)}{_calls(g)}"
 
 
 def _support(s: Support) -> str:
     n = {v: sum(1 for c in s.claims if c.verdict == v) for v in ("supported", "partial", "unsupported")}
     errs = sum(1 for c in s.claims if c.citation_error)
-    e = f", {errs} citation error{'s' if errs != 1 else ''}" if errs else ""
-    return (
-        f"Support: {n['supported']}/{len(s.claims)} supported, {n['partial']} partial, "
-        f"{n['unsupported']} unsupported{e} · confidence {s.overall_confidence} · {s.recommendation}"
+    e = f", {plural(errs, 'citation error')}" if errs else ""
+    counts = (
+        f"{n['supported']}/{len(s.claims)} supported, {n['partial']} partial, {n['unsupported']} unsupported"
     )
+    return f"Support: {counts}{e} · confidence {s.overall_confidence} · {s.recommendation}"
 
 
 def _usefulness(u: Usefulness) -> str:
@@ -163,12 +153,11 @@ def trace_times(t: Trace) -> list[str]:
 
 def _trace(t: Trace) -> str:
     tot = t.totals
-    outcome = t.outcome or "in progress"
     offline = " · offline model" if t.offline else ""
+    times = " · ".join(trace_times(t))
     return (
-        f'Trace: "{one_line(t.question, 60)}" → {outcome} · {len(t.records)} stages · '
-        f"{tot.model_calls} call{'s' if tot.model_calls != 1 else ''} · {' · '.join(trace_times(t))} · "
-        f"cost {fmt_cost(tot.cost)}{offline}"
+        f'Trace: "{one_line(t.question, 60)}" → {t.outcome or "in progress"} · {len(t.records)} stages · '
+        f"{plural(tot.model_calls, 'call')} · {times} · cost {fmt_cost(tot.cost)}{offline}"
     )
 
 
