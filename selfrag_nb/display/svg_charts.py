@@ -68,6 +68,11 @@ def _tick_label(v: float, step: float) -> str:
     return f"{v:,.{decimals}f}"
 
 
+def in_unit(v_ms: float, unit: str, div: float) -> str:
+    """A time in its figure's unit (``time_unit``): whole ms, or s to two decimals."""
+    return f"{v_ms / div:,.{0 if unit == 'ms' else 2}f}"
+
+
 def _cut(label: str) -> str:
     return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
 
@@ -233,9 +238,8 @@ def box_chart(boxes: Sequence[tuple[str, str, dict[str, Any]]], *, title: str) -
 
         q3 = y(st["q3"])
         tip = (
-            f"{name}: median {st['median'] / div:,.{0 if unit == 'ms' else 2}f} {unit}, "
-            f"quartiles {st['q1'] / div:,.{0 if unit == 'ms' else 2}f}–{st['q3'] / div:,.{0 if unit == 'ms' else 2}f} {unit}, "
-            f"{st['n']} questions"
+            f"{name}: median {in_unit(st['median'], unit, div)} {unit}, "
+            f"quartiles {in_unit(st['q1'], unit, div)}–{in_unit(st['q3'], unit, div)} {unit}, {st['n']} questions"
         )
         g = [
             ln(st["whisker_lo"], st["whisker_hi"]),
