@@ -4,7 +4,7 @@
 //     head versions results                     read-only panes: view trees built in Python
 //                                               (display/prompt_lab_html.py, the same trees the
 //                                               static HTML is), mounted with mount.js's
-//                                               build() + attach(); textContent only
+//                                               mount() (build + attach); textContent only
 //     roles role role_info placeholders         -> role picker + what the role is scored on
 //     template template_hash baseline_hash      -> editor (the draft survives other redraws)
 //     questions categories selected_ids         -> subset picker
@@ -17,8 +17,8 @@
 //   pane names its version (data-hash): its revert / set baseline / export buttons
 //   are added here, after the tree is mounted.
 //
-// Joined after mount.js by display/js.py (module("mount.js", "prompt_lab.js")): build,
-// attach, newState, h and add come from there. Every piece of data is set with textContent,
+// Joined after mount.js by display/js.py (module("mount.js", "prompt_lab.js")): mount,
+// newState, h and add come from there. Every piece of data is set with textContent,
 // value or createTextNode: never innerHTML.
 
 function button(label, onClick, cls) {
@@ -26,6 +26,14 @@ function button(label, onClick, cls) {
   b.type = "button";
   b.addEventListener("click", onClick);
   return b;
+}
+
+function checkbox(checked, onChange) {
+  const box = h("input");
+  box.type = "checkbox";
+  box.checked = checked;
+  box.addEventListener("change", () => onChange(box.checked));
+  return box;
 }
 
 class Lab {
@@ -55,15 +63,11 @@ class Lab {
   }
 
   // ------------------------------------------------------------- read-only panes
-  // A view tree from Python into its pane: build() + attach() (mount.js).
+  // A view tree from Python into its pane: mount.js's mount() (build() + attach()).
   mountPane(pane, key) {
     const tree = this.get(key);
-    pane.replaceChildren();
-    if (tree && tree.t) {
-      pane.appendChild(build(tree));
-      attach(pane, null, this.state);
-    }
-    return pane;
+    if (tree && tree.t) mount(pane, tree, null, this.state);
+    else pane.replaceChildren();
   }
 
   renderHeader() {
@@ -202,18 +206,17 @@ class Lab {
       button("all", () => this.setSelected(qs.map((q) => q.id))),
     );
     const cats = h("div", "srnb-lab-cats");
+    // A tick adds its ids to the selection, an untick takes them out.
+    const pick = (ids) => (on) => {
+      const next = new Set(sel);
+      for (const id of ids) on ? next.add(id) : next.delete(id);
+      this.setSelected([...next]);
+    };
     for (const cat of this.get("categories") || []) {
       const ids = qs.filter((q) => q.category === cat).map((q) => q.id);
       const n = ids.filter((id) => sel.has(id)).length;
-      const box = h("input");
-      box.type = "checkbox";
-      box.checked = n > 0 && n === ids.length;
+      const box = checkbox(n > 0 && n === ids.length, pick(ids));
       box.indeterminate = n > 0 && n < ids.length;
-      box.addEventListener("change", () => {
-        const next = new Set(sel);
-        for (const id of ids) box.checked ? next.add(id) : next.delete(id);
-        this.setSelected([...next]);
-      });
       add(cats, add(h("label", "srnb-lab-cat"), box, h("span", "", " " + cat + " (" + n + "/" + ids.length + ")")));
     }
     const list = h("details", "srnb-details srnb-lab-qlist");
@@ -222,14 +225,7 @@ class Lab {
     add(list, h("summary", "", "pick single questions"));
     const box = h("div", "srnb-lab-qs");
     for (const q of qs) {
-      const c = h("input");
-      c.type = "checkbox";
-      c.checked = sel.has(q.id);
-      c.addEventListener("change", () => {
-        const next = new Set(sel);
-        c.checked ? next.add(q.id) : next.delete(q.id);
-        this.setSelected([...next]);
-      });
+      const c = checkbox(sel.has(q.id), pick([q.id]));
       add(box, add(h("label", "srnb-lab-q"), c, h("span", "srnb-id", q.id), h("span", "srnb-meta", q.category), h("bdi", "", q.question)));
     }
     add(list, box);
@@ -280,26 +276,20 @@ class Lab {
 function render({ model, el }) {
   const lab = new Lab(model, el);
   lab.renderAll();
-  const on = {
-    "change:head": () => lab.renderHeader(),
-    "change:roles": () => lab.renderRole(),
-    "change:role": () => lab.renderRole(),
-    "change:role_info": () => lab.renderRole(),
-    "change:placeholders": () => lab.renderRole(),
-    "change:template": () => lab.renderTemplate(),
-    "change:template_hash": () => lab.renderEdited(),
-    "change:baseline_hash": () => lab.renderEdited(),
-    "change:questions": () => lab.renderPicker(),
-    "change:categories": () => lab.renderPicker(),
-    "change:selected_ids": () => lab.renderPicker(),
-    "change:versions": () => lab.renderVersions(),
-    "change:results": () => lab.renderResults(),
-    "change:status": () => lab.renderStatus(),
-    "change:error": () => lab.renderStatus(),
-    "change:running": () => lab.renderStatus(),
-    "change:exported": () => lab.renderExported(),
-    "change:export_dir": () => lab.renderStatus(),
+  // trait -> the section it redraws
+  const sections = {
+    renderHeader: ["head"],
+    renderRole: ["roles", "role", "role_info", "placeholders"],
+    renderTemplate: ["template"],
+    renderEdited: ["template_hash", "baseline_hash"],
+    renderPicker: ["questions", "categories", "selected_ids"],
+    renderVersions: ["versions"],
+    renderResults: ["results"],
+    renderStatus: ["status", "error", "running", "export_dir"],
+    renderExported: ["exported"],
   };
+  const on = {};
+  for (const [fn, traits] of Object.entries(sections)) for (const t of traits) on["change:" + t] = () => lab[fn]();
   for (const [ev, fn] of Object.entries(on)) model.on(ev, fn);
   return () => {
     for (const [ev, fn] of Object.entries(on)) model.off(ev, fn);
