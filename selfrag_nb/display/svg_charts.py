@@ -61,6 +61,11 @@ def _num(v: float) -> str:
     return f"{v:.1f}".rstrip("0").rstrip(".")
 
 
+def _xywh(x: float, y: float, width: float, height: float) -> dict[str, str]:
+    """A rect's place and size as attributes."""
+    return {"x": _num(x), "y": _num(y), "width": _num(width), "height": _num(height)}
+
+
 def _tick_label(v: float, step: float) -> str:
     if v == 0:
         return "0"
@@ -79,15 +84,8 @@ def _cut(label: str) -> str:
 
 def swatch(colour: str) -> Node:
     """A small square of a series' colour (an SVG rect: style carries no colours)."""
-    return h(
-        "svg",
-        "srnb-swatch",
-        h("rect", "", x=0, y=0, width=10, height=10, fill=colour),
-        viewBox="0 0 10 10",
-        width=10,
-        height=10,
-        aria_hidden="true",
-    )
+    square = h("rect", "", x=0, y=0, width=10, height=10, fill=colour)
+    return h("svg", "srnb-swatch", square, viewBox="0 0 10 10", width=10, height=10, aria_hidden="true")
 
 
 def _text(cls: str, kids: Any, x: float, y: float, anchor: str | None = None, **attrs: Any) -> Node:
@@ -193,19 +191,10 @@ def bar_chart(
                 kids.append(_text("srnb-ch-na", "n/a", x + bw / 2, base - 3, "middle"))
                 continue
             yy = y(float(v))
-            kids.append(
-                h(
-                    "rect",
-                    "srnb-ch-bar",
-                    h("title", "", f"{s} · {g}: {fmt(float(v))}"),
-                    x=_num(x + 1),
-                    y=_num(yy),
-                    width=_num(bw - 2),
-                    height=_num(max(0.5, base - yy)),
-                    fill=colour,
-                    data_series=si,  # the index, not the name: data stays in text and titles
-                )
-            )
+            tip = h("title", "", f"{s} · {g}: {fmt(float(v))}")
+            size = _xywh(x + 1, yy, bw - 2, max(0.5, base - yy))
+            # data-series: the index, not the name: data stays in text and titles
+            kids.append(h("rect", "srnb-ch-bar", tip, attrs=size, fill=colour, data_series=si))
         kids.append(_category(g, x0 + n * bw / 2, base + 14, -30, "srnb-ch-strong" if g == strong else ""))
     kids.append(_line("srnb-ch-axisline", left, width - 6, base, base))
     return _frame(width, height, title, kids)
@@ -249,10 +238,7 @@ def box_chart(boxes: Sequence[tuple[str, str, dict[str, Any]]], *, title: str) -
                 "rect",
                 "srnb-ch-boxrect",
                 h("title", "", tip),
-                x=_num(x0),
-                y=_num(q3),
-                width=bw,
-                height=_num(max(1.0, y(st["q1"]) - q3)),
+                attrs=_xywh(x0, q3, bw, max(1.0, y(st["q1"]) - q3)),
                 fill=colour,
                 stroke=colour,
             ),
@@ -309,15 +295,9 @@ def line_chart(
             continue
         d = " ".join(f"{'L' if i else 'M'}{_num(x(a))} {_num(y(b))}" for i, (a, b) in enumerate(pts))
         kids.append(h("path", f"srnb-ch-line srnb-ch-{tone}", d=d))
-        for a, b in pts:
-            kids.append(
-                h(
-                    "circle",
-                    f"srnb-ch-dot srnb-ch-{tone}",
-                    h("title", "", f"{label} at {a:g}: {b:g}"),
-                    cx=_num(x(a)),
-                    cy=_num(y(b)),
-                    r=3,
-                )
-            )
+        dot = f"srnb-ch-dot srnb-ch-{tone}"
+        kids += [
+            h("circle", dot, h("title", "", f"{label} at {a:g}: {b:g}"), cx=_num(x(a)), cy=_num(y(b)), r=3)
+            for a, b in pts
+        ]
     return _frame(width, height, title, kids)
