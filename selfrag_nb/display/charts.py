@@ -17,6 +17,7 @@ through ``neutralize`` so bidi controls cannot reorder the axis.
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from selfrag_nb.display.markup import neutralize
@@ -32,7 +33,10 @@ if TYPE_CHECKING:  # plotly is heavy and optional at import time
 COLOURS = {"high": "#2da44e", "partial": "#d4a72c", "irrelevant": "#e5534b", "line": "#4493f8"}
 
 
-def _go() -> Any:
+def _go(obj: object, cls: type, what: str) -> Any:
+    """plotly.graph_objects, once ``obj`` is checked to be the record ``what`` draws."""
+    if not isinstance(obj, cls):
+        raise InputTypeError(f"{what} expects a {cls.__name__} record, got {type(obj).__name__}")
     try:
         import plotly.graph_objects as go
     except ImportError as exc:  # pragma: no cover - plotly is a core dependency
@@ -57,15 +61,9 @@ def _names(trace: Trace | None) -> dict[str, str]:
     return out
 
 
-def _check(obj: object, cls: type, what: str) -> None:
-    if not isinstance(obj, cls):
-        raise InputTypeError(f"{what} expects a {cls.__name__} record, got {type(obj).__name__}")
-
-
 def grades_chart(grades: Grades, trace: Trace | None = None) -> go.Figure:
     """One bar per graded chunk (retrieval order), with the cutoff and high lines."""
-    _check(grades, Grades, "grades_chart")
-    go = _go()
+    go = _go(grades, Grades, "grades_chart")
     names = _names(trace)
     xs = [
         f"{i + 1}. {_label(g.source or names.get(g.chunk_id, g.chunk_id))}"
@@ -106,8 +104,7 @@ def grades_chart(grades: Grades, trace: Trace | None = None) -> go.Figure:
 
 def rerank_chart(rerank: Rerank, trace: Trace | None = None) -> go.Figure:
     """Bump chart: each chunk's position before and after reranking (1 at top)."""
-    _check(rerank, Rerank, "rerank_chart")
-    go = _go()
+    go = _go(rerank, Rerank, "rerank_chart")
     names = _names(trace)
     fig = go.Figure()
     after = {c: i for i, c in enumerate(rerank.after)}
@@ -145,13 +142,10 @@ def rerank_chart(rerank: Rerank, trace: Trace | None = None) -> go.Figure:
 
 def timeline_chart(trace: Trace) -> go.Figure:
     """Stage latencies as consecutive horizontal bars, labelled with their duration."""
-    _check(trace, Trace, "timeline_chart")
-    go = _go()
+    go = _go(trace, Trace, "timeline_chart")
     rows = trace.stage_table()
-    starts, t = [], 0.0
-    for r in rows:
-        starts.append(t)
-        t += float(r["latency_ms"])
+    starts = list(accumulate((float(r["latency_ms"]) for r in rows), initial=0.0))
+    t = starts.pop()  # the total; each stage starts where the ones before it end
     labels = [f"{i + 1}. {TITLES[r['stage']]}" for i, r in enumerate(rows)]
     # one unit for bars, labels, hover, axis and title
     unit, div = time_unit([t])
@@ -182,32 +176,21 @@ def timeline_chart(trace: Trace) -> go.Figure:
 
 def cost_chart(trace: Trace) -> go.Figure:
     """Tokens in and out per stage, stacked; each stage's cost in its label."""
-    _check(trace, Trace, "cost_chart")
-    go = _go()
+    go = _go(trace, Trace, "cost_chart")
     rows = trace.stage_table()
     labels = [f"{i + 1}. {TITLES[r['stage']]}" for i, r in enumerate(rows)]
     costs = [fmt_cost(r["cost"]) if r["model_calls"] else "no calls" for r in rows]
+
+    def bar(key: str, colour: str, **labels_kw: Any) -> Any:
+        name = key.replace("_", " ")
+        hover = f"%{{x}}: %{{y}} {name} · cost %{{customdata}}<extra></extra>"
+        ys = [r[key] for r in rows]
+        return go.Bar(
+            x=labels, y=ys, name=name, marker_color=colour, customdata=costs, hovertemplate=hover, **labels_kw
+        )
+
     fig = go.Figure(
-        [
-            go.Bar(
-                x=labels,
-                y=[r["tokens_in"] for r in rows],
-                name="tokens in",
-                marker_color="#4493f8",
-                customdata=costs,
-                hovertemplate="%{x}: %{y} tokens in · cost %{customdata}<extra></extra>",
-            ),
-            go.Bar(
-                x=labels,
-                y=[r["tokens_out"] for r in rows],
-                name="tokens out",
-                marker_color="#d4a72c",
-                text=costs,
-                textposition="outside",
-                customdata=costs,
-                hovertemplate="%{x}: %{y} tokens out · cost %{customdata}<extra></extra>",
-            ),
-        ]
+        [bar("tokens_in", "#4493f8"), bar("tokens_out", "#d4a72c", text=costs, textposition="outside")]
     )
     tot = trace.totals
     fig.update_layout(
@@ -224,5 +207,4 @@ def cost_chart(trace: Trace) -> go.Figure:
 
 def figure_html(fig: go.Figure, full_html: bool = False) -> str:
     """The figure as HTML with plotly.js inlined: works offline, no CDN."""
-    out: str = fig.to_html(include_plotlyjs=True, full_html=full_html)
-    return out
+    return str(fig.to_html(include_plotlyjs=True, full_html=full_html))
