@@ -126,11 +126,9 @@ def _table(cols: Sequence[Any], rows: Sequence[Node], *, cls: str = "", sort: bo
 
 
 def _more(shown: int, total: int, where: str) -> Node | None:
-    return (
-        h("div", "srnb-trunc", f"showing {shown} of {total}: {where} has every row")
-        if shown < total
-        else None
-    )
+    if shown >= total:
+        return None
+    return h("div", "srnb-trunc", f"showing {shown} of {total}: {where} has every row")
 
 
 def _value(kind: str, v: Any) -> str:
@@ -260,13 +258,10 @@ def _summary(records: list[dict[str, Any]]) -> Node:
     # The best known value per category and metric is bold; "better" says which way.
     best: dict[tuple[str, str], float] = {}
     for key, _, _, better in KEY_METRICS:
-        for r in records:
+        sign = 1 if better == "up" else -1
+        for r in records if better else ():
             v, k = _known(r.get(key)), (r["category"], key)
-            if (
-                better
-                and v is not None
-                and (k not in best or (v > best[k] if better == "up" else v < best[k]))
-            ):
+            if v is not None and (k not in best or sign * v > sign * best[k]):
                 best[k] = v
     unit, div = time_unit([r.get(k) for r in records for k in ("latency_p50_ms", "latency_p95_ms")])
     cols = ["variant", "category", h("th", "srnb-r", "n")]
@@ -278,9 +273,8 @@ def _summary(records: list[dict[str, Any]]) -> Node:
     def cell(r: dict[str, Any], key: str, kind: str) -> Node:
         v = r.get(key)
         strong = v is not None and best.get((r["category"], key)) == v and len(records) > 2
-        text = (
-            f"{float(v) / div:,.2f} s" if kind == "ms" and v is not None and unit == "s" else _value(kind, v)
-        )
+        secs = float(v) / div if kind == "ms" and v is not None and unit == "s" else None
+        text = f"{secs:,.2f} s" if secs is not None else _value(kind, v)
         # no class per cell: the stylesheet aligns the summary's number columns (a smaller tree)
         return h("td", "srnb-ev-best" if strong else "", text)
 
