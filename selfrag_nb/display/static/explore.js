@@ -205,7 +205,7 @@ class ExploreView {
     const total = this.rows.length;
     add(box, h("span", "srnb-xp-count", `${vis.length.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} traces`));
     for (const [k, n] of Object.entries(by).sort((a, b) => b[1] - a[1])) {
-      const b = badge(`${k} ${n.toLocaleString("en-US")}`, OUTCOME_TONE[k] || (k === "refused" ? "bad" : ""));
+      const b = badge(`${k} ${n.toLocaleString("en-US")}`, OUTCOME_TONE[k]);
       b.dataset.outcome = k;
       box.appendChild(b);
     }
@@ -290,7 +290,7 @@ class ExploreView {
     this.rows[i].forEach((v, j) => {
       const c = this.cols[j];
       const td = h("td", NUM_KINDS.has(c.kind) ? "srnb-num" : c.key === "question" ? "srnb-xp-q" : "");
-      if (c.kind === "outcome") td.appendChild(badge(shown(v, "text"), OUTCOME_TONE[v] || (v === "refused" ? "bad" : "")));
+      if (c.kind === "outcome") td.appendChild(badge(shown(v, "text"), OUTCOME_TONE[v]));
       else if (c.kind === "flags") for (const f of v || []) add(td, badge(f, f === "injection" || f === "model_error" ? "bad" : "warn"), t(" "));
       else td.appendChild(t(shown(v, c.kind)));
       tr.appendChild(td);
