@@ -35,9 +35,8 @@ function t(s) {
   let pos = 0;
   for (const m of s.matchAll(CTL)) {
     if (m.index > pos) parent.appendChild(document.createTextNode(s.slice(pos, m.index)));
-    const lab = h("span", "srnb-ctl", "U+" + m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0"));
-    lab.title = "invisible control character";
-    parent.appendChild(lab);
+    const label = "U+" + m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
+    parent.appendChild(Object.assign(h("span", "srnb-ctl", label), { title: "invisible control character" }));
     pos = m.index + m[0].length;
   }
   if (pos < s.length) parent.appendChild(document.createTextNode(s.slice(pos)));
@@ -265,10 +264,8 @@ class ExploreView {
     fr.appendChild(h("th"));
     this.cols.forEach((c, j) => {
       const inp = h("input", "srnb-xp-filter");
-      inp.type = "text";
+      Object.assign(inp, { type: "text", placeholder: NUM_KINDS.has(c.kind) ? ">200, 1..5" : "filter", value: this.filters[j] || "" });
       inp.dataset.key = c.key;
-      inp.placeholder = NUM_KINDS.has(c.kind) ? ">200, 1..5" : "filter";
-      inp.value = this.filters[j] || "";
       inp.addEventListener("input", () => {
         this.filters[j] = inp.value;
         this.page = 0;
@@ -282,10 +279,7 @@ class ExploreView {
   rowEl(i, sel) {
     const tr = h("tr", "srnb-xp-row" + (sel.includes(i) ? " srnb-xp-sel" : ""));
     tr.dataset.row = String(i);
-    const box = h("input");
-    box.type = "checkbox";
-    box.checked = sel.includes(i);
-    box.title = "select (one opens its trace, two compare)";
+    const box = Object.assign(h("input"), { type: "checkbox", checked: sel.includes(i), title: "select (one opens its trace, two compare)" });
     add(tr, add(h("td", "srnb-xp-pick"), box));
     this.rows[i].forEach((v, j) => {
       const c = this.cols[j];
@@ -346,10 +340,7 @@ class ExploreView {
   draw() {
     const root = h("div", "srnb-root srnb-xp");
     const top = h("div", "srnb-xp-top");
-    const search = h("input", "srnb-xp-text");
-    search.type = "search";
-    search.placeholder = "search questions and answers";
-    search.value = this.text;
+    const search = Object.assign(h("input", "srnb-xp-text"), { type: "search", placeholder: "search questions and answers", value: this.text });
     search.addEventListener("input", () => {
       this.text = search.value;
       this.page = 0;

@@ -29,9 +29,7 @@ function button(label, onClick, cls) {
 }
 
 function checkbox(checked, onChange) {
-  const box = h("input");
-  box.type = "checkbox";
-  box.checked = checked;
+  const box = Object.assign(h("input"), { type: "checkbox", checked });
   box.addEventListener("change", () => onChange(box.checked));
   return box;
 }
@@ -84,15 +82,11 @@ class Lab {
     // One line under the picker: what the selected role is scored on.
     this.roleInfo = h("div", "srnb-meta srnb-lab-scored");
     this.placeholders = h("div", "srnb-meta srnb-lab-placeholders");
-    this.editor = h("textarea", "srnb-lab-editor");
-    this.editor.spellcheck = false;
-    this.editor.value = this.get("template") || "";
+    this.editor = Object.assign(h("textarea", "srnb-lab-editor"), { spellcheck: false, value: this.get("template") || "" });
     this.editor.addEventListener("input", () => this.renderEdited());
     this.hashLine = h("span", "srnb-meta");
     this.edited = h("span", "srnb-lab-edited");
-    this.noteInput = h("input", "srnb-lab-note-input");
-    this.noteInput.type = "text";
-    this.noteInput.placeholder = "note for this version (optional)";
+    this.noteInput = Object.assign(h("input", "srnb-lab-note-input"), { type: "text", placeholder: "note for this version (optional)" });
     this.runBtn = button("Run", () => this.run(), "srnb-lab-primary srnb-lab-run");
     this.saveBtn = button("Save version", () =>
       this.send({ action: "save", template: this.editor.value, note: this.noteInput.value }),
@@ -122,14 +116,7 @@ class Lab {
   renderRole() {
     const roles = this.get("roles") || [];
     const role = this.get("role");
-    this.roleSelect.replaceChildren(
-      ...roles.map((r) => {
-        const o = h("option", "", r);
-        o.value = r;
-        o.selected = r === role;
-        return o;
-      }),
-    );
+    this.roleSelect.replaceChildren(...roles.map((r) => Object.assign(h("option", "", r), { value: r, selected: r === role })));
     this.roleSelect.value = role;
     this.roleInfo.textContent = this.get("role_info") ? "scored on: " + this.get("role_info") : "";
     const ph = (this.get("placeholders") || []).map((p) => "{{" + p + "}}").join(" ");
@@ -170,10 +157,8 @@ class Lab {
     if (!ex.text) return;
     const line = add(h("div", "srnb-meta"), h("bdi", "", "exported " + ex.hash + " to " + ex.path + " "));
     if (typeof URL !== "undefined" && URL.createObjectURL && typeof Blob !== "undefined") {
-      const a = h("a", "", "download " + ex.filename);
-      a.href = URL.createObjectURL(new Blob([ex.text], { type: "text/plain;charset=utf-8" }));
-      a.download = ex.filename;
-      add(line, a);
+      const href = URL.createObjectURL(new Blob([ex.text], { type: "text/plain;charset=utf-8" }));
+      add(line, Object.assign(h("a", "", "download " + ex.filename), { href, download: ex.filename }));
     }
     add(this.download, line);
   }
