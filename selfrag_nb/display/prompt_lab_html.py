@@ -27,6 +27,7 @@ static only: it is shown interactively inside the lab's widget.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from selfrag_nb.display import faces
@@ -72,9 +73,6 @@ def lab_css() -> str:
 
 
 # ------------------------------------------------------------------ view trees
-# Each pane is one tree built here: the static faces are to_html of it, the
-# widget (prompt_lab_widget.py) sends to_json of the same tree and
-# static/prompt_lab.js mounts it with mount.js's build() + attach().
 
 
 def side_parts(r: LabRow) -> tuple[list[Part], list[Part]]:
@@ -101,17 +99,13 @@ def _banner(text: str) -> Node | None:
 def _side_cell(s: LabSide, parts: list[Part], name: str) -> Node:
     mark, tone = side_mark(s)
     score, use = side_score(s), side_use(s)
+    mark_cls = f"srnb-lab-mark srnb-{tone}" if tone else "srnb-lab-mark"
     head = h(
         "div",
         "srnb-lab-side-h",
         h("span", "srnb-label", name),
         " ",
-        h(
-            "span",
-            f"srnb-lab-mark srnb-{tone}" if tone else "srnb-lab-mark",
-            esc(mark, 10),
-            title="agreement " + score if score else "no label",
-        ),
+        h("span", mark_cls, esc(mark, 10), title="agreement " + score if score else "no label"),
         [" ", h("span", "srnb-lab-score", esc(score, 20))] if score else None,
     )
     if s.error:
@@ -216,6 +210,17 @@ def run_tree(run: LabRun) -> Node:
     t = run.totals()
     o, n = t["old"], t["new"]
     scored = o["precision"] is not None or n["precision"] is not None
+
+    def change(key: str, fmt: Callable[[Any], str] = pct) -> str:
+        return f"{fmt(o[key])} → {fmt(n[key])}"
+
+    figures = [
+        f"{t['changed']} changed",
+        f"{t['errors']} error(s)" if t["errors"] else "",
+        f"precision {change('precision')} · recall {change('recall')}" if scored else "",
+        f"tokens {change('tokens_in', fmt_tokens)} in",
+        f"cost {change('cost', fmt_cost)}",
+    ]
     totals = h(
         "div",
         "srnb-lab-totals",
@@ -225,16 +230,7 @@ def run_tree(run: LabRun) -> Node:
         h("strong", "", pct(n["agreement"])),
         " over the rows the prompt reached · ",
         h("span", "srnb-lab-reach", esc(reach_line(run), 400)),
-        f" · {t['changed']} changed"
-        + (f" · {t['errors']} error(s)" if t["errors"] else "")
-        + (
-            f" · precision {pct(o['precision'])} → {pct(n['precision'])}"
-            f" · recall {pct(o['recall'])} → {pct(n['recall'])}"
-            if scored
-            else ""
-        )
-        + f" · tokens {fmt_tokens(o['tokens_in'])} → {fmt_tokens(n['tokens_in'])} in"
-        f" · cost {fmt_cost(o['cost'])} → {fmt_cost(n['cost'])}",
+        "".join(f" · {f}" for f in figures if f),
     )
     cancelled = f"cancelled after {run.progress} questions: the rows below are the questions that finished"
     return h(
