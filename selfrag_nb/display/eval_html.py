@@ -71,11 +71,8 @@ KEY_METRICS: tuple[tuple[str, str, str, str], ...] = (
     ("model_calls", "model calls", "calls", ""),
     ("failures", "failing rows", "count", "down"),
 )
-_BARS = (
-    ("outcome_accuracy", "outcome accuracy"),
-    ("decision_accuracy", "decision accuracy"),
-    ("recall_at_k", "recall@k"),
-)
+#: The charts of accuracy, one tab each: the summary's first three columns.
+_BARS = [(key, label) for key, label, *_ in KEY_METRICS[:3]]
 _REFUSALS = (
     ("correct_refusals", "correct refusals", "ok"),
     ("wrong_refusals", "wrong refusals", "bad"),
