@@ -188,16 +188,8 @@ def _head(report: EvalReport, colours: dict[str, str], limits: Limits) -> Node:
         f"{sum(1 for r in report.rows if r.failed_checks)} failing row(s)",
         f"rows in {report.out}" if report.out else "",
     ]
-    legend = [
-        h(
-            "span",
-            "srnb-ev-key",
-            swatch(colours[v]),
-            _id(v),
-            title=f"overrides {_json(report.variants.get(v, {}))}",
-        )
-        for v in variants
-    ]
+    overrides = {v: f"overrides {_json(report.variants.get(v, {}))}" for v in variants}
+    legend = [h("span", "srnb-ev-key", swatch(colours[v]), _id(v), title=overrides[v]) for v in variants]
     return h(
         "div",
         "srnb-head",
