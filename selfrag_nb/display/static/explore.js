@@ -143,9 +143,8 @@ class ExploreView {
       if (!s.trim()) continue;
       const jj = Number(j);
       if (NUM_KINDS.has(this.cols[jj].kind)) {
-        const f = numTest(s);
-        if (f) tests.push((i) => f(this.rows[i][jj]));
-        else tests.push(() => false);
+        const f = numTest(s) || (() => false); // not a number filter: no row matches
+        tests.push((i) => f(this.rows[i][jj]));
       } else {
         const needle = s.trim().toLowerCase();
         tests.push((i) => this.low[i][jj].includes(needle));
@@ -157,16 +156,12 @@ class ExploreView {
       const set = hits.text === this.text ? new Set(hits.rows || []) : new Set();
       tests.push((i) => this.low[i][this.qcol].includes(needle) || set.has(i));
     }
-    const out = [];
-    const order = this.sorted();
-    for (const i of order) if (tests.every((f) => f(i))) out.push(i);
-    return out;
+    return this.sorted().filter((i) => tests.every((f) => f(i)));
   }
 
   sorted() {
     if (this.order) return this.order;
-    const n = this.rows.length;
-    const idx = Array.from({ length: n }, (_, i) => i);
+    const idx = Array.from({ length: this.rows.length }, (_, i) => i);
     const j = this.sortKey;
     if (j >= 0) {
       const num = NUM_KINDS.has(this.cols[j].kind);

@@ -39,8 +39,7 @@ class Lab {
     this.model = model;
     this.el = el;
     // tex2jax_ignore / mathjax_ignore: MathJax must not typeset "$0 → $0" or template text.
-    this.root = h("div", "srnb-root srnb-lab tex2jax_ignore mathjax_ignore");
-    this.root.dir = "ltr";
+    this.root = Object.assign(h("div", "srnb-root srnb-lab tex2jax_ignore mathjax_ignore"), { dir: "ltr" });
     this.header = h("div", "srnb-lab-pane");
     this.editorCard = h("section", "srnb-card srnb-lab-edit");
     this.picker = h("section", "srnb-card srnb-lab-pick");
@@ -88,9 +87,7 @@ class Lab {
     this.edited = h("span", "srnb-lab-edited");
     this.noteInput = Object.assign(h("input", "srnb-lab-note-input"), { type: "text", placeholder: "note for this version (optional)" });
     this.runBtn = button("Run", () => this.run(), "srnb-lab-primary srnb-lab-run");
-    this.saveBtn = button("Save version", () =>
-      this.send({ action: "save", template: this.editor.value, note: this.noteInput.value }),
-    );
+    this.saveBtn = button("Save version", () => this.send({ action: "save", template: this.editor.value, note: this.noteInput.value }));
     this.applyBtn = button("Apply to pipeline", () => this.send({ action: "apply", template: this.editor.value }));
     this.exportBtn = button("Export best", () => this.send({ action: "export" }));
     this.cancelBtn = button("Cancel run", () => this.send({ action: "cancel" }), "srnb-lab-cancel");
@@ -99,17 +96,8 @@ class Lab {
     this.status = h("div", "srnb-lab-status");
     this.download = h("div", "srnb-lab-download");
     const roleBar = add(h("div", "srnb-lab-bar"), h("span", "srnb-label", "role"), this.roleSelect);
-    const actions = add(
-      h("div", "srnb-lab-bar"),
-      this.hashLine,
-      this.edited,
-      this.noteInput,
-      this.saveBtn,
-      this.runBtn,
-      this.applyBtn,
-      this.exportBtn,
-      this.cancelBtn,
-    );
+    const buttons = [this.saveBtn, this.runBtn, this.applyBtn, this.exportBtn, this.cancelBtn];
+    const actions = add(h("div", "srnb-lab-bar"), this.hashLine, this.edited, this.noteInput, ...buttons);
     add(this.editorCard, roleBar, this.roleInfo, this.placeholders, this.editor, actions, this.exportsLine, this.errorBox, this.status, this.download);
   }
 
