@@ -155,12 +155,8 @@ def bar_chart(
     left = max(56.0, math.ceil(0.87 * (label_px[0] if label_px else 0) - 9 - n * bw / 2 + 4))
     width = max(420.0, left + len(groups) * gw + 12)
     height = top + plot_h + bottom
-    values = [value(g, s) for g in groups for s, _ in series]
-    known = [float(v) for v in values if v is not None]
-    if rate:
-        ymin, ymax = fitted_range(known)
-    else:
-        ymin, ymax = 0.0, float(nice_max(max([0.0, *known]), whole))
+    known = [float(v) for g in groups for s, _ in series if (v := value(g, s)) is not None]
+    ymin, ymax = fitted_range(known) if rate else (0.0, float(nice_max(max([0.0, *known]), whole)))
     span = (ymax - ymin) or 1.0
 
     def y(v: float) -> float:
@@ -172,13 +168,8 @@ def bar_chart(
     else:
         ticks = _ticks(ymax, whole)
         step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
-    kids: list[Any] = _axis(
-        left,
-        width - 6,
-        y,
-        ticks,
-        (lambda v: _tick_label(v, 0.01)) if rate else (lambda v: _tick_label(v, step)),
-    )
+    label_step = 0.01 if rate else step
+    kids: list[Any] = _axis(left, width - 6, y, ticks, lambda v: _tick_label(v, label_step))
     fitted = f" · axis fitted to the data: {ymin:g} to {ymax:g}, not from 0" if ymin > 0 else ""
     kids.append(_title(title + fitted, left))
     base = top + plot_h
@@ -226,6 +217,7 @@ def box_chart(boxes: Sequence[tuple[str, str, dict[str, Any]]], *, title: str) -
             return _line("srnb-ch-whisker", x1, x2, y(y1), y(y2), stroke=colour)
 
         q3 = y(st["q3"])
+        size = _xywh(x0, q3, bw, max(1.0, y(st["q1"]) - q3))
         tip = (
             f"{name}: median {in_unit(st['median'], unit, div)} {unit}, "
             f"quartiles {in_unit(st['q1'], unit, div)}–{in_unit(st['q3'], unit, div)} {unit}, {st['n']} questions"
@@ -234,14 +226,7 @@ def box_chart(boxes: Sequence[tuple[str, str, dict[str, Any]]], *, title: str) -
             ln(st["whisker_lo"], st["whisker_hi"]),
             ln(st["whisker_lo"], st["whisker_lo"], cx - bw / 4, cx + bw / 4),
             ln(st["whisker_hi"], st["whisker_hi"], cx - bw / 4, cx + bw / 4),
-            h(
-                "rect",
-                "srnb-ch-boxrect",
-                h("title", "", tip),
-                attrs=_xywh(x0, q3, bw, max(1.0, y(st["q1"]) - q3)),
-                fill=colour,
-                stroke=colour,
-            ),
+            h("rect", "srnb-ch-boxrect", h("title", "", tip), attrs=size, fill=colour, stroke=colour),
             _line("srnb-ch-median", x0, x0 + bw, y(st["median"]), y(st["median"])),
             [
                 h("circle", "srnb-ch-outlier", cx=_num(cx), cy=_num(y(o)), r=2.5, fill=colour)
