@@ -27,7 +27,7 @@ static only: it is shown interactively inside the lab's widget.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from selfrag_nb.display import faces
@@ -90,6 +90,10 @@ def _id(text: str, n: int = 40) -> Node:
 
 def _meta(*kids: Any) -> Node:
     return h("span", "srnb-meta", kids)
+
+
+def _nums(values: Iterable[object]) -> list[Node]:
+    return [h("td", "srnb-num", str(v)) for v in values]
 
 
 def _banner(text: str) -> Node | None:
@@ -292,45 +296,27 @@ def _human_tree(run: LabRun) -> list[Any] | None:
         "srnb-lab-table srnb-lab-confusion",
         ["candidate", *(["judge: ", esc(c, 40)] for c in new.classes)],
         [
-            tr(
-                "",
-                h("th", "", "people: ", esc(p, 40)),
-                *(h("td", "srnb-num", str(new.confusion[p][c])) for c in new.classes),
-            )
+            tr("", h("th", "", "people: ", esc(p, 40)), *_nums(new.confusion[p][c] for c in new.classes))
             for p in new.classes
         ],
     )
+    figures = {
+        c: (kappa_text(a.kappa), ratio(a.agree, a.n), pct(a.precision), pct(a.recall), pct(a.f1), a.no_label)
+        for c, a in run.by_category("new").items()
+    }
     per_cat = table(
         "srnb-lab-table srnb-lab-categories",
         ["category (candidate)", "kappa", "agree", "precision", "recall", "F1", "no label"],
-        [
-            tr(
-                "",
-                esc(c, 100),
-                *(
-                    h("td", "srnb-num", v)
-                    for v in (
-                        kappa_text(a.kappa),
-                        ratio(a.agree, a.n),
-                        pct(a.precision),
-                        pct(a.recall),
-                        pct(a.f1),
-                    )
-                ),
-                h("td", "srnb-num", str(a.no_label)),
-            )
-            for c, a in run.by_category("new").items()
-        ],
+        [tr("", esc(c, 100), *_nums(values)) for c, values in figures.items()],
     )
     dis = run.disagreements("new")
+    summary = (
+        f"{len(dis)} disagreement{'s' if len(dis) != 1 else ''} with people (candidate): run.disagreements()"
+    )
     folded = h(
         "details",
         "srnb-details srnb-lab-disagreements",
-        h(
-            "summary",
-            "",
-            f"{len(dis)} disagreement{'s' if len(dis) != 1 else ''} with people (candidate): run.disagreements()",
-        ),
+        h("summary", "", summary),
         h("ul", "", [_disagreement(d) for d in dis[:_STATIC_ROWS]]),
         data_key="lab-disagreements",
     )
