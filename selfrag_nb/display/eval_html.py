@@ -341,14 +341,10 @@ def _roles(report: EvalReport) -> Node:
 
 def _evidence(sources: Sequence[str], ids: Sequence[str]) -> list[Node]:
     """Each retrieved chunk named by its document's file; the chunk id on hover."""
+    padded = [*sources[:5], *[""] * 5]  # a chunk without its source is named by its id
     out = [
-        h(
-            "span",
-            "srnb-ev-doc",
-            _t(file_name(sources[i]) if i < len(sources) and sources[i] else cid, 60),
-            title=f"chunk {cid}",
-        )
-        for i, cid in enumerate(ids[:5])
+        h("span", "srnb-ev-doc", _t(file_name(src) if src else cid, 60), title=f"chunk {cid}")
+        for cid, src in zip(ids[:5], padded, strict=False)
     ]
     return [*out, h("span", "srnb-muted", f"+{len(ids) - 5} more")] if len(ids) > 5 else out
 
