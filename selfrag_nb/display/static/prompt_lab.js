@@ -152,12 +152,7 @@ class Lab {
   }
 
   run() {
-    this.send({
-      action: "run",
-      template: this.editor.value,
-      note: this.noteInput.value,
-      ids: this.get("selected_ids") || [],
-    });
+    this.send({ action: "run", template: this.editor.value, note: this.noteInput.value, ids: this.get("selected_ids") || [] });
   }
 
   // ------------------------------------------------------------- picker
@@ -171,13 +166,9 @@ class Lab {
   renderPicker() {
     const qs = this.get("questions") || [];
     const sel = new Set(this.get("selected_ids") || []);
-    const head = add(
-      h("div", "srnb-card-h"),
-      h("span", "srnb-stage", "Questions"),
-      h("span", "srnb-meta", sel.size + " of " + qs.length + " selected"),
-      button("none", () => this.setSelected([])),
-      button("all", () => this.setSelected(qs.map((q) => q.id))),
-    );
+    const none = button("none", () => this.setSelected([]));
+    const all = button("all", () => this.setSelected(qs.map((q) => q.id)));
+    const head = add(h("div", "srnb-card-h"), h("span", "srnb-stage", "Questions"), h("span", "srnb-meta", sel.size + " of " + qs.length + " selected"), none, all);
     const cats = h("div", "srnb-lab-cats");
     // A tick adds its ids to the selection, an untick takes them out.
     const pick = (ids) => (on) => {
@@ -192,8 +183,7 @@ class Lab {
       box.indeterminate = n > 0 && n < ids.length;
       add(cats, add(h("label", "srnb-lab-cat"), box, h("span", "", " " + cat + " (" + n + "/" + ids.length + ")")));
     }
-    const list = h("details", "srnb-details srnb-lab-qlist");
-    list.open = !!this.qOpen;
+    const list = Object.assign(h("details", "srnb-details srnb-lab-qlist"), { open: !!this.qOpen });
     list.addEventListener("toggle", () => (this.qOpen = list.open));
     add(list, h("summary", "", "pick single questions"));
     const box = h("div", "srnb-lab-qs");
@@ -209,17 +199,10 @@ class Lab {
   renderVersions() {
     this.mountPane(this.versionsCard, "versions");
     // The tree names each row's version; the buttons acting on it are the editor's.
-    const rows = this.versionsCard.querySelectorAll("tr[data-hash]");
-    for (const tr of rows) {
+    const acts = [["revert", "revert"], ["set baseline", "baseline"], ["export", "export"]];
+    for (const tr of this.versionsCard.querySelectorAll("tr[data-hash]")) {
       const hash = tr.getAttribute("data-hash");
-      tr.appendChild(
-        add(
-          h("td", "srnb-lab-acts"),
-          button("revert", () => this.send({ action: "revert", hash })),
-          button("set baseline", () => this.send({ action: "baseline", hash })),
-          button("export", () => this.send({ action: "export", hash })),
-        ),
-      );
+      tr.appendChild(add(h("td", "srnb-lab-acts"), ...acts.map(([label, action]) => button(label, () => this.send({ action, hash })))));
     }
     for (const tr of this.versionsCard.querySelectorAll("tr")) {
       if (tr.parentNode && tr.parentNode.tagName === "THEAD") tr.appendChild(h("th"));
