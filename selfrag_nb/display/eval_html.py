@@ -295,9 +295,8 @@ def _disagreements(report: EvalReport, limits: Limits) -> Node:
     off = [a for a in agree if not a["agree"]]
     title = f"Where the variants disagree ({len(off)} of {len(agree)} questions)"
     if not off:
-        return _section(
-            title, h("p", "", "Every variant ended the same way with the same evidence on every question.")
-        )
+        same = "Every variant ended the same way with the same evidence on every question."
+        return _section(title, h("p", "", same))
 
     def kept(a: dict[str, Any], v: str) -> Node:
         if a["kept"][v] is None:
