@@ -80,15 +80,9 @@ def grades_chart(grades: Grades, trace: Trace | None = None) -> go.Figure:
             hovertemplate="%{x}<br>score %{y} (%{customdata[1]})<br>%{customdata[0]}<br>%{customdata[2]}<extra></extra>",
         )
     )
+    dashed = {"line_dash": "dash", "line_width": 1.5, "line_color": NEUTRAL}
     for y, name in ((grades.relevance_cutoff, "relevance cutoff"), (grades.high_relevance, "high relevance")):
-        fig.add_hline(
-            y=y,
-            line_dash="dash",
-            line_width=1.5,
-            line_color=NEUTRAL,
-            annotation_text=f"{name} {y}",
-            annotation_position="top left",
-        )
+        fig.add_hline(y=y, **dashed, annotation_text=f"{name} {y}", annotation_position="top left")
     rel = sum(1 for g in grades.items if g.relevant)
     fig.update_layout(
         **neutral_layout(
@@ -108,15 +102,14 @@ def rerank_chart(rerank: Rerank, trace: Trace | None = None) -> go.Figure:
     names = _names(trace)
     fig = go.Figure()
     after = {c: i for i, c in enumerate(rerank.after)}
-    drop_x = 1.0
     for i, c in enumerate(rerank.before):
         label = _label(names.get(c, c))
         j = after.get(c)
-        dropped = j is None
+        dropped = j is None  # a dropped chunk's line stays level, dotted and faint
         fig.add_trace(
             go.Scatter(
-                x=[0, drop_x],
-                y=[i + 1, (j + 1) if j is not None else i + 1],
+                x=[0, 1.0],
+                y=[i + 1, i + 1 if j is None else j + 1],
                 mode="lines+markers",
                 name=label,
                 line={"dash": "dot" if dropped else "solid", "width": 2},
