@@ -72,19 +72,13 @@ def explore_tree(ex: Explorer) -> Node:
     counts = [[_outcome(k, f" {n:,}"), " "] for k, n in ex.counts("outcome").items()]
     heads = ("question", "user", "outcome", "reason", "flags", "latency", "tokens", "cost")
     body = [_row(r) for r in ex.rows[:STATIC_ROWS]]
-    more = len(ex.rows) - STATIC_ROWS
+    first = f"first {STATIC_ROWS:,} of {len(ex.rows):,} rows; the widget (or ex.to_pandas()) has all of them"
     return h(
         "div",
         ROOT_CLASS,
         card_head("Explorer", h("span", "srnb-meta", f"{len(ex.rows):,} trace(s)"), " ", counts),
         h("div", "srnb-xp-scroll", table("srnb-xp-table", heads, body)),
-        h(
-            "p",
-            "srnb-meta",
-            f"first {STATIC_ROWS:,} of {len(ex.rows):,} rows; the widget (or ex.to_pandas()) has all of them",
-        )
-        if more > 0
-        else None,
+        h("p", "srnb-meta", first) if len(ex.rows) > STATIC_ROWS else None,
         h("p", "srnb-meta", f"{len(ex.skipped):,} file(s) skipped: ex.skipped says why")
         if ex.skipped
         else None,

@@ -130,18 +130,12 @@ def _side_cell(s: LabSide, parts: list[Part], name: str) -> Node:
         "cached" if s.cached else None,
     ]
     extra = [e for e in extra if e]
+    reason = one_line(s.reason, 200) if s.reason else None  # the judge's reason, as the verdict's tooltip
     return h(
         "td",
         f"srnb-lab-side srnb-lab-{name}",
         head,
-        # the judge's reason, when it gave one, as the verdict's tooltip
-        h(
-            "div",
-            "srnb-lab-verdict",
-            verdict,
-            dir="auto",
-            title=one_line(s.reason, 200) if s.reason else None,
-        ),
+        h("div", "srnb-lab-verdict", verdict, dir="auto", title=reason),
         h("div", "srnb-meta", joined(extra)) if extra else None,
         h("div", "srnb-lab-usage", _usage(s)),
     )
