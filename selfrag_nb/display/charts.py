@@ -17,6 +17,7 @@ through ``neutralize`` so bidi controls cannot reorder the axis.
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from selfrag_nb.display.markup import neutralize
@@ -32,7 +33,10 @@ if TYPE_CHECKING:  # plotly is heavy and optional at import time
 COLOURS = {"high": "#2da44e", "partial": "#d4a72c", "irrelevant": "#e5534b", "line": "#4493f8"}
 
 
-def _go() -> Any:
+def _go(obj: object, cls: type, what: str) -> Any:
+    """plotly.graph_objects, once ``obj`` is checked to be the record ``what`` draws."""
+    if not isinstance(obj, cls):
+        raise InputTypeError(f"{what} expects a {cls.__name__} record, got {type(obj).__name__}")
     try:
         import plotly.graph_objects as go
     except ImportError as exc:  # pragma: no cover - plotly is a core dependency
@@ -57,15 +61,9 @@ def _names(trace: Trace | None) -> dict[str, str]:
     return out
 
 
-def _check(obj: object, cls: type, what: str) -> None:
-    if not isinstance(obj, cls):
-        raise InputTypeError(f"{what} expects a {cls.__name__} record, got {type(obj).__name__}")
-
-
 def grades_chart(grades: Grades, trace: Trace | None = None) -> go.Figure:
     """One bar per graded chunk (retrieval order), with the cutoff and high lines."""
-    _check(grades, Grades, "grades_chart")
-    go = _go()
+    go = _go(grades, Grades, "grades_chart")
     names = _names(trace)
     xs = [
         f"{i + 1}. {_label(g.source or names.get(g.chunk_id, g.chunk_id))}"
@@ -82,15 +80,9 @@ def grades_chart(grades: Grades, trace: Trace | None = None) -> go.Figure:
             hovertemplate="%{x}<br>score %{y} (%{customdata[1]})<br>%{customdata[0]}<br>%{customdata[2]}<extra></extra>",
         )
     )
+    dashed = {"line_dash": "dash", "line_width": 1.5, "line_color": NEUTRAL}
     for y, name in ((grades.relevance_cutoff, "relevance cutoff"), (grades.high_relevance, "high relevance")):
-        fig.add_hline(
-            y=y,
-            line_dash="dash",
-            line_width=1.5,
-            line_color=NEUTRAL,
-            annotation_text=f"{name} {y}",
-            annotation_position="top left",
-        )
+        fig.add_hline(y=y, **dashed, annotation_text=f"{name} {y}", annotation_position="top left")
     rel = sum(1 for g in grades.items if g.relevant)
     fig.update_layout(
         **neutral_layout(
@@ -106,20 +98,18 @@ def grades_chart(grades: Grades, trace: Trace | None = None) -> go.Figure:
 
 def rerank_chart(rerank: Rerank, trace: Trace | None = None) -> go.Figure:
     """Bump chart: each chunk's position before and after reranking (1 at top)."""
-    _check(rerank, Rerank, "rerank_chart")
-    go = _go()
+    go = _go(rerank, Rerank, "rerank_chart")
     names = _names(trace)
     fig = go.Figure()
     after = {c: i for i, c in enumerate(rerank.after)}
-    drop_x = 1.0
     for i, c in enumerate(rerank.before):
         label = _label(names.get(c, c))
         j = after.get(c)
-        dropped = j is None
+        dropped = j is None  # a dropped chunk's line stays level, dotted and faint
         fig.add_trace(
             go.Scatter(
-                x=[0, drop_x],
-                y=[i + 1, (j + 1) if j is not None else i + 1],
+                x=[0, 1.0],
+                y=[i + 1, i + 1 if j is None else j + 1],
                 mode="lines+markers",
                 name=label,
                 line={"dash": "dot" if dropped else "solid", "width": 2},
@@ -145,13 +135,10 @@ def rerank_chart(rerank: Rerank, trace: Trace | None = None) -> go.Figure:
 
 def timeline_chart(trace: Trace) -> go.Figure:
     """Stage latencies as consecutive horizontal bars, labelled with their duration."""
-    _check(trace, Trace, "timeline_chart")
-    go = _go()
+    go = _go(trace, Trace, "timeline_chart")
     rows = trace.stage_table()
-    starts, t = [], 0.0
-    for r in rows:
-        starts.append(t)
-        t += float(r["latency_ms"])
+    starts = list(accumulate((float(r["latency_ms"]) for r in rows), initial=0.0))
+    t = starts.pop()  # the total; each stage starts where the ones before it end
     labels = [f"{i + 1}. {TITLES[r['stage']]}" for i, r in enumerate(rows)]
     # one unit for bars, labels, hover, axis and title
     unit, div = time_unit([t])
@@ -182,32 +169,21 @@ def timeline_chart(trace: Trace) -> go.Figure:
 
 def cost_chart(trace: Trace) -> go.Figure:
     """Tokens in and out per stage, stacked; each stage's cost in its label."""
-    _check(trace, Trace, "cost_chart")
-    go = _go()
+    go = _go(trace, Trace, "cost_chart")
     rows = trace.stage_table()
     labels = [f"{i + 1}. {TITLES[r['stage']]}" for i, r in enumerate(rows)]
     costs = [fmt_cost(r["cost"]) if r["model_calls"] else "no calls" for r in rows]
+
+    def bar(key: str, colour: str, **labels_kw: Any) -> Any:
+        name = key.replace("_", " ")
+        hover = f"%{{x}}: %{{y}} {name} · cost %{{customdata}}<extra></extra>"
+        ys = [r[key] for r in rows]
+        return go.Bar(
+            x=labels, y=ys, name=name, marker_color=colour, customdata=costs, hovertemplate=hover, **labels_kw
+        )
+
     fig = go.Figure(
-        [
-            go.Bar(
-                x=labels,
-                y=[r["tokens_in"] for r in rows],
-                name="tokens in",
-                marker_color="#4493f8",
-                customdata=costs,
-                hovertemplate="%{x}: %{y} tokens in · cost %{customdata}<extra></extra>",
-            ),
-            go.Bar(
-                x=labels,
-                y=[r["tokens_out"] for r in rows],
-                name="tokens out",
-                marker_color="#d4a72c",
-                text=costs,
-                textposition="outside",
-                customdata=costs,
-                hovertemplate="%{x}: %{y} tokens out · cost %{customdata}<extra></extra>",
-            ),
-        ]
+        [bar("tokens_in", "#4493f8"), bar("tokens_out", "#d4a72c", text=costs, textposition="outside")]
     )
     tot = trace.totals
     fig.update_layout(
@@ -224,5 +200,4 @@ def cost_chart(trace: Trace) -> go.Figure:
 
 def figure_html(fig: go.Figure, full_html: bool = False) -> str:
     """The figure as HTML with plotly.js inlined: works offline, no CDN."""
-    out: str = fig.to_html(include_plotlyjs=True, full_html=full_html)
-    return out
+    return str(fig.to_html(include_plotlyjs=True, full_html=full_html))

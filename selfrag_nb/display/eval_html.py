@@ -31,10 +31,12 @@ from selfrag_nb.display import faces
 from selfrag_nb.display.cards import root, table
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.names import file_name
-from selfrag_nb.display.svg_charts import bar_chart, box_chart, line_chart, swatch
+from selfrag_nb.display.svg_charts import bar_chart, box_chart, in_unit, line_chart, swatch
+from selfrag_nb.display.tables import tr
 from selfrag_nb.display.tree import Node, frag, h, to_html, to_json, to_page
+from selfrag_nb.errors import InputTypeError
 from selfrag_nb.eval.calibrate import SWEEP_COLUMNS, Calibration
-from selfrag_nb.eval.charts import time_unit
+from selfrag_nb.eval.charts import latency_stats, time_unit, variant_colours
 from selfrag_nb.eval.regression import RegressionDiff
 from selfrag_nb.eval.report import EvalReport
 from selfrag_nb.formats import fmt_cost, fmt_tokens
@@ -69,11 +71,8 @@ KEY_METRICS: tuple[tuple[str, str, str, str], ...] = (
     ("model_calls", "model calls", "calls", ""),
     ("failures", "failing rows", "count", "down"),
 )
-_BARS = (
-    ("outcome_accuracy", "outcome accuracy"),
-    ("decision_accuracy", "decision accuracy"),
-    ("recall_at_k", "recall@k"),
-)
+#: The charts of accuracy, one tab each: the summary's first three columns.
+_BARS = [(key, label) for key, label, *_ in KEY_METRICS[:3]]
 _REFUSALS = (
     ("correct_refusals", "correct refusals", "ok"),
     ("wrong_refusals", "wrong refusals", "bad"),
@@ -99,14 +98,22 @@ def eval_css() -> str:
 def _id(text: object) -> Node:
     """An id on one line (never broken inside), cut with "…", the whole id on hover."""
     full = str(text)
-    shown = full if len(full) <= ID_CHARS else full[: ID_CHARS - 1] + "…"
-    return h("span", "srnb-id", shown, title=full)
+    return h("span", "srnb-id", full if len(full) <= ID_CHARS else full[: ID_CHARS - 1] + "…", title=full)
 
 
 def _t(text: object, n: int) -> str:
     """One line of at most ``n`` characters; tree.text_kids labels controls in both faces."""
     flat = " ".join(str(text or "").split())
     return flat if len(flat) <= n else flat[: n - 1] + "…"
+
+
+def _known(v: Any) -> float | None:
+    """A number, or None for a missing or NaN value."""
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def _table(cols: Sequence[Any], rows: Sequence[Node], *, cls: str = "", sort: bool = False) -> Node:
@@ -122,7 +129,7 @@ def _more(shown: int, total: int, where: str) -> Node | None:
 
 
 def _value(kind: str, v: Any) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
+    if _known(v) is None:
         return "unknown" if kind in ("cost", "tokens") else "n/a"
     if kind == "rate":
         return f"{float(v):.3f}"
@@ -135,9 +142,9 @@ def _value(kind: str, v: Any) -> str:
     return f"{int(v):,}" if float(v).is_integer() else f"{float(v):,.2f}"
 
 
-def _num_cell(kind: str, v: Any, cls: str = "") -> Node:
+def _num_cell(text: str) -> Node:
     """A number, right-aligned; mount.js sorts a column by the number in its text."""
-    return h("td", f"srnb-r srnb-num {cls}".strip(), _value(kind, v))
+    return h("td", "srnb-r srnb-num", text)
 
 
 def _badge(text: str, tone: str = "") -> Node:
@@ -158,9 +165,8 @@ def _tabs(cls: str, key: str, panels: list[Node]) -> Node:
 
 
 def _refusal_legend() -> Node:
-    return h(
-        "div", "srnb-legend", [h("span", "srnb-ev-key", swatch(_TONES[t]), lab) for _, lab, t in _REFUSALS]
-    )
+    keys = [h("span", "srnb-ev-key", swatch(_TONES[t]), lab) for _, lab, t in _REFUSALS]
+    return h("div", "srnb-legend", keys)
 
 
 def _section(title: str, *kids: Any, cls: str = "") -> Node:
@@ -172,50 +178,30 @@ def _section(title: str, *kids: Any, cls: str = "") -> Node:
 
 def _head(report: EvalReport, colours: dict[str, str], limits: Limits) -> Node:
     qd = report.questions.describe()
-    failing = sum(1 for r in report.rows if r.failed_checks)
+    variants = report._variant_order()
     facts = [
         f"{len({r.id for r in report.rows})} question(s) of {qd['count']}",
         f"set hash {qd['hash']}",
         f"recall@{report.k}",
         f"{len(report.rows)} rows",
         f"{report.seconds:.1f} s",
-        f"{failing} failing row(s)",
+        f"{sum(1 for r in report.rows if r.failed_checks)} failing row(s)",
+        f"rows in {report.out}" if report.out else "",
     ]
-    if report.out:
-        facts.append(f"rows in {report.out}")
-    legend = [
-        h(
-            "span",
-            "srnb-ev-key",
-            swatch(colours[v]),
-            _id(v),
-            title=f"overrides {json.dumps(report.variants.get(v, {}), sort_keys=True, default=str)}",
-        )
-        for v in report._variant_order()
-    ]
+    overrides = {v: f"overrides {_json(report.variants.get(v, {}))}" for v in variants}
+    legend = [h("span", "srnb-ev-key", swatch(colours[v]), _id(v), title=overrides[v]) for v in variants]
     return h(
         "div",
         "srnb-head",
-        h(
-            "h3",
-            "srnb-q",
-            f"Evaluation: {len(report._variant_order())} variant(s) on ",
-            _t(qd["name"], limits[0]),
-        ),
-        h("div", "srnb-meta", " · ".join(facts)),
+        h("h3", "srnb-q", f"Evaluation: {len(variants)} variant(s) on ", _t(qd["name"], limits[0])),
+        h("div", "srnb-meta", " · ".join(f for f in facts if f)),
         h("div", "srnb-legend", legend),
     )
 
 
 def _variants(report: EvalReport, limits: Limits) -> Node:
     rows = [
-        h(
-            "tr",
-            "",
-            h("td", "", _id(n)),
-            h("td", "srnb-code", _t(json.dumps(ov, sort_keys=True, default=str), limits[1])),
-            h("td", "", _id(report.config_versions.get(n, ""))),
-        )
+        tr("", _id(n), h("td", "srnb-code", _t(_json(ov), limits[1])), _id(report.config_versions.get(n, "")))
         for n, ov in report.variants.items()
     ]
     return _section("Variants", _table(["variant", "overrides", "config version"], rows))
@@ -230,40 +216,30 @@ def _charts(report: EvalReport, records: list[dict[str, Any]], colours: dict[str
     for key, label in _BARS:
 
         def val(g: str, s: str, key: str = key) -> float | None:
-            v = cell.get((s, g), {}).get(key)
-            return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+            return _known(cell.get((s, g), {}).get(key))
 
         if all(val(g, v) is None for g in cats for v in variants):
             continue  # nothing to draw (no labels for it): the summary says n/a
-        chart = bar_chart(
-            cats,
-            series,
-            val,
-            title=f"{label} (higher is better)",
-            fmt=lambda v: f"{v:.3f}",
-            rate=True,
-            strong="all",
-        )
+        title = f"{label} (higher is better)"
+        chart = bar_chart(cats, series, val, title=title, fmt=lambda v: f"{v:.3f}", rate=True, strong="all")
         panels.append(_tab(label, chart))
     overall = {r["variant"]: r for r in records if r["category"] == "all"}
+    key_of = {lab: k for k, lab, _ in _REFUSALS}
     refusal = bar_chart(
         variants,
         [(label, _TONES[tone]) for _, label, tone in _REFUSALS],
-        lambda g, s: float(overall[g][next(k for k, lab, _ in _REFUSALS if lab == s)]),
+        lambda g, s: float(overall[g][key_of[s]]),
         title="questions per variant: refusals and errors, counted apart",
         fmt=lambda v: f"{v:,.0f}",
         whole=True,
     )
     panels.append(_tab("refusals and errors", _refusal_legend(), refusal))
-    from selfrag_nb.eval.charts import latency_stats
-
     boxes = [
         (v, colours[v], latency_stats([r.latency_ms for r in report.rows if r.variant == v]))
         for v in variants
     ]
     if any(b[2].get("n") for b in boxes):
-        chart = box_chart(boxes, title="latency per question")
-        panels.append(_tab("latency", chart))
+        panels.append(_tab("latency", box_chart(boxes, title="latency per question")))
     return _tabs("srnb-card srnb-ev-charts", "charts", panels)
 
 
@@ -271,47 +247,46 @@ def _summary(records: list[dict[str, Any]]) -> Node:
     # The best known value per category and metric is bold; "better" says which way.
     best: dict[tuple[str, str], float] = {}
     for key, _, _, better in KEY_METRICS:
-        if not better:
-            continue
-        for r in records:
-            v = r.get(key)
-            if v is None or (isinstance(v, float) and math.isnan(v)):
-                continue
-            k = (r["category"], key)
-            cur = best.get(k)
-            if cur is None or (v > cur if better == "up" else v < cur):
-                best[k] = float(v)
-    latency = [r.get(k) for r in records for k in ("latency_p50_ms", "latency_p95_ms")]
-    unit, div = time_unit(latency)
+        sign = 1 if better == "up" else -1
+        for r in records if better else ():
+            v, k = _known(r.get(key)), (r["category"], key)
+            if v is not None and (k not in best or sign * v > sign * best[k]):
+                best[k] = v
+    unit, div = time_unit([r.get(k) for r in records for k in ("latency_p50_ms", "latency_p95_ms")])
     cols = ["variant", "category", h("th", "srnb-r", "n")]
     cols += [
         h("th", "srnb-r", lab, title=f"{'higher' if b == 'up' else 'lower'} is better" if b else None)
         for _, lab, _, b in KEY_METRICS
     ]
-    rows = []
-    for r in records:
-        cells = [h("td", "", _id(r["variant"])), h("td", "", r["category"]), h("td", "", str(r["n"]))]
-        for key, _, kind, _ in KEY_METRICS:
-            v = r.get(key)
-            strong = v is not None and best.get((r["category"], key)) == v and len(records) > 2
-            text = (
-                f"{float(v) / div:,.2f} s"
-                if kind == "ms" and v is not None and unit == "s"
-                else _value(kind, v)
-            )
-            # no class per cell: the stylesheet aligns the summary's number columns (a smaller tree)
-            cells.append(h("td", "srnb-ev-best" if strong else "", text))
-        rows.append(h("tr", "srnb-ev-all" if r["category"] == "all" else "", cells))
+
+    def cell(r: dict[str, Any], key: str, kind: str) -> Node:
+        v = r.get(key)
+        strong = v is not None and best.get((r["category"], key)) == v and len(records) > 2
+        secs = float(v) / div if kind == "ms" and v is not None and unit == "s" else None
+        text = f"{secs:,.2f} s" if secs is not None else _value(kind, v)
+        # no class per cell: the stylesheet aligns the summary's number columns (a smaller tree)
+        return h("td", "srnb-ev-best" if strong else "", text)
+
+    rows = [
+        tr(
+            "srnb-ev-all" if r["category"] == "all" else "",
+            _id(r["variant"]),
+            r["category"],
+            str(r["n"]),
+            *(cell(r, key, kind) for key, _, kind, _ in KEY_METRICS),
+        )
+        for r in records
+    ]
     note = h("div", "srnb-meta", "Click a column header to sort by it; bold: the best value of its category.")
-    return _section(
-        "Summary by variant and category", note, _table(cols, rows, cls="srnb-ev-summary", sort=True)
-    )
+    table_ = _table(cols, rows, cls="srnb-ev-summary", sort=True)
+    return _section("Summary by variant and category", note, table_)
 
 
 def disagreement_kind(a: dict[str, Any]) -> str:
     """What differs on one agreement record, in words."""
-    parts = [w for w, same in (("outcome", a["same_outcome"]), ("kept evidence", a["same_kept"])) if not same]
-    return " and ".join(parts)
+    return " and ".join(
+        w for w, same in (("outcome", a["same_outcome"]), ("kept evidence", a["same_kept"])) if not same
+    )
 
 
 def _disagreements(report: EvalReport, limits: Limits) -> Node:
@@ -320,26 +295,26 @@ def _disagreements(report: EvalReport, limits: Limits) -> Node:
     off = [a for a in agree if not a["agree"]]
     title = f"Where the variants disagree ({len(off)} of {len(agree)} questions)"
     if not off:
-        return _section(
-            title, h("p", "", "Every variant ended the same way with the same evidence on every question.")
-        )
-    cols = ["id", "category", "question", "differs in", *(_id(v) for v in variants)]
-    rows = []
-    for a in off[: limits[2]]:
-        cells = [
-            h("td", "", _id(a["id"])),
-            h("td", "", a["category"]),
+        same = "Every variant ended the same way with the same evidence on every question."
+        return _section(title, h("p", "", same))
+
+    def kept(a: dict[str, Any], v: str) -> Node:
+        if a["kept"][v] is None:
+            return h("td", "srnb-muted", "not run")
+        return h("td", "srnb-nowrap", f"{a['outcomes'][v] or '-'} · {len(a['kept'][v])} kept")
+
+    rows = [
+        tr(
+            "",
+            _id(a["id"]),
+            a["category"],
             h("td", "srnb-ev-q", _t(a["question"], limits[0])),
-        ]
-        cells.append(h("td", "", disagreement_kind(a)))
-        for v in variants:
-            kept = a["kept"][v]
-            cells.append(
-                h("td", "srnb-muted", "not run")
-                if kept is None
-                else h("td", "srnb-nowrap", f"{a['outcomes'][v] or '-'} · {len(kept)} kept")
-            )
-        rows.append(h("tr", "", cells))
+            disagreement_kind(a),
+            *(kept(a, v) for v in variants),
+        )
+        for a in off[: limits[2]]
+    ]
+    cols = ["id", "category", "question", "differs in", *(_id(v) for v in variants)]
     return _section(title, _table(cols, rows), _more(len(rows), len(off), "report.disagreements"))
 
 
@@ -347,21 +322,14 @@ def _roles(report: EvalReport) -> Node:
     recs = report.role_records()
     unit, div = time_unit([r["latency_ms"] for r in recs])
     rows = [
-        h(
-            "tr",
+        tr(
             "srnb-ev-role",
-            h("td", "", _id(r["variant"])),
-            h("td", "", r["role"]),
-            _num_cell("tokens", r["tokens_in"]),
-            _num_cell("tokens", r["tokens_out"]),
-            _num_cell("cost", r["cost"]),
-            h(
-                "td",
-                "srnb-r srnb-num",
-                "–"
-                if r["latency_ms"] is None
-                else f"{float(r['latency_ms']) / div:,.{0 if unit == 'ms' else 2}f}",
-            ),
+            _id(r["variant"]),
+            r["role"],
+            _num_cell(_value("tokens", r["tokens_in"])),
+            _num_cell(_value("tokens", r["tokens_out"])),
+            _num_cell(_value("cost", r["cost"])),
+            _num_cell("–" if r["latency_ms"] is None else in_unit(float(r["latency_ms"]), unit, div)),
         )
         for r in recs
     ]
@@ -372,13 +340,33 @@ def _roles(report: EvalReport) -> Node:
 
 def _evidence(sources: Sequence[str], ids: Sequence[str]) -> list[Node]:
     """Each retrieved chunk named by its document's file; the chunk id on hover."""
-    out = []
-    for i, cid in enumerate(ids[:5]):
-        name = file_name(sources[i]) if i < len(sources) and sources[i] else cid
-        out.append(h("span", "srnb-ev-doc", _t(name, 60), title=f"chunk {cid}"))
-    if len(ids) > 5:
-        out.append(h("span", "srnb-muted", f"+{len(ids) - 5} more"))
-    return out
+    padded = [*sources[:5], *[""] * 5]  # a chunk without its source is named by its id
+    out = [
+        h("span", "srnb-ev-doc", _t(file_name(src) if src else cid, 60), title=f"chunk {cid}")
+        for cid, src in zip(ids[:5], padded, strict=False)
+    ]
+    return [*out, h("span", "srnb-muted", f"+{len(ids) - 5} more")] if len(ids) > 5 else out
+
+
+def _failure_row(r: Any, limits: Limits) -> Node:
+    return tr(
+        "srnb-ev-fail",
+        _id(r.id),
+        r.category,
+        h("td", "srnb-ev-q", _t(r.question, limits[0])),
+        [
+            _badge(r.outcome or "none", "bad"),
+            h("div", "srnb-meta", "expected " + " / ".join(r.expected)) if r.expected else None,
+        ],
+        h(
+            "td",
+            "srnb-ev-reason",
+            _t(r.failure_reason or "", limits[1]),
+            h("div", "srnb-ev-err", _t(r.error, limits[1])) if r.error else None,
+            h("div", "srnb-ev-checks", [_badge(c, "bad") for c in r.failed_checks]),
+        ),
+        _evidence(r.retrieved, r.evidence),
+    )
 
 
 def _failures(report: EvalReport, limits: Limits) -> Node:
@@ -386,94 +374,65 @@ def _failures(report: EvalReport, limits: Limits) -> Node:
     title = f"Failures ({len(failing)})"
     if not failing:
         return _section(title, h("p", "", "No failing rows."))
+    cols = ["id", "category", "question", "outcome", "failure reason", "evidence"]
     blocks = []
     for vi, v in enumerate(report._variant_order()):
         mine = [r for r in failing if r.variant == v]
-        if not mine:
-            continue
-        rows = []
-        for r in mine[: limits[2]]:
-            outcome = [_badge(r.outcome or "none", "bad")]
-            if r.expected:
-                outcome.append(h("div", "srnb-meta", "expected " + " / ".join(r.expected)))
-            reason: list[Any] = [_t(r.failure_reason or "", limits[1])]
-            if r.error:
-                reason.append(h("div", "srnb-ev-err", _t(r.error, limits[1])))
-            reason.append(h("div", "srnb-ev-checks", [_badge(c, "bad") for c in r.failed_checks]))
-            rows.append(
-                h(
-                    "tr",
-                    "srnb-ev-fail",
-                    h("td", "", _id(r.id)),
-                    h("td", "", r.category),
-                    h("td", "srnb-ev-q", _t(r.question, limits[0])),
-                    h("td", "", outcome),
-                    h("td", "srnb-ev-reason", reason),
-                    h("td", "", _evidence(r.retrieved, r.evidence)),
-                )
-            )
-        table = _table(["id", "category", "question", "outcome", "failure reason", "evidence"], rows)
+        rows = [_failure_row(r, limits) for r in mine[: limits[2]]]
         blocks.append(
             h(
                 "details",
                 "srnb-details",
                 h("summary", "", _id(v), f" · {len(mine)} failing row(s)"),
-                table,
+                _table(cols, rows),
                 _more(len(rows), len(mine), "report.failures"),
                 data_key=f"failures:{vi}",  # the index: names stay in text
             )
+            if mine
+            else None
         )
     return _section(title, blocks)
 
 
 def _report_tree(report: EvalReport, limits: Limits, charts: bool = True) -> Node:
-    from selfrag_nb.eval.charts import variant_colours
-
     colours = variant_colours(report._variant_order())
-    kids: list[Any] = [_head(report, colours, limits), _variants(report, limits)]
+    head = [_head(report, colours, limits), _variants(report, limits)]
     if not report.rows:
-        kids.append(h("p", "srnb-muted", "No rows: nothing was evaluated."))
-        return _root(kids)
+        return _root(head, h("p", "srnb-muted", "No rows: nothing was evaluated."))
     records = report.summary_records()
-    kids += [_charts(report, records, colours) if charts else None, _summary(records)]
-    if report.calibration is not None:
-        kids.append(_calibration_card(report.calibration, limits))
-    if len(report._variant_order()) > 1:
-        kids.append(_disagreements(report, limits))
-    if report.role_records():
-        kids.append(_roles(report))
-    kids.append(_failures(report, limits))
-    return _root(kids)
+    return _root(
+        head,
+        _charts(report, records, colours) if charts else None,
+        _summary(records),
+        _calibration_card(report.calibration, limits) if report.calibration is not None else None,
+        _disagreements(report, limits) if len(report._variant_order()) > 1 else None,
+        _roles(report) if report.role_records() else None,
+        _failures(report, limits),
+    )
 
 
 # ------------------------------------------------------------------ calibration
 
 
 def _calibration_card(cal: Calibration, limits: Limits) -> Node:
-    c = cal.chosen_on
-    rows = cal.rows
-    xs = [float(r["value"]) for r in rows]
+    c, rows = cal.chosen_on, cal.rows
     lines = [(lab, tone, [r.get(k) for r in rows]) for k, lab, tone in _REFUSALS]
     marks = [(float(cal.suggested), f"suggested {cal.suggested}", "srnb-ch-suggest")]
     if cal.default != cal.suggested:
         marks.append((float(cal.default), f"default {cal.default}", "srnb-ch-default"))
-    chart = (
-        line_chart(xs, lines, title=f"calibration of {cal.param}", x_label=cal.param, marks=marks)
-        if rows
-        else None
-    )
+    xs = [float(r["value"]) for r in rows]
+    title = f"calibration of {cal.param}"
 
     def cell(col: str, v: Any) -> Node:
         text = "n/a" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
         return h("td", "srnb-num" if col == "value" else "srnb-r srnb-num", text)
 
-    table = _table(
+    sweep = _table(
         [h("th", "" if col == "value" else "srnb-r", col.replace("_", " ")) for col in SWEEP_COLUMNS],
         [
-            h(
-                "tr",
+            tr(
                 "srnb-ev-suggested" if r["value"] == cal.suggested else "",
-                [cell(col, r.get(col)) for col in SWEEP_COLUMNS],
+                *(cell(k, r.get(k)) for k in SWEEP_COLUMNS),
             )
             for r in rows
         ],
@@ -502,15 +461,36 @@ def _calibration_card(cal: Calibration, limits: Limits) -> Node:
             "score = correct refusals − wrong refusals − unsupported answers; ties go to the default. "
             "Re-calibrate when the question set, corpus or models change.",
         ),
-        chart,
-        _refusal_legend() if rows else None,
-        table,
+        [line_chart(xs, lines, title=title, x_label=cal.param, marks=marks), _refusal_legend()]
+        if rows
+        else None,
+        sweep,
     )
 
 
 # ------------------------------------------------------------------ regression
 
 _LISTS = (("broke", "broke", "bad"), ("still_failing", "still failing", "warn"), ("fixed", "fixed", "ok"))
+_REGRESSION_COLS = ["variant", "id", "category", "question", "before", "after", "new checks"]
+
+
+def _regression_panel(items: list[dict[str, Any]], label: str, limits: Limits) -> Any:
+    if not items:
+        return h("p", "srnb-muted", f"Nothing {label}.")
+    rows = [
+        tr(
+            "srnb-ev-fail",
+            _id(e["variant"]),
+            _id(e["id"]),
+            e["category"],
+            h("td", "srnb-ev-q", _t(e["question"], limits[0])),
+            h("td", "srnb-ev-reason", _t(e["before"], limits[1]) or "—"),
+            h("td", "srnb-ev-reason", _t(e["after"], limits[1]) or "passes"),
+            [_badge(c, "bad") for c in e["new_checks"]],
+        )
+        for e in items[: limits[2]]
+    ]
+    return frag(_table(_REGRESSION_COLS, rows), _more(len(rows), len(items), "diff.table"))
 
 
 def _regression_tree(diff: RegressionDiff, limits: Limits) -> Node:
@@ -525,30 +505,14 @@ def _regression_tree(diff: RegressionDiff, limits: Limits) -> Node:
         h("div", "srnb-totals", counts, h("span", "srnb-meta", extra)),
     )
     first = next((k for k, _, _ in _LISTS if getattr(diff, k)), "broke")
-    panels = []
-    for key, label, _ in _LISTS:
-        items = getattr(diff, key)
-        title = f"{label} ({len(items)})"
-        if not items:
-            body: Any = h("p", "srnb-muted", f"Nothing {label}.")
-        else:
-            rows = [
-                h(
-                    "tr",
-                    "srnb-ev-fail",
-                    h("td", "", _id(e["variant"])),
-                    h("td", "", _id(e["id"])),
-                    h("td", "", e["category"]),
-                    h("td", "srnb-ev-q", _t(e["question"], limits[0])),
-                    h("td", "srnb-ev-reason", _t(e["before"], limits[1]) or "—"),
-                    h("td", "srnb-ev-reason", _t(e["after"], limits[1]) or "passes"),
-                    h("td", "", [_badge(c, "bad") for c in e["new_checks"]]),
-                )
-                for e in items[: limits[2]]
-            ]
-            cols = ["variant", "id", "category", "question", "before", "after", "new checks"]
-            body = frag(_table(cols, rows), _more(len(rows), len(items), "diff.table"))
-        panels.append(_tab(title, body, data_tab_open=key == first or None))
+    panels = [
+        _tab(
+            f"{label} ({len(getattr(diff, key))})",
+            _regression_panel(getattr(diff, key), label, limits),
+            data_tab_open=key == first or None,
+        )
+        for key, label, _ in _LISTS
+    ]
     return _root(head, _tabs("srnb-card", "regression", panels))
 
 
@@ -584,14 +548,14 @@ def regression_view(diff: RegressionDiff) -> Node:
 
 def eval_view(obj: object) -> Node:
     """The view tree of an EvalReport, a Calibration or a RegressionDiff."""
-    from selfrag_nb.errors import InputTypeError
-
-    if isinstance(obj, EvalReport):
-        return report_view(obj)
-    if isinstance(obj, Calibration):
-        return calibration_view(obj)
-    if isinstance(obj, RegressionDiff):
-        return regression_view(obj)
+    views: tuple[tuple[type, Callable[[Any], Node]], ...] = (
+        (EvalReport, report_view),
+        (Calibration, calibration_view),
+        (RegressionDiff, regression_view),
+    )
+    for kind, view in views:
+        if isinstance(obj, kind):
+            return view(obj)
     raise InputTypeError(
         f"the evaluation view shows an EvalReport, a Calibration or a RegressionDiff, not {type(obj).__name__}"
     )

@@ -9,8 +9,6 @@ evaluation stylesheet.
       .update(obj)   shows another result in the same widget
     faces.widget(obj) -> EvalWidget(obj)   registered in eval_html.py with the text and
                          static faces; the static face is the same tree through to_html
-
-Nothing here builds a view: eval_html.py builds it once for both faces.
 """
 
 from __future__ import annotations

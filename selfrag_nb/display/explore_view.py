@@ -1,7 +1,7 @@
 """Faces of an Explorer (selfrag_nb.explorer): text, static HTML, and what the
 widget shows when rows are opened.
 
-    explore_text(ex)   'Explorer: 5,000 trace(s) (3,120 answered, 800 refused, ...)'
+    Explorer.to_text   'Explorer: 5,000 trace(s) (3,120 answered, 800 refused, ...)'
     explore_tree(ex)   <div class="srnb-root srnb-xp tex2jax_ignore mathjax_ignore">
                          counts by outcome, then a table of the first STATIC_ROWS rows
                          (question, user, outcome, reason, flags, latency, tokens, cost)
@@ -28,11 +28,13 @@ from selfrag_nb.display import faces
 from selfrag_nb.display.cards import card_head, esc, table
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.markup import fmt_ms
+from selfrag_nb.display.tables import tr
 from selfrag_nb.display.tree import Node, h, to_json, to_page
 from selfrag_nb.explorer import Explorer
 from selfrag_nb.formats import fmt_cost, fmt_tokens
 
 if TYPE_CHECKING:
+    from selfrag_nb.explore_rows import Row
     from selfrag_nb.trace import Trace
 
 #: Rows the static HTML lists (the widget pages through all of them).
@@ -47,49 +49,36 @@ def explore_css() -> str:
     return stylesheet("trace.css", "compare.css", "explore.css")
 
 
-def explore_text(ex: Explorer) -> str:
-    return ex.to_text()
+def _outcome(outcome: str, *count: str) -> Node:
+    tone = _TONE.get(outcome, "bad" if outcome == "refused" else "")
+    return h("span", f"srnb-badge srnb-{tone}", esc(outcome or "unknown"), count)
 
 
-def _tone(outcome: str) -> str:
-    return _TONE.get(outcome, "bad" if outcome == "refused" else "")
+def _row(r: Row) -> Node:
+    numbers = (fmt_ms(r.latency_ms), fmt_tokens(r.tokens_in + r.tokens_out), fmt_cost(r.cost))
+    return tr(
+        "",
+        h("td", "srnb-xp-q", esc(r.question, 240)),
+        esc(r.user),
+        _outcome(r.outcome),
+        esc("unknown" if r.reason_kind is None else r.reason_kind),
+        esc(", ".join(r.flags)),
+        *(h("td", "srnb-num", esc(x)) for x in numbers),
+    )
 
 
 def explore_tree(ex: Explorer) -> Node:
     """The static face's tree: counts, then the first STATIC_ROWS rows (no script)."""
-    counts = [
-        [h("span", f"srnb-badge srnb-{_tone(k)}", esc(k or "unknown"), f" {n:,}"), " "]
-        for k, n in ex.counts("outcome").items()
-    ]
+    counts = [[_outcome(k, f" {n:,}"), " "] for k, n in ex.counts("outcome").items()]
     heads = ("question", "user", "outcome", "reason", "flags", "latency", "tokens", "cost")
-    body = [
-        h(
-            "tr",
-            "",
-            h("td", "srnb-xp-q", esc(r.question, 240)),
-            h("td", "", esc(r.user)),
-            h("td", "", h("span", f"srnb-badge srnb-{_tone(r.outcome)}", esc(r.outcome or "unknown"))),
-            h("td", "", esc("unknown" if r.reason_kind is None else r.reason_kind)),
-            h("td", "", esc(", ".join(r.flags))),
-            h("td", "srnb-num", esc(fmt_ms(r.latency_ms))),
-            h("td", "srnb-num", esc(fmt_tokens(r.tokens_in + r.tokens_out))),
-            h("td", "srnb-num", esc(fmt_cost(r.cost))),
-        )
-        for r in ex.rows[:STATIC_ROWS]
-    ]
-    more = len(ex.rows) - STATIC_ROWS
+    body = [_row(r) for r in ex.rows[:STATIC_ROWS]]
+    first = f"first {STATIC_ROWS:,} of {len(ex.rows):,} rows; the widget (or ex.to_pandas()) has all of them"
     return h(
         "div",
         ROOT_CLASS,
         card_head("Explorer", h("span", "srnb-meta", f"{len(ex.rows):,} trace(s)"), " ", counts),
         h("div", "srnb-xp-scroll", table("srnb-xp-table", heads, body)),
-        h(
-            "p",
-            "srnb-meta",
-            f"first {STATIC_ROWS:,} of {len(ex.rows):,} rows; the widget (or ex.to_pandas()) has all of them",
-        )
-        if more > 0
-        else None,
+        h("p", "srnb-meta", first) if len(ex.rows) > STATIC_ROWS else None,
         h("p", "srnb-meta", f"{len(ex.skipped):,} file(s) skipped: ex.skipped says why")
         if ex.skipped
         else None,
@@ -127,4 +116,4 @@ def _explore_widget(obj: object) -> Any:
     return ExploreWidget(obj)
 
 
-faces.register(Explorer, text=explore_text, html=explore_html, widget=_explore_widget)
+faces.register(Explorer, text=Explorer.to_text, html=explore_html, widget=_explore_widget)

@@ -169,5 +169,4 @@ class ExploreWidget(anywidget.AnyWidget):
 
 
 def _label(r: Row, i: int) -> str:
-    parts = [p for p in (r.variant, r.id or f"row {i + 1}") if p]
-    return " / ".join(parts)
+    return " / ".join(p for p in (r.variant, r.id or f"row {i + 1}") if p)

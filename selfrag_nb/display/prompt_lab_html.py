@@ -27,10 +27,11 @@ static only: it is shown interactively inside the lab's widget.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import block, card_head, cut_note, esc, joined, root, table
+from selfrag_nb.display.cards import block, card_head, cut_note, esc, joined, num, root, table
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.markup import fmt_ms
 from selfrag_nb.display.prompt_lab_text import (
@@ -50,6 +51,7 @@ from selfrag_nb.display.prompt_lab_text import (
     version_score,
     versions_text,
 )
+from selfrag_nb.display.tables import tr
 from selfrag_nb.display.text import one_line
 from selfrag_nb.display.tree import Node, h, to_page
 from selfrag_nb.display.worddiff import DIFF_CHARS, Part, clip, diff_tree, word_diff
@@ -71,9 +73,6 @@ def lab_css() -> str:
 
 
 # ------------------------------------------------------------------ view trees
-# Each pane is one tree built here: the static faces are to_html of it, the
-# widget (prompt_lab_widget.py) sends to_json of the same tree and
-# static/prompt_lab.js mounts it with mount.js's build() + attach().
 
 
 def side_parts(r: LabRow) -> tuple[list[Part], list[Part]]:
@@ -85,51 +84,58 @@ def side_parts(r: LabRow) -> tuple[list[Part], list[Part]]:
     return word_diff(old, new)
 
 
+def _id(text: str, n: int = 40) -> Node:
+    return h("span", "srnb-id", esc(text, n))
+
+
+def _meta(*kids: Any) -> Node:
+    return h("span", "srnb-meta", kids)
+
+
+def _nums(values: Iterable[object]) -> list[Node]:
+    return [h("td", "srnb-num", str(v)) for v in values]
+
+
+def _banner(text: str) -> Node | None:
+    return h("div", "srnb-banner srnb-banner-info", esc(text, 600)) if text else None
+
+
 def _side_cell(s: LabSide, parts: list[Part], name: str) -> Node:
     mark, tone = side_mark(s)
-    score = side_score(s)
+    score, use = side_score(s), side_use(s)
+    mark_cls = f"srnb-lab-mark srnb-{tone}" if tone else "srnb-lab-mark"
     head = h(
         "div",
         "srnb-lab-side-h",
         h("span", "srnb-label", name),
         " ",
-        h(
-            "span",
-            f"srnb-lab-mark srnb-{tone}" if tone else "srnb-lab-mark",
-            esc(mark, 10),
-            title="agreement " + score if score else "no label",
-        ),
+        h("span", mark_cls, esc(mark, 10), title="agreement " + score if score else "no label"),
         [" ", h("span", "srnb-lab-score", esc(score, 20))] if score else None,
     )
     if s.error:
         verdict: list[Any] = [h("span", "srnb-badge srnb-bad", "error"), " ", esc(s.error, 400)]
     else:
         note = cut_note(s.verdict, DIFF_CHARS)[1]
-        verdict = [diff_tree(parts), [" ", note] if note else None]
-        if side_use(s):
-            verdict = [h("span", "srnb-badge srnb-lab-unused", esc(side_use(s), 60)), " ", verdict]
-    extra: list[Any] = [esc(s.prompt_note, 300)] if s.prompt_note and not s.error else []
-    if s.decision_source and s.reached:  # else the prompt note already says who decided
-        extra.append(["by ", esc(s.decision_source, 40)])
-    if s.precision is not None or s.recall is not None:
-        extra.append(f"P {pct(s.precision)} · R {pct(s.recall)}")
-    extra.extend(esc(m, 300) for m in side_notes(s))
-    if s.unparsed:
-        extra.append(f"{s.unparsed} unparsed")
-    if s.cached:
-        extra.append("cached")
+        unused = [h("span", "srnb-badge srnb-lab-unused", esc(use, 60)), " "] if use else None
+        verdict = [unused, diff_tree(parts), [" ", note] if note else None]
+    extra = [
+        esc(s.prompt_note, 300) if s.prompt_note and not s.error else None,
+        # without a reached prompt the prompt note already says who decided
+        ["by ", esc(s.decision_source, 40)] if s.decision_source and s.reached else None,
+        f"P {pct(s.precision)} · R {pct(s.recall)}"
+        if s.precision is not None or s.recall is not None
+        else None,
+        *(esc(m, 300) for m in side_notes(s)),
+        f"{s.unparsed} unparsed" if s.unparsed else None,
+        "cached" if s.cached else None,
+    ]
+    extra = [e for e in extra if e]
+    reason = one_line(s.reason, 200) if s.reason else None  # the judge's reason, as the verdict's tooltip
     return h(
         "td",
         f"srnb-lab-side srnb-lab-{name}",
         head,
-        # the judge's reason, when it gave one, as the verdict's tooltip
-        h(
-            "div",
-            "srnb-lab-verdict",
-            verdict,
-            dir="auto",
-            title=one_line(s.reason, 200) if s.reason else None,
-        ),
+        h("div", "srnb-lab-verdict", verdict, dir="auto", title=reason),
         h("div", "srnb-meta", joined(extra)) if extra else None,
         h("div", "srnb-lab-usage", _usage(s)),
     )
@@ -137,13 +143,13 @@ def _side_cell(s: LabSide, parts: list[Part], name: str) -> Node:
 
 def _usage(s: LabSide) -> Node | list[Any]:
     if not s.calls:  # nothing was sent: no tokens, cost or latency to report
-        return h("span", "srnb-meta", "no call")
+        return _meta("no call")
     return [
-        h("span", "srnb-num", f"{fmt_tokens(s.tokens_in)} / {fmt_tokens(s.tokens_out)}"),
+        num(f"{fmt_tokens(s.tokens_in)} / {fmt_tokens(s.tokens_out)}"),
         " tokens · ",
-        h("span", "srnb-num", fmt_cost(s.cost)),
+        num(fmt_cost(s.cost)),
         " · ",
-        h("span", "srnb-num", fmt_ms(s.latency_ms)),
+        num(fmt_ms(s.latency_ms)),
     ]
 
 
@@ -157,9 +163,9 @@ def _row(r: LabRow) -> Node:
     question = h(
         "td",
         "srnb-lab-question",
-        h("span", "srnb-id", esc(r.id, 100)),
+        _id(r.id, 100),
         " ",
-        h("span", "srnb-meta", esc(r.category, 100)),
+        _meta(esc(r.category, 100)),
         [" ", h("span", "srnb-badge srnb-warn", "changed")] if r.changed else None,
         " ",
         h("span", "", esc(one_line(r.question, QUESTION_CHARS)), dir="auto"),
@@ -167,43 +173,26 @@ def _row(r: LabRow) -> Node:
         colspan=2,
     )
     return h(
-        "tbody",
-        cls,
-        h("tr", "", question),
-        h("tr", "", _side_cell(r.old, old, "old"), _side_cell(r.new, new, "new")),
+        "tbody", cls, tr("", question), tr("", _side_cell(r.old, old, "old"), _side_cell(r.new, new, "new"))
     )
 
 
 def mark_key() -> Node:
     """The one mark vocabulary, above every results table."""
-    return h(
-        "div",
-        "srnb-meta srnb-lab-key",
-        joined([[h("span", "srnb-lab-keymark", m), f" {w}"] for m, w in MARKS]),
-    )
+    keys = [[h("span", "srnb-lab-keymark", m), f" {w}"] for m, w in MARKS]
+    return h("div", "srnb-meta srnb-lab-key", joined(keys))
 
 
 def _results_table(rows: list[LabRow], baseline: str, candidate: str) -> list[Any]:
+    heads = [
+        h("th", "", "old · ", _id(baseline)),
+        h("th", "", "new · ", _id(candidate), " (words changed from old marked)"),
+    ]
     table = h(
         "table",
         "srnb-lab-table srnb-lab-results",
         h("colgroup", "", h("col", "srnb-lab-half"), h("col", "srnb-lab-half")),
-        h(
-            "thead",
-            "",
-            h(
-                "tr",
-                "",
-                h("th", "", "old · ", h("span", "srnb-id", esc(baseline, 40))),
-                h(
-                    "th",
-                    "",
-                    "new · ",
-                    h("span", "srnb-id", esc(candidate, 40)),
-                    " (words changed from old marked)",
-                ),
-            ),
-        ),
+        h("thead", "", tr("", *heads)),
         [_row(r) for r in rows[:_STATIC_ROWS]],
     )
     more = len(rows) - _STATIC_ROWS
@@ -211,19 +200,25 @@ def _results_table(rows: list[LabRow], baseline: str, candidate: str) -> list[An
 
 
 def _run_head(role: str, baseline: str, candidate: str, meta: Any) -> Node:
-    return card_head(
-        ["Run · ", esc(role, 40)],
-        h("span", "srnb-id", esc(baseline, 40)),
-        " → ",
-        h("span", "srnb-id", esc(candidate, 40)),
-        h("span", "srnb-meta", meta),
-    )
+    return card_head(["Run · ", esc(role, 40)], _id(baseline), " → ", _id(candidate), _meta(meta))
 
 
 def run_tree(run: LabRun) -> Node:
     """One run: banners, totals, the figures against people, the mark key, one row per question."""
     t = run.totals()
     o, n = t["old"], t["new"]
+    scored = o["precision"] is not None or n["precision"] is not None
+
+    def change(key: str, fmt: Callable[[Any], str] = pct) -> str:
+        return f"{fmt(o[key])} → {fmt(n[key])}"
+
+    figures = [
+        f"{t['changed']} changed",
+        f"{t['errors']} error(s)" if t["errors"] else "",
+        f"precision {change('precision')} · recall {change('recall')}" if scored else "",
+        f"tokens {change('tokens_in', fmt_tokens)} in",
+        f"cost {change('cost', fmt_cost)}",
+    ]
     totals = h(
         "div",
         "srnb-lab-totals",
@@ -233,29 +228,15 @@ def run_tree(run: LabRun) -> Node:
         h("strong", "", pct(n["agreement"])),
         " over the rows the prompt reached · ",
         h("span", "srnb-lab-reach", esc(reach_line(run), 400)),
-        f" · {t['changed']} changed"
-        + (f" · {t['errors']} error(s)" if t["errors"] else "")
-        + (
-            f" · precision {pct(o['precision'])} → {pct(n['precision'])}"
-            f" · recall {pct(o['recall'])} → {pct(n['recall'])}"
-            if o["precision"] is not None or n["precision"] is not None
-            else ""
-        )
-        + f" · tokens {fmt_tokens(o['tokens_in'])} → {fmt_tokens(n['tokens_in'])} in"
-        f" · cost {fmt_cost(o['cost'])} → {fmt_cost(n['cost'])}",
+        "".join(f" · {f}" for f in figures if f),
     )
+    cancelled = f"cancelled after {run.progress} questions: the rows below are the questions that finished"
     return h(
         "section",
         "srnb-card srnb-lab-run",
         _run_head(run.role, run.baseline, run.candidate, [esc(run.model, 200), f" · {fmt_ms(run.wall_ms)}"]),
-        h("div", "srnb-banner srnb-banner-info", esc(run.note, 600)) if run.note else None,
-        h(
-            "div",
-            "srnb-banner srnb-banner-info srnb-lab-cancelled",
-            f"cancelled after {run.progress} questions: the rows below are the questions that finished",
-        )
-        if run.cancelled
-        else None,
+        _banner(run.note),
+        h("div", "srnb-banner srnb-banner-info srnb-lab-cancelled", cancelled) if run.cancelled else None,
         h("div", "srnb-meta srnb-lab-cached", esc(run_cached(run), 200)) if run.cached else None,
         totals,
         _human_tree(run),
@@ -275,7 +256,7 @@ def progress_tree(
         "srnb-card srnb-lab-run srnb-lab-running",
         _run_head(role, baseline, candidate, f"running: {done}/{total} questions"),
         h("div", "srnb-lab-progress", h("div", "", style=width)),
-        h("div", "srnb-banner srnb-banner-info", esc(note, 600)) if note else None,
+        _banner(note),
         mark_key(),
         _results_table(rows, baseline, candidate),
     )
@@ -283,6 +264,21 @@ def progress_tree(
 
 def not_run_tree() -> Node:
     return h("div", "srnb-meta", "not run yet")
+
+
+def _disagreement(d: dict[str, Any]) -> Node:
+    return h(
+        "li",
+        "",
+        _id(d["id"], 100),
+        " ",
+        esc(one_line(d["what"] or d["key"], 160)),
+        ": people ",
+        h("strong", "", esc(d["people"], 40)),
+        ", judge ",
+        h("strong", "", esc(d["judge"], 40)),
+        [" ", _meta("(", esc(d["note"], 200), ")")] if d["note"] else None,
+    )
 
 
 def _human_tree(run: LabRun) -> list[Any] | None:
@@ -294,60 +290,28 @@ def _human_tree(run: LabRun) -> list[Any] | None:
         "srnb-lab-table srnb-lab-confusion",
         ["candidate", *(["judge: ", esc(c, 40)] for c in new.classes)],
         [
-            h(
-                "tr",
-                "",
-                h("th", "", "people: ", esc(p, 40)),
-                [h("td", "srnb-num", str(new.confusion[p][c])) for c in new.classes],
-            )
+            tr("", h("th", "", "people: ", esc(p, 40)), *_nums(new.confusion[p][c] for c in new.classes))
             for p in new.classes
         ],
     )
-    figures = [
-        (
-            c,
-            kappa_text(a.kappa),
-            ratio(a.agree, a.n),
-            pct(a.precision),
-            pct(a.recall),
-            pct(a.f1),
-            str(a.no_label),
-        )
+    figures = {
+        c: (kappa_text(a.kappa), ratio(a.agree, a.n), pct(a.precision), pct(a.recall), pct(a.f1), a.no_label)
         for c, a in run.by_category("new").items()
-    ]
+    }
     per_cat = table(
         "srnb-lab-table srnb-lab-categories",
         ["category (candidate)", "kappa", "agree", "precision", "recall", "F1", "no label"],
-        [
-            h("tr", "", h("td", "", esc(c, 100)), [h("td", "srnb-num", v) for v in vals])
-            for c, *vals in figures
-        ],
+        [tr("", esc(c, 100), *_nums(values)) for c, values in figures.items()],
     )
     dis = run.disagreements("new")
-    items = [
-        h(
-            "li",
-            "",
-            h("span", "srnb-id", esc(d["id"], 100)),
-            " ",
-            esc(one_line(d["what"] or d["key"], 160)),
-            ": people ",
-            h("strong", "", esc(d["people"], 40)),
-            ", judge ",
-            h("strong", "", esc(d["judge"], 40)),
-            [" ", h("span", "srnb-meta", "(", esc(d["note"], 200), ")")] if d["note"] else None,
-        )
-        for d in dis[:_STATIC_ROWS]
-    ]
+    summary = (
+        f"{len(dis)} disagreement{'s' if len(dis) != 1 else ''} with people (candidate): run.disagreements()"
+    )
     folded = h(
         "details",
         "srnb-details srnb-lab-disagreements",
-        h(
-            "summary",
-            "",
-            f"{len(dis)} disagreement{'s' if len(dis) != 1 else ''} with people (candidate): run.disagreements()",
-        ),
-        h("ul", "", items),
+        h("summary", "", summary),
+        h("ul", "", [_disagreement(d) for d in dis[:_STATIC_ROWS]]),
         data_key="lab-disagreements",
     )
     return [h("div", "srnb-lab-human", esc(human_line(run), 1200)), confusion, per_cat, folded]
@@ -365,40 +329,29 @@ def run_html(run: LabRun) -> str:
 def versions_table(vs: list[dict[str, Any]], best: str | None = None) -> Node:
     """A role's versions: hash and its marks (current, baseline, best), created, note,
     agreement. Each row names its hash (``data-hash``): the widget adds its buttons there."""
-    rows = []
-    for v in vs:
-        marks = [
-            m
-            for m, on in (("current", v["current"]), ("baseline", v["baseline"]), ("best", v["hash"] == best))
-            if on
-        ]
-        rows.append(
-            h(
-                "tr",
-                "",
-                h(
-                    "td",
-                    "",
-                    h("span", "srnb-id", esc(v["hash"], 40)),
-                    [[" ", h("span", "srnb-badge srnb-info", m)] for m in marks],
-                ),
-                h("td", "srnb-num", esc(v["created"], 40)),
-                h("td", "", esc(v["note"], 300)),
-                h("td", "", esc(version_score(v), 80)),
-                data_hash=v["hash"],
-            )
+
+    def marks(v: dict[str, Any]) -> list[Any]:
+        on = (("current", v["current"]), ("baseline", v["baseline"]), ("best", v["hash"] == best))
+        return [[" ", h("span", "srnb-badge srnb-info", m)] for m, yes in on if yes]
+
+    rows = [
+        tr(
+            "",
+            [_id(v["hash"]), marks(v)],
+            h("td", "srnb-num", esc(v["created"], 40)),
+            esc(v["note"], 300),
+            esc(version_score(v), 80),
+            data_hash=v["hash"],
         )
+        for v in vs
+    ]
     return table("srnb-lab-table srnb-lab-versions", ["version", "created (UTC)", "note", "agreement"], rows)
 
 
 def versions_card(vs: list[dict[str, Any]], role: str, best: str | None = None) -> Node:
     """The versions table under a "Versions · role" heading (LabVersions' face, the widget's pane)."""
-    return h(
-        "section",
-        "srnb-card",
-        card_head(["Versions", [" · ", esc(role, 40)] if role else None]),
-        versions_table(vs, best),
-    )
+    head = card_head(["Versions", [" · ", esc(role, 40)] if role else None])
+    return h("section", "srnb-card", head, versions_table(vs, best))
 
 
 def best_of(lab: PromptLab, role: str) -> str | None:
@@ -414,26 +367,15 @@ def versions_html(vs: LabVersions) -> str:
 def head_tree(lab: PromptLab, role: str | None = None) -> Node:
     """The lab's header: question set, the note (offline model, template unused);
     with ``role`` (the widget, one role at a time) that role's model and note."""
-    note = lab.note(role) if role else lab.note()
-    model = (
-        h(
-            "span",
-            f"srnb-badge srnb-{'offline' if lab.is_offline(role) else 'info'}",
-            "model ",
-            esc(lab.model_name(role), 200),
-        )
-        if role
-        else None
-    )
+    tone = "offline" if role and lab.is_offline(role) else "info"
+    model = h("span", f"srnb-badge srnb-{tone}", "model ", esc(lab.model_name(role), 200)) if role else None
     return h(
         "section",
         "srnb-card srnb-lab-head",
         card_head(
-            "Prompt Lab",
-            model,
-            h("span", "srnb-meta", f"{len(lab.questions)} questions · ", esc(lab.questions.name, 200)),
+            "Prompt Lab", model, _meta(f"{len(lab.questions)} questions · ", esc(lab.questions.name, 200))
         ),
-        h("div", "srnb-banner srnb-banner-info", esc(note, 600)) if note else None,
+        _banner(lab.note(role) if role else lab.note()),
     )
 
 
@@ -445,21 +387,8 @@ def _role_card(lab: PromptLab, role: str) -> Node:
         "srnb-card srnb-lab-role",
         card_head(
             esc(role, 40),
-            h(
-                "span",
-                "srnb-meta",
-                esc(ROLE_LABELS.get(role, ""), 200),
-                " · model ",
-                esc(lab.model_name(role), 200),
-            ),
-            h(
-                "span",
-                "srnb-meta",
-                "current ",
-                h("span", "srnb-id", esc(lab.current(role), 40)),
-                " · baseline ",
-                h("span", "srnb-id", esc(lab.baseline(role), 40)),
-            ),
+            _meta(esc(ROLE_LABELS.get(role, ""), 200), " · model ", esc(lab.model_name(role), 200)),
+            _meta("current ", _id(lab.current(role)), " · baseline ", _id(lab.baseline(role))),
         ),
         h(
             "details",

@@ -35,14 +35,11 @@ def pct(v: float | None) -> str:
 
 
 def agreement_mark(v: float | None) -> tuple[str, str]:
-    """(symbol, tone) of an agreement value: ✓ all, ◐ partly, ✗ none, — no label."""
+    """(symbol, tone) of an agreement value: ✓ all, ◐ partly (the percentage goes
+    beside it, side_score), ✗ none, — no label."""
     if v is None:
         return "—", ""
-    if v >= 1.0:
-        return "✓", "ok"
-    if v <= 0.0:
-        return "✗", "bad"
-    return "◐", "warn"  # partly: the percentage goes beside it (side_score), never in its place
+    return ("✓", "ok") if v >= 1.0 else ("✗", "bad") if v <= 0.0 else ("◐", "warn")
 
 
 def side_use(s: LabSide) -> str:
@@ -50,13 +47,17 @@ def side_use(s: LabSide) -> str:
     did not count: "offline: prompt not used" or "prompt not used"."""
     if s.reached:
         return ""
-    return "offline: prompt not used" if s.prompt_use == "offline" else "prompt not used"
+    return f"{'offline: ' if s.prompt_use == 'offline' else ''}prompt not used"
 
 
 def side_mark(s: LabSide) -> tuple[str, str]:
     """The agreement mark of a side; "—" when its prompt did not reach a
     model (its verdict is not the template's, and it is not counted)."""
     return agreement_mark(s.agreement) if s.reached else ("—", "")
+
+
+def _s(n: int) -> str:
+    return "s" if n != 1 else ""
 
 
 def _of(old: int, new: int, n: int) -> str:
@@ -79,11 +80,8 @@ def reach_line(run: LabRun) -> str:
 
 def run_cached(run: LabRun) -> str:
     """ "k of n sides cached" ("" when nothing came from the cache)."""
-    if not run.cached:
-        return ""
-    same = run.baseline == run.candidate
-    n = len(run.rows) * (1 if same else 2)
-    return f"{run.cached} of {n} side{'s' if n != 1 else ''} cached (no model call)"
+    n = len(run.rows) * (1 if run.baseline == run.candidate else 2)
+    return f"{run.cached} of {n} side{_s(n)} cached (no model call)" if run.cached else ""
 
 
 def kappa_text(v: float | None) -> str:
@@ -128,10 +126,10 @@ def run_summary(run: LabRun) -> str:
     if lo == ln == 0:
         agreement = f"{run.role}: agreement not measured"
     elif lo == ln:
-        agreement += f" on {lo} question{'s' if lo != 1 else ''}"
+        agreement += f" on {lo} question{_s(lo)}"
     else:
         agreement = f"{run.role}: agreement {pct(o['agreement'])} (on {lo}) → {pct(n['agreement'])} (on {ln})"
-    s += f"{agreement} ({reach_line(run)}), {t['changed']} verdict{'s' if t['changed'] != 1 else ''} changed"
+    s += f"{agreement} ({reach_line(run)}), {t['changed']} verdict{_s(t['changed'])} changed"
     if run.labels:
         s += f"; {human_line(run)}"
     if t["errors"]:
@@ -151,21 +149,18 @@ def side_notes(s: LabSide) -> list[str]:
         out.append(f"recall {pct(s.recall)}")
     if s.rank is not None:
         out.append(f"rank {s.rank}")
-    if s.includes or s.excluded_hits or s.citation_recall is not None:
-        if s.includes:
-            out.append("includes " + ", ".join(s.includes))
-        if s.excluded_hits:
-            out.append("contains excluded " + ", ".join(s.excluded_hits))
-        if s.citation_recall is not None:
-            out.append(f"cites relevant {pct(s.citation_recall)}")
+    if s.includes:
+        out.append("includes " + ", ".join(s.includes))
+    if s.excluded_hits:
+        out.append("contains excluded " + ", ".join(s.excluded_hits))
+    if s.citation_recall is not None:
+        out.append(f"cites relevant {pct(s.citation_recall)}")
     return out
 
 
 def side_score(s: LabSide) -> str:
     """The percentage beside a mark ("80%"), "not counted" when the prompt did not reach a model."""
-    if not s.reached:
-        return "not counted"
-    return "" if s.agreement is None else pct(s.agreement)
+    return "not counted" if not s.reached else "" if s.agreement is None else pct(s.agreement)
 
 
 def version_score(v: dict[str, Any]) -> str:
@@ -173,10 +168,9 @@ def version_score(v: dict[str, Any]) -> str:
     sc = v.get("scores") or {}
     if not sc:
         return "not run"
-    n = sc.get("questions", 0)
-    k = sc.get("reached", 0)
     a = sc.get("agreement")
-    return f"{'not measured' if a is None else pct(a)} (prompt reached the model on {k} of {n})"
+    reached = f"prompt reached the model on {sc.get('reached', 0)} of {sc.get('questions', 0)}"
+    return f"{'not measured' if a is None else pct(a)} ({reached})"
 
 
 def versions_text(vs: LabVersions) -> str:
@@ -206,13 +200,13 @@ def lab_text(lab: PromptLab) -> str:
     parts = []
     for role in lab.roles:
         last = lab.last_run(role)
-        score = ""
-        if last:
-            score = (
-                f", last run {pct(last.agreement_old)} → {pct(last.agreement_new)}, prompt reached "
-                f"{_of(last.reached_old, last.reached_new, len(last.rows))}"
-            )
+        score = (
+            f", last run {pct(last.agreement_old)} → {pct(last.agreement_new)}, prompt reached "
+            f"{_of(last.reached_old, last.reached_new, len(last.rows))}"
+            if last
+            else ""
+        )
         parts.append(f"{role}={lab.current(role)} ({len(lab.versions(role))} versions{score})")
     n = len(lab.questions)
-    s = f"PromptLab: {n} question{'s' if n != 1 else ''} ({lab.questions.name}); " + "; ".join(parts)
+    s = f"PromptLab: {n} question{_s(n)} ({lab.questions.name}); " + "; ".join(parts)
     return s + (" [offline model: prompts not used]" if lab.offline else "")

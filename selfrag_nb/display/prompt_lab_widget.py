@@ -28,10 +28,8 @@
         apply   (hash?)            lab.apply: the pipeline uses it from now on
     Any error (bad template, unknown id) lands in ``error`` as a sentence, never a traceback.
 
-The widget opens on ``lab.role`` (``PromptLab(..., role="grade")``).
-The static faces (lab_html, run_html, lab_text, run_text) live in
-prompt_lab_html.py, which registers this widget as the lab's widget face;
-the mimebundle and marimo view come from faces.py like every other type.
+The widget opens on ``lab.role`` (``PromptLab(..., role="grade")``). prompt_lab_html.py
+registers it as the lab's widget face (faces.py: mimebundle, marimo view).
 """
 
 from __future__ import annotations
@@ -142,13 +140,9 @@ class PromptLabWidget(anywidget.AnyWidget):
         self._worker: threading.Thread | None = None
         self._running_role: str = role
         self._selection: dict[str, list[str]] = {r: lab.default_ids(r) for r in lab.roles}
+        # the picker sets each question as text: control characters as ⟨U+XXXX⟩ labels
         qs = [
-            {
-                "id": q.id,
-                "category": q.category,
-                # the picker sets it as text: control characters as ⟨U+XXXX⟩ labels
-                "question": neutralize(one_line(q.question, QUESTION_CHARS)),
-            }
+            {"id": q.id, "category": q.category, "question": neutralize(one_line(q.question, QUESTION_CHARS))}
             for q in lab.questions
         ]
         super().__init__(
@@ -226,8 +220,7 @@ class PromptLabWidget(anywidget.AnyWidget):
                     f"unknown action {action!r}: one of run, cancel, save, revert, baseline, export, apply"
                 )
             self.error = ""
-            result: threading.Thread | None = handler(msg)
-            return result
+            return cast("threading.Thread | None", handler(msg))
         except TemplateError as exc:
             self.error = f"template not saved: {exc}"
         except KeyError as exc:

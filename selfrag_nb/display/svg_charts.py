@@ -61,11 +61,21 @@ def _num(v: float) -> str:
     return f"{v:.1f}".rstrip("0").rstrip(".")
 
 
+def _xywh(x: float, y: float, width: float, height: float) -> dict[str, str]:
+    """A rect's place and size as attributes."""
+    return {"x": _num(x), "y": _num(y), "width": _num(width), "height": _num(height)}
+
+
 def _tick_label(v: float, step: float) -> str:
     if v == 0:
         return "0"
     decimals = 0 if step >= 1 else min(3, max(1, -math.floor(math.log10(step))))
     return f"{v:,.{decimals}f}"
+
+
+def in_unit(v_ms: float, unit: str, div: float) -> str:
+    """A time in its figure's unit (``time_unit``): whole ms, or s to two decimals."""
+    return f"{v_ms / div:,.{0 if unit == 'ms' else 2}f}"
 
 
 def _cut(label: str) -> str:
@@ -74,15 +84,8 @@ def _cut(label: str) -> str:
 
 def swatch(colour: str) -> Node:
     """A small square of a series' colour (an SVG rect: style carries no colours)."""
-    return h(
-        "svg",
-        "srnb-swatch",
-        h("rect", "", x=0, y=0, width=10, height=10, fill=colour),
-        viewBox="0 0 10 10",
-        width=10,
-        height=10,
-        aria_hidden="true",
-    )
+    square = h("rect", "", x=0, y=0, width=10, height=10, fill=colour)
+    return h("svg", "srnb-swatch", square, viewBox="0 0 10 10", width=10, height=10, aria_hidden="true")
 
 
 def _text(cls: str, kids: Any, x: float, y: float, anchor: str | None = None, **attrs: Any) -> Node:
@@ -152,12 +155,8 @@ def bar_chart(
     left = max(56.0, math.ceil(0.87 * (label_px[0] if label_px else 0) - 9 - n * bw / 2 + 4))
     width = max(420.0, left + len(groups) * gw + 12)
     height = top + plot_h + bottom
-    values = [value(g, s) for g in groups for s, _ in series]
-    known = [float(v) for v in values if v is not None]
-    if rate:
-        ymin, ymax = fitted_range(known)
-    else:
-        ymin, ymax = 0.0, float(nice_max(max([0.0, *known]), whole))
+    known = [float(v) for g in groups for s, _ in series if (v := value(g, s)) is not None]
+    ymin, ymax = fitted_range(known) if rate else (0.0, float(nice_max(max([0.0, *known]), whole)))
     span = (ymax - ymin) or 1.0
 
     def y(v: float) -> float:
@@ -169,13 +168,8 @@ def bar_chart(
     else:
         ticks = _ticks(ymax, whole)
         step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
-    kids: list[Any] = _axis(
-        left,
-        width - 6,
-        y,
-        ticks,
-        (lambda v: _tick_label(v, 0.01)) if rate else (lambda v: _tick_label(v, step)),
-    )
+    label_step = 0.01 if rate else step
+    kids: list[Any] = _axis(left, width - 6, y, ticks, lambda v: _tick_label(v, label_step))
     fitted = f" · axis fitted to the data: {ymin:g} to {ymax:g}, not from 0" if ymin > 0 else ""
     kids.append(_title(title + fitted, left))
     base = top + plot_h
@@ -188,19 +182,10 @@ def bar_chart(
                 kids.append(_text("srnb-ch-na", "n/a", x + bw / 2, base - 3, "middle"))
                 continue
             yy = y(float(v))
-            kids.append(
-                h(
-                    "rect",
-                    "srnb-ch-bar",
-                    h("title", "", f"{s} · {g}: {fmt(float(v))}"),
-                    x=_num(x + 1),
-                    y=_num(yy),
-                    width=_num(bw - 2),
-                    height=_num(max(0.5, base - yy)),
-                    fill=colour,
-                    data_series=si,  # the index, not the name: data stays in text and titles
-                )
-            )
+            tip = h("title", "", f"{s} · {g}: {fmt(float(v))}")
+            size = _xywh(x + 1, yy, bw - 2, max(0.5, base - yy))
+            # data-series: the index, not the name: data stays in text and titles
+            kids.append(h("rect", "srnb-ch-bar", tip, attrs=size, fill=colour, data_series=si))
         kids.append(_category(g, x0 + n * bw / 2, base + 14, -30, "srnb-ch-strong" if g == strong else ""))
     kids.append(_line("srnb-ch-axisline", left, width - 6, base, base))
     return _frame(width, height, title, kids)
@@ -232,26 +217,16 @@ def box_chart(boxes: Sequence[tuple[str, str, dict[str, Any]]], *, title: str) -
             return _line("srnb-ch-whisker", x1, x2, y(y1), y(y2), stroke=colour)
 
         q3 = y(st["q3"])
+        size = _xywh(x0, q3, bw, max(1.0, y(st["q1"]) - q3))
         tip = (
-            f"{name}: median {st['median'] / div:,.{0 if unit == 'ms' else 2}f} {unit}, "
-            f"quartiles {st['q1'] / div:,.{0 if unit == 'ms' else 2}f}–{st['q3'] / div:,.{0 if unit == 'ms' else 2}f} {unit}, "
-            f"{st['n']} questions"
+            f"{name}: median {in_unit(st['median'], unit, div)} {unit}, "
+            f"quartiles {in_unit(st['q1'], unit, div)}–{in_unit(st['q3'], unit, div)} {unit}, {st['n']} questions"
         )
         g = [
             ln(st["whisker_lo"], st["whisker_hi"]),
             ln(st["whisker_lo"], st["whisker_lo"], cx - bw / 4, cx + bw / 4),
             ln(st["whisker_hi"], st["whisker_hi"], cx - bw / 4, cx + bw / 4),
-            h(
-                "rect",
-                "srnb-ch-boxrect",
-                h("title", "", tip),
-                x=_num(x0),
-                y=_num(q3),
-                width=bw,
-                height=_num(max(1.0, y(st["q1"]) - q3)),
-                fill=colour,
-                stroke=colour,
-            ),
+            h("rect", "srnb-ch-boxrect", h("title", "", tip), attrs=size, fill=colour, stroke=colour),
             _line("srnb-ch-median", x0, x0 + bw, y(st["median"]), y(st["median"])),
             [
                 h("circle", "srnb-ch-outlier", cx=_num(cx), cy=_num(y(o)), r=2.5, fill=colour)
@@ -305,15 +280,9 @@ def line_chart(
             continue
         d = " ".join(f"{'L' if i else 'M'}{_num(x(a))} {_num(y(b))}" for i, (a, b) in enumerate(pts))
         kids.append(h("path", f"srnb-ch-line srnb-ch-{tone}", d=d))
-        for a, b in pts:
-            kids.append(
-                h(
-                    "circle",
-                    f"srnb-ch-dot srnb-ch-{tone}",
-                    h("title", "", f"{label} at {a:g}: {b:g}"),
-                    cx=_num(x(a)),
-                    cy=_num(y(b)),
-                    r=3,
-                )
-            )
+        dot = f"srnb-ch-dot srnb-ch-{tone}"
+        kids += [
+            h("circle", dot, h("title", "", f"{label} at {a:g}: {b:g}"), cx=_num(x(a)), cy=_num(y(b)), r=3)
+            for a, b in pts
+        ]
     return _frame(width, height, title, kids)

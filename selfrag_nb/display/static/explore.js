@@ -10,7 +10,8 @@
 //        Python, which answers model.text_hits (rows whose answer holds it)
 //     -> ticking rows sets model.selected; Python sets model.opened: one trace's
 //        view or the comparison of two, a view tree (display/tree.py to_json)
-//        mounted with mount.js's build() + attach() (allow-lists, textContent only)
+//        mounted with mount.js's mount() (allow-lists, textContent only); the
+//        histogram is a small SVG view tree built with build()
 //
 // Column filters: text columns match a substring (case-insensitive); number
 // columns take 12, >200, <=1.5, 100..500. Every piece of data is set with
@@ -20,7 +21,7 @@
 // here over every row (a view tree per row would cost a Python round trip per
 // keystroke). What is read-only and built once, an opened trace or comparison,
 // is a view tree mounted with mount.js. (CTL is generated from
-// selfrag_nb.text.VIEW_CONTROLS; build attach newState SVG_NS h add come from mount.js:
+// selfrag_nb.text.VIEW_CONTROLS; build mount newState h add come from mount.js:
 // explore_widget.py joins both before this file.)
 
 const OUTCOME_TONE = {
@@ -34,9 +35,8 @@ function t(s) {
   let pos = 0;
   for (const m of s.matchAll(CTL)) {
     if (m.index > pos) parent.appendChild(document.createTextNode(s.slice(pos, m.index)));
-    const lab = h("span", "srnb-ctl", "U+" + m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0"));
-    lab.title = "invisible control character";
-    parent.appendChild(lab);
+    const label = "U+" + m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
+    parent.appendChild(Object.assign(h("span", "srnb-ctl", label), { title: "invisible control character" }));
     pos = m.index + m[0].length;
   }
   if (pos < s.length) parent.appendChild(document.createTextNode(s.slice(pos)));
@@ -45,6 +45,13 @@ function t(s) {
 
 function badge(text, tone) {
   return add(h("span", "srnb-badge" + (tone ? " srnb-" + tone : "")), t(text));
+}
+
+function button(label, cls, onClick) {
+  const b = h("button", cls, label);
+  b.type = "button";
+  b.addEventListener("click", onClick);
+  return b;
 }
 
 function fmtMs(ms) {
@@ -136,9 +143,8 @@ class ExploreView {
       if (!s.trim()) continue;
       const jj = Number(j);
       if (NUM_KINDS.has(this.cols[jj].kind)) {
-        const f = numTest(s);
-        if (f) tests.push((i) => f(this.rows[i][jj]));
-        else tests.push(() => false);
+        const f = numTest(s) || (() => false); // not a number filter: no row matches
+        tests.push((i) => f(this.rows[i][jj]));
       } else {
         const needle = s.trim().toLowerCase();
         tests.push((i) => this.low[i][jj].includes(needle));
@@ -150,16 +156,12 @@ class ExploreView {
       const set = hits.text === this.text ? new Set(hits.rows || []) : new Set();
       tests.push((i) => this.low[i][this.qcol].includes(needle) || set.has(i));
     }
-    const out = [];
-    const order = this.sorted();
-    for (const i of order) if (tests.every((f) => f(i))) out.push(i);
-    return out;
+    return this.sorted().filter((i) => tests.every((f) => f(i)));
   }
 
   sorted() {
     if (this.order) return this.order;
-    const n = this.rows.length;
-    const idx = Array.from({ length: n }, (_, i) => i);
+    const idx = Array.from({ length: this.rows.length }, (_, i) => i);
     const j = this.sortKey;
     if (j >= 0) {
       const num = NUM_KINDS.has(this.cols[j].kind);
@@ -197,7 +199,7 @@ class ExploreView {
     const total = this.rows.length;
     add(box, h("span", "srnb-xp-count", `${vis.length.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} traces`));
     for (const [k, n] of Object.entries(by).sort((a, b) => b[1] - a[1])) {
-      const b = badge(`${k} ${n.toLocaleString("en-US")}`, OUTCOME_TONE[k] || (k === "refused" ? "bad" : ""));
+      const b = badge(`${k} ${n.toLocaleString("en-US")}`, OUTCOME_TONE[k]);
       b.dataset.outcome = k;
       box.appendChild(b);
     }
@@ -208,26 +210,15 @@ class ExploreView {
 
   histogram(vis) {
     const j = this.col(this.metric);
-    const wrap = h("div", "srnb-xp-hist");
     const pick = h("div", "srnb-xp-hist-h");
     for (const [key, label] of [["latency_ms", "latency"], ["cost", "cost"]]) {
-      const b = h("button", "srnb-xp-tab" + (this.metric === key ? " srnb-xp-on" : ""), label);
-      b.type = "button";
-      b.addEventListener("click", () => { this.metric = key; this.draw(); });
-      pick.appendChild(b);
+      const on = this.metric === key ? " srnb-xp-on" : "";
+      pick.appendChild(button(label, "srnb-xp-tab" + on, () => { this.metric = key; this.draw(); }));
     }
-    wrap.appendChild(pick);
+    const wrap = add(h("div", "srnb-xp-hist"), pick);
     const vals = j < 0 ? [] : vis.map((i) => this.rows[i][j]).filter((v) => v !== null && v !== undefined);
+    if (!vals.length) return add(wrap, h("div", "srnb-meta", "no values for the rows shown"));
     const W = 420, H = 90, BINS = 24;
-    const svg = document.createElementNS(SVG_NS, "svg");
-    svg.setAttribute("viewBox", `0 0 ${W} ${H + 16}`);
-    svg.setAttribute("width", String(W));
-    svg.setAttribute("height", String(H + 16));
-    svg.setAttribute("class", "srnb-xp-svg");
-    if (!vals.length) {
-      wrap.appendChild(h("div", "srnb-meta", "no values for the rows shown"));
-      return wrap;
-    }
     let lo = Infinity, hi = -Infinity;
     for (const v of vals) { if (v < lo) lo = v; if (v > hi) hi = v; }
     const span = hi - lo || 1;
@@ -235,30 +226,16 @@ class ExploreView {
     for (const v of vals) bins[Math.min(BINS - 1, Math.floor(((v - lo) / span) * BINS))]++;
     const top = Math.max(...bins);
     const fmt = this.metric === "cost" ? fmtCost : fmtMs;
-    bins.forEach((n, b) => {
-      const r = document.createElementNS(SVG_NS, "rect");
+    // the SVG as a view tree (JSON), built by mount.js's build()
+    const bar = (n, b) => {
       const bh = top ? (n / top) * H : 0;
-      r.setAttribute("x", String((b * W) / BINS + 1));
-      r.setAttribute("y", String(H - bh));
-      r.setAttribute("width", String(W / BINS - 2));
-      r.setAttribute("height", String(bh));
-      r.setAttribute("class", "srnb-xp-bar");
-      const tip = document.createElementNS(SVG_NS, "title");
-      tip.textContent = `${fmt(lo + (span * b) / BINS)} – ${fmt(lo + (span * (b + 1)) / BINS)}: ${n}`;
-      r.appendChild(tip);
-      svg.appendChild(r);
-    });
-    for (const [x, anchor, v] of [[0, "start", lo], [W, "end", hi]]) {
-      const tx = document.createElementNS(SVG_NS, "text");
-      tx.setAttribute("x", String(x));
-      tx.setAttribute("y", String(H + 13));
-      tx.setAttribute("text-anchor", anchor);
-      tx.setAttribute("class", "srnb-xp-axis");
-      tx.textContent = fmt(v);
-      svg.appendChild(tx);
-    }
-    wrap.appendChild(svg);
-    return wrap;
+      const tip = `${fmt(lo + (span * b) / BINS)} – ${fmt(lo + (span * (b + 1)) / BINS)}: ${n}`;
+      const a = { x: (b * W) / BINS + 1, y: H - bh, width: W / BINS - 2, height: bh };
+      return { t: "rect", c: "srnb-xp-bar", a, k: [{ t: "title", k: [tip] }] };
+    };
+    const end = ([x, anchor, v]) => ({ t: "text", c: "srnb-xp-axis", a: { x, y: H + 13, "text-anchor": anchor }, k: [fmt(v)] });
+    const kids = [...bins.map(bar), ...[[0, "start", lo], [W, "end", hi]].map(end)];
+    return add(wrap, build({ t: "svg", c: "srnb-xp-svg", a: { viewBox: `0 0 ${W} ${H + 16}`, width: W, height: H + 16 }, k: kids }));
   }
 
   header() {
@@ -281,19 +258,15 @@ class ExploreView {
     const fr = h("tr", "srnb-xp-filters");
     fr.appendChild(h("th"));
     this.cols.forEach((c, j) => {
-      const th = h("th");
       const inp = h("input", "srnb-xp-filter");
-      inp.type = "text";
+      Object.assign(inp, { type: "text", placeholder: NUM_KINDS.has(c.kind) ? ">200, 1..5" : "filter", value: this.filters[j] || "" });
       inp.dataset.key = c.key;
-      inp.placeholder = NUM_KINDS.has(c.kind) ? ">200, 1..5" : "filter";
-      inp.value = this.filters[j] || "";
       inp.addEventListener("input", () => {
         this.filters[j] = inp.value;
         this.page = 0;
         this.drawBody();
       });
-      th.appendChild(inp);
-      fr.appendChild(th);
+      add(fr, add(h("th"), inp));
     });
     return add(h("thead"), tr, fr);
   }
@@ -301,17 +274,12 @@ class ExploreView {
   rowEl(i, sel) {
     const tr = h("tr", "srnb-xp-row" + (sel.includes(i) ? " srnb-xp-sel" : ""));
     tr.dataset.row = String(i);
-    const pick = h("td", "srnb-xp-pick");
-    const box = h("input");
-    box.type = "checkbox";
-    box.checked = sel.includes(i);
-    box.title = "select (one opens its trace, two compare)";
-    pick.appendChild(box);
-    tr.appendChild(pick);
+    const box = Object.assign(h("input"), { type: "checkbox", checked: sel.includes(i), title: "select (one opens its trace, two compare)" });
+    add(tr, add(h("td", "srnb-xp-pick"), box));
     this.rows[i].forEach((v, j) => {
       const c = this.cols[j];
       const td = h("td", NUM_KINDS.has(c.kind) ? "srnb-num" : c.key === "question" ? "srnb-xp-q" : "");
-      if (c.kind === "outcome") td.appendChild(badge(shown(v, "text"), OUTCOME_TONE[v] || (v === "refused" ? "bad" : "")));
+      if (c.kind === "outcome") td.appendChild(badge(shown(v, "text"), OUTCOME_TONE[v]));
       else if (c.kind === "flags") for (const f of v || []) add(td, badge(f, f === "injection" || f === "model_error" ? "bad" : "warn"), t(" "));
       else td.appendChild(t(shown(v, c.kind)));
       tr.appendChild(td);
@@ -328,8 +296,7 @@ class ExploreView {
     const sel = this.model.get("selected") || [];
     const body = h("tbody");
     for (const i of vis.slice(this.page * size, (this.page + 1) * size)) body.appendChild(this.rowEl(i, sel));
-    this.tbody.replaceWith(body);
-    this.tbody = body;
+    this.tbody.replaceWith((this.tbody = body));
     this.countsEl.replaceWith((this.countsEl = this.counts(vis)));
     this.histEl.replaceWith((this.histEl = this.histogram(vis)));
     this.pagerEl.replaceWith((this.pagerEl = this.pager(vis.length, pages)));
@@ -338,13 +305,10 @@ class ExploreView {
   pager(n, pages) {
     const size = this.model.get("page_size") || 25;
     const p = h("div", "srnb-xp-pager");
-    const prev = h("button", "srnb-xp-prev", "‹ prev");
-    const next = h("button", "srnb-xp-next", "next ›");
-    prev.type = next.type = "button";
+    const prev = button("‹ prev", "srnb-xp-prev", () => { this.page--; this.drawBody(); });
+    const next = button("next ›", "srnb-xp-next", () => { this.page++; this.drawBody(); });
     prev.disabled = this.page === 0;
     next.disabled = this.page >= pages - 1;
-    prev.addEventListener("click", () => { this.page--; this.drawBody(); });
-    next.addEventListener("click", () => { this.page++; this.drawBody(); });
     const a = n ? this.page * size + 1 : 0;
     const b = Math.min(n, (this.page + 1) * size);
     add(p, prev, h("span", "srnb-meta srnb-xp-range", `rows ${a}–${b} of ${n.toLocaleString("en-US")}`), next);
@@ -356,17 +320,13 @@ class ExploreView {
     const box = h("div", "srnb-xp-opened");
     if (!o.kind) return box;
     box.dataset.kind = o.kind;
-    const bar = h("div", "srnb-card-h");
-    const close = h("button", "srnb-xp-close", "close");
-    close.type = "button";
-    close.addEventListener("click", () => this.setSelected([]));
-    add(bar, h("span", "srnb-stage", o.kind === "compare" ? "Comparison" : o.kind === "trace" ? "Opened trace" : o.title || ""), close);
-    box.appendChild(bar);
+    const title = o.kind === "compare" ? "Comparison" : o.kind === "trace" ? "Opened trace" : o.title || "";
+    const close = button("close", "srnb-xp-close", () => this.setSelected([]));
+    add(box, add(h("div", "srnb-card-h"), h("span", "srnb-stage", title), close));
     if (o.note) box.appendChild(h("div", "srnb-banner", o.note));
     if (o.tree) {
       const body = h("div", "srnb-xp-tree");
-      body.appendChild(build(o.tree));
-      attach(body, null, this.treeState);
+      mount(body, o.tree, null, this.treeState);
       box.appendChild(body);
     }
     return box;
@@ -375,10 +335,7 @@ class ExploreView {
   draw() {
     const root = h("div", "srnb-root srnb-xp");
     const top = h("div", "srnb-xp-top");
-    const search = h("input", "srnb-xp-text");
-    search.type = "search";
-    search.placeholder = "search questions and answers";
-    search.value = this.text;
+    const search = Object.assign(h("input", "srnb-xp-text"), { type: "search", placeholder: "search questions and answers", value: this.text });
     search.addEventListener("input", () => {
       this.text = search.value;
       this.page = 0;
@@ -403,22 +360,16 @@ class ExploreView {
 function render({ model, el }) {
   const view = new ExploreView(model, el);
   view.draw();
-  const onRows = () => { view.index(); view.draw(); };
   const onBody = () => view.drawBody();
-  const onOpened = () => {
-    const fresh = view.opened();
-    view.openedEl.replaceWith(fresh);
-    view.openedEl = fresh;
+  const on = {
+    "change:rows": () => { view.index(); view.draw(); },
+    "change:text_hits": onBody,
+    "change:selected": onBody,
+    "change:opened": () => view.openedEl.replaceWith((view.openedEl = view.opened())),
   };
-  model.on("change:rows", onRows);
-  model.on("change:text_hits", onBody);
-  model.on("change:selected", onBody);
-  model.on("change:opened", onOpened);
+  for (const [ev, fn] of Object.entries(on)) model.on(ev, fn);
   return () => {
-    model.off("change:rows", onRows);
-    model.off("change:text_hits", onBody);
-    model.off("change:selected", onBody);
-    model.off("change:opened", onOpened);
+    for (const [ev, fn] of Object.entries(on)) model.off(ev, fn);
   };
 }
 

@@ -4,7 +4,7 @@
 //     head versions results                     read-only panes: view trees built in Python
 //                                               (display/prompt_lab_html.py, the same trees the
 //                                               static HTML is), mounted with mount.js's
-//                                               build() + attach(); textContent only
+//                                               mount() (build + attach); textContent only
 //     roles role role_info placeholders         -> role picker + what the role is scored on
 //     template template_hash baseline_hash      -> editor (the draft survives other redraws)
 //     questions categories selected_ids         -> subset picker
@@ -17,8 +17,8 @@
 //   pane names its version (data-hash): its revert / set baseline / export buttons
 //   are added here, after the tree is mounted.
 //
-// Joined after mount.js by display/js.py (module("mount.js", "prompt_lab.js")): build,
-// attach, newState, h and add come from there. Every piece of data is set with textContent,
+// Joined after mount.js by display/js.py (module("mount.js", "prompt_lab.js")): mount,
+// newState, h and add come from there. Every piece of data is set with textContent,
 // value or createTextNode: never innerHTML.
 
 function button(label, onClick, cls) {
@@ -28,13 +28,18 @@ function button(label, onClick, cls) {
   return b;
 }
 
+function checkbox(checked, onChange) {
+  const box = Object.assign(h("input"), { type: "checkbox", checked });
+  box.addEventListener("change", () => onChange(box.checked));
+  return box;
+}
+
 class Lab {
   constructor(model, el) {
     this.model = model;
     this.el = el;
     // tex2jax_ignore / mathjax_ignore: MathJax must not typeset "$0 → $0" or template text.
-    this.root = h("div", "srnb-root srnb-lab tex2jax_ignore mathjax_ignore");
-    this.root.dir = "ltr";
+    this.root = Object.assign(h("div", "srnb-root srnb-lab tex2jax_ignore mathjax_ignore"), { dir: "ltr" });
     this.header = h("div", "srnb-lab-pane");
     this.editorCard = h("section", "srnb-card srnb-lab-edit");
     this.picker = h("section", "srnb-card srnb-lab-pick");
@@ -55,15 +60,11 @@ class Lab {
   }
 
   // ------------------------------------------------------------- read-only panes
-  // A view tree from Python into its pane: build() + attach() (mount.js).
+  // A view tree from Python into its pane: mount.js's mount() (build() + attach()).
   mountPane(pane, key) {
     const tree = this.get(key);
-    pane.replaceChildren();
-    if (tree && tree.t) {
-      pane.appendChild(build(tree));
-      attach(pane, null, this.state);
-    }
-    return pane;
+    if (tree && tree.t) mount(pane, tree, null, this.state);
+    else pane.replaceChildren();
   }
 
   renderHeader() {
@@ -80,19 +81,13 @@ class Lab {
     // One line under the picker: what the selected role is scored on.
     this.roleInfo = h("div", "srnb-meta srnb-lab-scored");
     this.placeholders = h("div", "srnb-meta srnb-lab-placeholders");
-    this.editor = h("textarea", "srnb-lab-editor");
-    this.editor.spellcheck = false;
-    this.editor.value = this.get("template") || "";
+    this.editor = Object.assign(h("textarea", "srnb-lab-editor"), { spellcheck: false, value: this.get("template") || "" });
     this.editor.addEventListener("input", () => this.renderEdited());
     this.hashLine = h("span", "srnb-meta");
     this.edited = h("span", "srnb-lab-edited");
-    this.noteInput = h("input", "srnb-lab-note-input");
-    this.noteInput.type = "text";
-    this.noteInput.placeholder = "note for this version (optional)";
+    this.noteInput = Object.assign(h("input", "srnb-lab-note-input"), { type: "text", placeholder: "note for this version (optional)" });
     this.runBtn = button("Run", () => this.run(), "srnb-lab-primary srnb-lab-run");
-    this.saveBtn = button("Save version", () =>
-      this.send({ action: "save", template: this.editor.value, note: this.noteInput.value }),
-    );
+    this.saveBtn = button("Save version", () => this.send({ action: "save", template: this.editor.value, note: this.noteInput.value }));
     this.applyBtn = button("Apply to pipeline", () => this.send({ action: "apply", template: this.editor.value }));
     this.exportBtn = button("Export best", () => this.send({ action: "export" }));
     this.cancelBtn = button("Cancel run", () => this.send({ action: "cancel" }), "srnb-lab-cancel");
@@ -101,31 +96,15 @@ class Lab {
     this.status = h("div", "srnb-lab-status");
     this.download = h("div", "srnb-lab-download");
     const roleBar = add(h("div", "srnb-lab-bar"), h("span", "srnb-label", "role"), this.roleSelect);
-    const actions = add(
-      h("div", "srnb-lab-bar"),
-      this.hashLine,
-      this.edited,
-      this.noteInput,
-      this.saveBtn,
-      this.runBtn,
-      this.applyBtn,
-      this.exportBtn,
-      this.cancelBtn,
-    );
+    const buttons = [this.saveBtn, this.runBtn, this.applyBtn, this.exportBtn, this.cancelBtn];
+    const actions = add(h("div", "srnb-lab-bar"), this.hashLine, this.edited, this.noteInput, ...buttons);
     add(this.editorCard, roleBar, this.roleInfo, this.placeholders, this.editor, actions, this.exportsLine, this.errorBox, this.status, this.download);
   }
 
   renderRole() {
     const roles = this.get("roles") || [];
     const role = this.get("role");
-    this.roleSelect.replaceChildren(
-      ...roles.map((r) => {
-        const o = h("option", "", r);
-        o.value = r;
-        o.selected = r === role;
-        return o;
-      }),
-    );
+    this.roleSelect.replaceChildren(...roles.map((r) => Object.assign(h("option", "", r), { value: r, selected: r === role })));
     this.roleSelect.value = role;
     this.roleInfo.textContent = this.get("role_info") ? "scored on: " + this.get("role_info") : "";
     const ph = (this.get("placeholders") || []).map((p) => "{{" + p + "}}").join(" ");
@@ -166,21 +145,14 @@ class Lab {
     if (!ex.text) return;
     const line = add(h("div", "srnb-meta"), h("bdi", "", "exported " + ex.hash + " to " + ex.path + " "));
     if (typeof URL !== "undefined" && URL.createObjectURL && typeof Blob !== "undefined") {
-      const a = h("a", "", "download " + ex.filename);
-      a.href = URL.createObjectURL(new Blob([ex.text], { type: "text/plain;charset=utf-8" }));
-      a.download = ex.filename;
-      add(line, a);
+      const href = URL.createObjectURL(new Blob([ex.text], { type: "text/plain;charset=utf-8" }));
+      add(line, Object.assign(h("a", "", "download " + ex.filename), { href, download: ex.filename }));
     }
     add(this.download, line);
   }
 
   run() {
-    this.send({
-      action: "run",
-      template: this.editor.value,
-      note: this.noteInput.value,
-      ids: this.get("selected_ids") || [],
-    });
+    this.send({ action: "run", template: this.editor.value, note: this.noteInput.value, ids: this.get("selected_ids") || [] });
   }
 
   // ------------------------------------------------------------- picker
@@ -194,42 +166,29 @@ class Lab {
   renderPicker() {
     const qs = this.get("questions") || [];
     const sel = new Set(this.get("selected_ids") || []);
-    const head = add(
-      h("div", "srnb-card-h"),
-      h("span", "srnb-stage", "Questions"),
-      h("span", "srnb-meta", sel.size + " of " + qs.length + " selected"),
-      button("none", () => this.setSelected([])),
-      button("all", () => this.setSelected(qs.map((q) => q.id))),
-    );
+    const none = button("none", () => this.setSelected([]));
+    const all = button("all", () => this.setSelected(qs.map((q) => q.id)));
+    const head = add(h("div", "srnb-card-h"), h("span", "srnb-stage", "Questions"), h("span", "srnb-meta", sel.size + " of " + qs.length + " selected"), none, all);
     const cats = h("div", "srnb-lab-cats");
+    // A tick adds its ids to the selection, an untick takes them out.
+    const pick = (ids) => (on) => {
+      const next = new Set(sel);
+      for (const id of ids) on ? next.add(id) : next.delete(id);
+      this.setSelected([...next]);
+    };
     for (const cat of this.get("categories") || []) {
       const ids = qs.filter((q) => q.category === cat).map((q) => q.id);
       const n = ids.filter((id) => sel.has(id)).length;
-      const box = h("input");
-      box.type = "checkbox";
-      box.checked = n > 0 && n === ids.length;
+      const box = checkbox(n > 0 && n === ids.length, pick(ids));
       box.indeterminate = n > 0 && n < ids.length;
-      box.addEventListener("change", () => {
-        const next = new Set(sel);
-        for (const id of ids) box.checked ? next.add(id) : next.delete(id);
-        this.setSelected([...next]);
-      });
       add(cats, add(h("label", "srnb-lab-cat"), box, h("span", "", " " + cat + " (" + n + "/" + ids.length + ")")));
     }
-    const list = h("details", "srnb-details srnb-lab-qlist");
-    list.open = !!this.qOpen;
+    const list = Object.assign(h("details", "srnb-details srnb-lab-qlist"), { open: !!this.qOpen });
     list.addEventListener("toggle", () => (this.qOpen = list.open));
     add(list, h("summary", "", "pick single questions"));
     const box = h("div", "srnb-lab-qs");
     for (const q of qs) {
-      const c = h("input");
-      c.type = "checkbox";
-      c.checked = sel.has(q.id);
-      c.addEventListener("change", () => {
-        const next = new Set(sel);
-        c.checked ? next.add(q.id) : next.delete(q.id);
-        this.setSelected([...next]);
-      });
+      const c = checkbox(sel.has(q.id), pick([q.id]));
       add(box, add(h("label", "srnb-lab-q"), c, h("span", "srnb-id", q.id), h("span", "srnb-meta", q.category), h("bdi", "", q.question)));
     }
     add(list, box);
@@ -240,17 +199,10 @@ class Lab {
   renderVersions() {
     this.mountPane(this.versionsCard, "versions");
     // The tree names each row's version; the buttons acting on it are the editor's.
-    const rows = this.versionsCard.querySelectorAll("tr[data-hash]");
-    for (const tr of rows) {
+    const acts = [["revert", "revert"], ["set baseline", "baseline"], ["export", "export"]];
+    for (const tr of this.versionsCard.querySelectorAll("tr[data-hash]")) {
       const hash = tr.getAttribute("data-hash");
-      tr.appendChild(
-        add(
-          h("td", "srnb-lab-acts"),
-          button("revert", () => this.send({ action: "revert", hash })),
-          button("set baseline", () => this.send({ action: "baseline", hash })),
-          button("export", () => this.send({ action: "export", hash })),
-        ),
-      );
+      tr.appendChild(add(h("td", "srnb-lab-acts"), ...acts.map(([label, action]) => button(label, () => this.send({ action, hash })))));
     }
     for (const tr of this.versionsCard.querySelectorAll("tr")) {
       if (tr.parentNode && tr.parentNode.tagName === "THEAD") tr.appendChild(h("th"));
@@ -280,26 +232,20 @@ class Lab {
 function render({ model, el }) {
   const lab = new Lab(model, el);
   lab.renderAll();
-  const on = {
-    "change:head": () => lab.renderHeader(),
-    "change:roles": () => lab.renderRole(),
-    "change:role": () => lab.renderRole(),
-    "change:role_info": () => lab.renderRole(),
-    "change:placeholders": () => lab.renderRole(),
-    "change:template": () => lab.renderTemplate(),
-    "change:template_hash": () => lab.renderEdited(),
-    "change:baseline_hash": () => lab.renderEdited(),
-    "change:questions": () => lab.renderPicker(),
-    "change:categories": () => lab.renderPicker(),
-    "change:selected_ids": () => lab.renderPicker(),
-    "change:versions": () => lab.renderVersions(),
-    "change:results": () => lab.renderResults(),
-    "change:status": () => lab.renderStatus(),
-    "change:error": () => lab.renderStatus(),
-    "change:running": () => lab.renderStatus(),
-    "change:exported": () => lab.renderExported(),
-    "change:export_dir": () => lab.renderStatus(),
+  // trait -> the section it redraws
+  const sections = {
+    renderHeader: ["head"],
+    renderRole: ["roles", "role", "role_info", "placeholders"],
+    renderTemplate: ["template"],
+    renderEdited: ["template_hash", "baseline_hash"],
+    renderPicker: ["questions", "categories", "selected_ids"],
+    renderVersions: ["versions"],
+    renderResults: ["results"],
+    renderStatus: ["status", "error", "running", "export_dir"],
+    renderExported: ["exported"],
   };
+  const on = {};
+  for (const [fn, traits] of Object.entries(sections)) for (const t of traits) on["change:" + t] = () => lab[fn]();
   for (const [ev, fn] of Object.entries(on)) model.on(ev, fn);
   return () => {
     for (const [ev, fn] of Object.entries(on)) model.off(ev, fn);
