@@ -135,9 +135,9 @@ def _keep_lead_in(current: str, piece: str, sep: str, max_chars: int) -> tuple[s
     servers that use it:" over the list of them): it moves to the next chunk
     with its list, when there is other text to close and the two fit."""
     head, _, last = current.rpartition("\n\n")
-    if sep == "\n\n" and head.strip() and last.rstrip().endswith((":", "：")):
-        if len(last) + len(sep) + len(piece) <= max_chars:
-            return head, last + sep
+    introduces = sep == "\n\n" and head.strip() and last.rstrip().endswith((":", "："))
+    if introduces and len(last) + len(sep) + len(piece) <= max_chars:
+        return head, last + sep
     return current, ""
 
 
