@@ -279,9 +279,10 @@ _ITEM_WORDS_MAX = 30
 def _with_items(lead: str, rest: list[tuple[str, str]]) -> str:
     """A lead-in ending with ":" read with the list items right after it,
     as one sentence ("Formats: a, b and c."), or "" when it has no such
-    list. Only short items (names, phrases) are gathered: a list of whole
-    sentences is quoted sentence by sentence, and "term -- what it is" items
-    (a table of contents) are not instances of anything."""
+    list. Only items that are a phrase or one sentence of up to
+    _ITEM_WORDS_MAX words are gathered: a list of longer items is quoted item
+    by item, and "term -- what it is" items (a table of contents) are not
+    instances of anything."""
     if not lead.rstrip().endswith(":"):
         return ""
     items: list[str] = []

@@ -165,7 +165,7 @@ def verify(inputs: VerifyInputs) -> SupportOut:
         injected.extend(bag(t) for t in (ev.title, ev.heading) if t and looks_like_injection(t))
         # "## License" over "MIT" states "License: MIT." (the quote generate makes).
         value = heading_value(ev)
-        # A lead-in read with its list items is one sentence, as generate quotes it.
+        # A lead-in read with its list items or its code is one sentence, as generate quotes it.
         for sent in [value] if value else [*sentences(text), *listed(text)]:
             if looks_like_injection(sent):
                 injected.append(bag(sent))
