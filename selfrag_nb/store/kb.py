@@ -286,7 +286,11 @@ class KnowledgeBase(Writes, Search):
                     raise PathNotFoundError(
                         f"no knowledge base at {local} (pass create=True to make one)", path=local
                     )
-                local.mkdir(parents=True)
+                try:
+                    # Another process may create it between the check and here.
+                    local.mkdir(parents=True, exist_ok=True)
+                except FileExistsError:
+                    raise KnowledgeBaseError(f"{local} is a file, not a knowledge base folder") from None
         try:
             db = _connect(uri, options)
             names = set(db.list_tables().tables)
