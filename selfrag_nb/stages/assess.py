@@ -24,7 +24,7 @@ import time
 
 from selfrag_nb.llm.schemas import AssessInputs, AssessOut
 from selfrag_nb.stages.base import Stage, StageContext, evidence_hits, to_evidence
-from selfrag_nb.stages.generate import model_failure
+from selfrag_nb.stages.generate import NO_PASSAGE_AVAILABLE, model_failure
 from selfrag_nb.trace import Assessment, Fallback, Trace
 
 __all__ = ["AssessStage"]
@@ -74,7 +74,7 @@ class AssessStage(Stage):
             return Assessment(
                 latency_ms=(time.perf_counter() - t0) * 1000,
                 action="refuse",
-                reason="no relevant passage was found in the documents available to you",
+                reason=NO_PASSAGE_AVAILABLE,
             )
         result = await ctx.runner.acall(
             "assess",

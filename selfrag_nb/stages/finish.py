@@ -52,6 +52,7 @@ from typing import TypeVar
 
 from selfrag_nb.stages.base import Stage, StageContext
 from selfrag_nb.stages.generate import (
+    NOTHING_SUPPORTED,
     GenerateStage,
     RefusalKind,
     clarify_message,
@@ -269,9 +270,7 @@ class FinishStage(Stage):
         if rec != "REGENERATE" and not support.claims and not any(c.valid for c in gen.citations):
             # Nothing was claimed and nothing cited ("the documents do not contain
             # this", the strict prompt's way out): that is a refusal, not an answer.
-            return refuse(
-                "no_evidence", "the answer states nothing the documents support", fallbacks=fallbacks
-            )
+            return refuse("no_evidence", NOTHING_SUPPORTED, fallbacks=fallbacks)
         useful: Usefulness | None = None
         if rec != "REGENERATE":
             useful = await _judged(trace, ctx, gen)

@@ -93,15 +93,19 @@ _REFUSALS: dict[str, dict[str, str]] = {
         "zh": "处理这个问题（“{q}”）时语言模型调用失败，因此无法给出回答；这并不表示资料中没有相关内容。",
     },
 }
+#: The stages' fixed refusal reasons (assess, generate, finish), written once
+#: so that their Chinese wording below cannot drift from them.
+NO_PASSAGE_AVAILABLE = "no relevant passage was found in the documents available to you"
+NO_PASSAGE = "no relevant passage was found"
+NOTHING_SUPPORTED = "the answer states nothing the documents support"
+#: Those reasons as a Chinese reader reads them.
+_ZH_REASONS = {
+    NO_PASSAGE_AVAILABLE: "在您可以访问的资料中没有找到相关段落",
+    NO_PASSAGE: "没有找到相关段落",
+    NOTHING_SUPPORTED: "回答中没有资料能够支持的内容",
+}
 # What the user can do next, per kind: more details help a search that found
 # nothing, not a check that failed or a document the user may not read.
-#: The fixed reasons of the stages (assess, generate), as a Chinese reader reads them.
-_ZH_REASONS = {
-    "no relevant passage was found in the documents available to you": "在您可以访问的资料中没有找到相关段落",
-    "no relevant passage was found": "没有找到相关段落",
-    "the answer states nothing the documents support": "回答中没有资料能够支持的内容",
-}
-
 _AGAIN = {
     "no_answer": {"en": " Please try again.", "zh": "请稍后再试。"},
     "deadline": {"en": " Please try again.", "zh": "请稍后再试。"},
@@ -275,11 +279,7 @@ class GenerateStage(Stage):
         direct = not retrieve or (assessment is not None and assessment.action == "answer_without_evidence")
         if not direct and not hits:
             kind = refusal_kind(trace)
-            why = (
-                upstream_model_failure(trace, detail=False)
-                if kind == "model_error"
-                else "no relevant passage was found"
-            )
+            why = upstream_model_failure(trace, detail=False) if kind == "model_error" else NO_PASSAGE
             return composed(refusal_message(ctx.question, ctx.language, why, kind=kind), "refuse")
         mode: Literal["grounded", "strict", "direct"] = (
             "direct" if direct else "strict" if self.strict else "grounded"
