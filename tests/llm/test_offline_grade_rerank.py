@@ -219,3 +219,32 @@ def test_rerank_puts_the_passage_that_defines_x_first_for_what_is_x() -> None:
     assert out.ranking[0].index == 2
     # A question that asks for a value is not a definition question.
     assert rerank(RerankInputs(query="What is the Webkit version?", candidates=texts)).ranking[0].index != 2
+
+
+def test_grade_a_code_name_in_the_question_is_what_it_asks_about() -> None:
+    """A class name ("CookieJarMiddleware") names one specific thing: a chunk
+    naming it is about it, not merely sharing a product name, while the
+    product's own name ("Brisket", a document named brisket.md) still is a
+    shared name that alone does not make a chunk relevant."""
+    question = "Which extra package do I need to install to use Brisket's CookieJarMiddleware?"
+    answering = (
+        "Brisket only requires anyio, and the following are optional:\n\n"
+        "* signingkit - Required for CookieJarMiddleware support.\n"
+        "* multipartlib - Required for form parsing.\n\n"
+        "You can install all of these with pip install brisket[full]."
+    )
+    score, relevant, _, gaps = _g(question, answering, title="Brisket", source="docs/brisket.md")
+    assert relevant, (score, gaps)
+    assert "only the names" not in gaps
+    product_only = "Brisket is a lightweight web toolkit, ideal for building services."
+    score, relevant, _, gaps = _g(question, product_only, title="Brisket", source="docs/brisket.md")
+    assert not relevant
+    assert "only the names in the question match" in gaps
+
+
+def test_grade_a_camel_case_product_name_of_the_document_is_still_a_shared_name() -> None:
+    question = "Who started the SolverKit project in the summer?"
+    text = "SolverKit is a library for symbolic mathematics, written entirely in Python."
+    score, relevant, _, gaps = _g(question, text, title="SolverKit", source="solverkit.md")
+    assert not relevant, (score, gaps)
+    assert "only the names in the question match" in gaps

@@ -63,3 +63,17 @@ def test_generate_prefers_the_sentence_that_states_the_purpose() -> None:
         GenerateInputs(question="What is the zonekit package meant to be used for?", evidence=[ev])
     )
     assert out.answer.startswith("The zonekit package is intended as a fallback")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What problem does zonekit solve when converting local times?",
+        "Which problems does zonekit address?",
+    ],
+)
+def test_what_problem_it_solves_is_a_purpose_question(question: str) -> None:
+    """ "What problem does X solve?" asks what X is for: what it lets one do is
+    the answer, though it never says "problem"; what it holds still is not."""
+    assert judge(question, "zonekit lets you convert local times without a time zone database [1].") != "no"
+    assert judge(question, "zonekit: Python package providing time zone data [1]") == "no"

@@ -63,9 +63,12 @@ DATE_RE_ANY = re.compile(
 )
 #: The question asks how to do something: what to do, type or set is the answer.
 HOW_TO_Q_RE = re.compile(r"\bhow (?:do|can|should|to|would)\b|如何|怎么|怎样", re.IGNORECASE)
-#: The question asks what a thing is for: its purpose, not what it is.
+#: The question asks what a thing is for: its purpose, not what it is. "What
+#: problem does X solve?" asks the same: what X lets one do that was hard.
 PURPOSE_Q_RE = re.compile(
     r"\bpurpose\b|\b(?:meant|intended|designed)\s+(?:to\s+be\s+used\s+)?(?:for|to)\b|"
+    r"\b(?:what|which)\s+(?:problems?|issues?|needs?)\s+(?:does|do|did|is|are|was|were)\b[^?]*?"
+    r"\b(?:solv|address|tackl|fix)\w*|"
     r"^\s*what\s+(?:is|are)\b[^?]{1,60}?\s(?:used\s+)?for\s*\??\s*$|用途|用来|做什么用",
     re.IGNORECASE,
 )

@@ -11,8 +11,9 @@
                     absent -> cap 45, other version -> cap 30
                  -> "which <things>" (asked_kind): a list of three or more short
                     items stands for the kind's words ("macOS, Windows and iOS")
-                 -> only the question's names match, or the asked head
-                    (asked_head: "What is the X for ...") is missing -> cap 45
+                 -> only the question's names match (a code name such as
+                    "SessionMiddleware" is a topic word, not a shared name), or the
+                    asked head (asked_head: "What is the X for ...") is missing -> cap 45
                  -> relevanceScore 0-100, isRelevant >= 50, keyInfo, gaps
     RerankInputs -> BM25 (IDF from the candidate set, term weight per query term)
                     x coverage + exact bonus, capped; a passage that defines
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import PurePosixPath
 from typing import Any
 
 from selfrag_nb.llm.offline.lexical import (
@@ -178,12 +180,29 @@ def _has_head(head: str, doc: Counter[str], text: str) -> bool:
     return head in _DATED_HEADS and bool(_ISO_DATE_RE.search(text))
 
 
-def _name_keys(question: str) -> set[str]:
+#: A capital right after a small letter inside a word: a class or other code
+#: name ("SessionMiddleware", "CommManager").
+_CAMEL_RE = re.compile(r"\w*[a-z][A-Z]\w*")
+
+
+def _name_keys(question: str, own: frozenset[str] = frozenset()) -> set[str]:
     """Capitalised words inside the question (not its first word, not acronyms):
-    product and company names, which many documents share."""
-    return {stem(m.group(1).lower()) for m in _NAME_RE.finditer(" " + question.strip())} - {
-        stem(question.strip().split()[0].lower()) if question.strip() else ""
-    }
+    product and company names, which many documents share. A code name
+    ("SessionMiddleware") is one specific thing, so a chunk naming it is about
+    it: it counts as a topic word, unless it is the chunk's own document name
+    (``own``: "PyYAML" in pyyaml.md is the product, shared by all its chunks)."""
+    first = stem(question.strip().split()[0].lower()) if question.strip() else ""
+    keys: set[str] = set()
+    for m in _NAME_RE.finditer(" " + question.strip()):
+        word = m.group(1)
+        if _CAMEL_RE.fullmatch(word) and _compact(word) not in own:
+            continue
+        keys.add(stem(word.lower()))
+    return keys - {first}
+
+
+def _compact(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.lower())
 
 
 #: "Which <things> does X ...?": a plural kind of thing asked for, which an
@@ -243,7 +262,8 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
     } | {str(v) for k, v in inputs.metadata.items() if k.lower() == "version" and isinstance(v, int | float)}
     bonus, cap, notes = exact_adjustment(inputs.question, f"{header} {text} {inputs.source}", meta_versions)
     # Sharing only the question's names ("Quillstack") is not being about it.
-    names = _name_keys(inputs.question)
+    own = frozenset({_compact(inputs.title), _compact(PurePosixPath(inputs.source.replace("\\", "/")).stem)})
+    names = _name_keys(inputs.question, own)
     topical = {k: w for k, w in qterms.items() if k not in names}
     if names & set(qterms) and topical and coverage(topical, doc, boost)[0] < 0.35:
         cap = min(cap, CAP_OFF_TOPIC)

@@ -602,7 +602,8 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
             "the step, command or option to use",
             "the question asks how to do something, and the answer gives no step, command or option",
         )
-    if PURPOSE_Q_RE.search(question) and not zh and not PURPOSE_RE.search(answer):
+    purpose = bool(PURPOSE_Q_RE.search(question))
+    if purpose and not zh and not PURPOSE_RE.search(answer):
         # What a thing holds or is ("a package providing time zone data") does
         # not say what it is for: an intent, a use or a goal does.
         return _out(
@@ -611,7 +612,8 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
             "what it is meant for",
             "the question asks what it is for, and the answer states no purpose",
         )
-    head = _asked_head(question)
+    # A purpose stated answers "What problem does X solve?" without the word "problem".
+    head = "" if purpose else _asked_head(question)
     if _NUMBER_Q_RE.search(question) and not _counts(answer, _counted(question)):
         what = "数量或时长" if zh else f"the number of {head}" if head else "a number or duration"
         return _out("no", 20, what, f"the question asks {asked!r}, and the answer states no such number")
