@@ -1,8 +1,8 @@
 """The Prompt Lab's words and figures: text faces and the phrases every face shares.
 
-    figures    pct, agreement_mark / side_mark (✓ ◐ ✗ —, MARKS), side_score ("80%" beside
-               the mark, "not counted"), side_use ("prompt not used" and why), side_notes
-               (the role's own measures), version_score
+    figures    pct, side_mark (✓ ◐ ✗ —, MARKS), side_score ("80%" beside the mark,
+               "not counted"), side_use ("prompt not used" and why), side_notes (the
+               role's own measures), version_score
     lines      reach_line ("prompt reached the model on k of n"), run_cached ("k of n sides
                cached"), human_line (kappa, precision / recall / F1 with their
                denominators against people), run_summary (the widget's status line)
@@ -34,14 +34,6 @@ def pct(v: float | None) -> str:
     return "—" if v is None else f"{v * 100:.0f}%"
 
 
-def agreement_mark(v: float | None) -> tuple[str, str]:
-    """(symbol, tone) of an agreement value: ✓ all, ◐ partly (the percentage goes
-    beside it, side_score), ✗ none, — no label."""
-    if v is None:
-        return "—", ""
-    return ("✓", "ok") if v >= 1.0 else ("✗", "bad") if v <= 0.0 else ("◐", "warn")
-
-
 def side_use(s: LabSide) -> str:
     """ "" when the side's prompt reached a model, else the label of why it
     did not count: "offline: prompt not used" or "prompt not used"."""
@@ -51,9 +43,13 @@ def side_use(s: LabSide) -> str:
 
 
 def side_mark(s: LabSide) -> tuple[str, str]:
-    """The agreement mark of a side; "—" when its prompt did not reach a
-    model (its verdict is not the template's, and it is not counted)."""
-    return agreement_mark(s.agreement) if s.reached else ("—", "")
+    """(symbol, tone) of a side's agreement: ✓ all, ◐ partly (the percentage goes beside
+    it, side_score), ✗ none; — with no label, or when its prompt did not reach a model
+    (its verdict is not the template's, and it is not counted)."""
+    v = s.agreement
+    if v is None or not s.reached:
+        return "—", ""
+    return ("✓", "ok") if v >= 1.0 else ("✗", "bad") if v <= 0.0 else ("◐", "warn")
 
 
 def _s(n: int) -> str:
