@@ -33,7 +33,7 @@ from typing import Any
 from selfrag_nb.display import faces
 from selfrag_nb.display.cards import block, card_head, cut_note, esc, joined, num, root, table
 from selfrag_nb.display.js import stylesheet
-from selfrag_nb.display.markup import fmt_ms
+from selfrag_nb.display.markup import fmt_ms, plural
 from selfrag_nb.display.prompt_lab_text import (
     MARKS,
     human_line,
@@ -304,9 +304,7 @@ def _human_tree(run: LabRun) -> list[Any] | None:
         [tr("", esc(c, 100), *_nums(values)) for c, values in figures.items()],
     )
     dis = run.disagreements("new")
-    summary = (
-        f"{len(dis)} disagreement{'s' if len(dis) != 1 else ''} with people (candidate): run.disagreements()"
-    )
+    summary = f"{plural(len(dis), 'disagreement')} with people (candidate): run.disagreements()"
     folded = h(
         "details",
         "srnb-details srnb-lab-disagreements",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from selfrag_nb.display.markup import plural
 from selfrag_nb.display.text import one_line
 from selfrag_nb.promptlab import LabRun, LabSide, LabVersions, PromptLab
 
@@ -52,10 +53,6 @@ def side_mark(s: LabSide) -> tuple[str, str]:
     return ("✓", "ok") if v >= 1.0 else ("✗", "bad") if v <= 0.0 else ("◐", "warn")
 
 
-def _s(n: int) -> str:
-    return "s" if n != 1 else ""
-
-
 def _of(old: int, new: int, n: int) -> str:
     # One count when both sides agree, else each side's.
     return f"{old} of {n}" if old == new else f"{old} of {n} (old), {new} of {n} (new)"
@@ -77,7 +74,7 @@ def reach_line(run: LabRun) -> str:
 def run_cached(run: LabRun) -> str:
     """ "k of n sides cached" ("" when nothing came from the cache)."""
     n = len(run.rows) * (1 if run.baseline == run.candidate else 2)
-    return f"{run.cached} of {n} side{_s(n)} cached (no model call)" if run.cached else ""
+    return f"{run.cached} of {plural(n, 'side')} cached (no model call)" if run.cached else ""
 
 
 def kappa_text(v: float | None) -> str:
@@ -122,10 +119,10 @@ def run_summary(run: LabRun) -> str:
     if lo == ln == 0:
         agreement = f"{run.role}: agreement not measured"
     elif lo == ln:
-        agreement += f" on {lo} question{_s(lo)}"
+        agreement += f" on {plural(lo, 'question')}"
     else:
         agreement = f"{run.role}: agreement {pct(o['agreement'])} (on {lo}) → {pct(n['agreement'])} (on {ln})"
-    s += f"{agreement} ({reach_line(run)}), {t['changed']} verdict{_s(t['changed'])} changed"
+    s += f"{agreement} ({reach_line(run)}), {plural(t['changed'], 'verdict')} changed"
     if run.labels:
         s += f"; {human_line(run)}"
     if t["errors"]:
@@ -203,6 +200,5 @@ def lab_text(lab: PromptLab) -> str:
             else ""
         )
         parts.append(f"{role}={lab.current(role)} ({len(lab.versions(role))} versions{score})")
-    n = len(lab.questions)
-    s = f"PromptLab: {n} question{_s(n)} ({lab.questions.name}); " + "; ".join(parts)
+    s = f"PromptLab: {plural(len(lab.questions), 'question')} ({lab.questions.name}); " + "; ".join(parts)
     return s + (" [offline model: prompts not used]" if lab.offline else "")
