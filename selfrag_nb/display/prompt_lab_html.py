@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import block, card_head, cut_note, esc, joined, num, root, table
+from selfrag_nb.display.cards import block, card_head, cut_note, details, esc, joined, num, root, table
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.markup import fmt_ms, plural
 from selfrag_nb.display.prompt_lab_text import (
@@ -304,13 +304,11 @@ def _human_tree(run: LabRun) -> list[Any] | None:
         [tr("", esc(c, 100), *_nums(values)) for c, values in figures.items()],
     )
     dis = run.disagreements("new")
-    summary = f"{plural(len(dis), 'disagreement')} with people (candidate): run.disagreements()"
-    folded = h(
-        "details",
-        "srnb-details srnb-lab-disagreements",
-        h("summary", "", summary),
+    folded = details(
+        f"{plural(len(dis), 'disagreement')} with people (candidate): run.disagreements()",
         h("ul", "", [_disagreement(d) for d in dis[:_STATIC_ROWS]]),
-        data_key="lab-disagreements",
+        key="lab-disagreements",
+        cls="srnb-details srnb-lab-disagreements",
     )
     return [h("div", "srnb-lab-human", esc(human_line(run), 1200)), confusion, per_cat, folded]
 
@@ -388,12 +386,7 @@ def _role_card(lab: PromptLab, role: str) -> Node:
             _meta(esc(ROLE_LABELS.get(role, ""), 200), " · model ", esc(lab.model_name(role), 200)),
             _meta("current ", _id(lab.current(role)), " · baseline ", _id(lab.baseline(role))),
         ),
-        h(
-            "details",
-            "srnb-details",
-            h("summary", "", f"template ({len(template):,} characters)"),
-            block(template, cls="srnb-block srnb-code"),
-        ),
+        details(f"template ({len(template):,} characters)", block(template, cls="srnb-block srnb-code")),
         versions_table(lab.versions(role), best_of(lab, role)),
         run_tree(last) if last is not None else not_run_tree(),
     )
