@@ -13,10 +13,10 @@
                                  worddiff.diff_tree), the role's measures, tokens · cost ·
                                  latency or "no call"; "prompt not used" and why when it was not
     progress_tree(...)           a run streaming in (the widget): a bar and the rows so far
-    not_run_tree()               "not run yet"
 
     static faces   to_page(tree, lab_css()): lab_html (header + per role: template folded,
-                   versions_table, run_tree), run_html (LabRun), versions_html (LabVersions)
+                   versions_table, run_tree or "not run yet"), run_html (LabRun),
+                   versions_html (LabVersions)
     widget         prompt_lab_widget.py sends to_json of the same trees; static/prompt_lab.js
                    mounts them with mount.js's build() + attach()
     text faces     prompt_lab_text.py (and the phrases both use: pct, reach_line, human_line ...)
@@ -177,13 +177,9 @@ def _row(r: LabRow) -> Node:
     )
 
 
-def mark_key() -> Node:
-    """The one mark vocabulary, above every results table."""
-    keys = [[h("span", "srnb-lab-keymark", m), f" {w}"] for m, w in MARKS]
-    return h("div", "srnb-meta srnb-lab-key", joined(keys))
-
-
 def _results_table(rows: list[LabRow], baseline: str, candidate: str) -> list[Any]:
+    """The mark key (the one mark vocabulary, above every results table), then the table."""
+    keys = [[h("span", "srnb-lab-keymark", m), f" {w}"] for m, w in MARKS]
     heads = [
         h("th", "", "old · ", _id(baseline)),
         h("th", "", "new · ", _id(candidate), " (words changed from old marked)"),
@@ -196,7 +192,11 @@ def _results_table(rows: list[LabRow], baseline: str, candidate: str) -> list[An
         [_row(r) for r in rows[:_STATIC_ROWS]],
     )
     more = len(rows) - _STATIC_ROWS
-    return [table, h("div", "srnb-trunc", f"{more} more rows: see run.to_pandas()") if more > 0 else None]
+    return [
+        h("div", "srnb-meta srnb-lab-key", joined(keys)),
+        table,
+        h("div", "srnb-trunc", f"{more} more rows: see run.to_pandas()") if more > 0 else None,
+    ]
 
 
 def _run_head(role: str, baseline: str, candidate: str, meta: Any) -> Node:
@@ -240,7 +240,6 @@ def run_tree(run: LabRun) -> Node:
         h("div", "srnb-meta srnb-lab-cached", esc(run_cached(run), 200)) if run.cached else None,
         totals,
         _human_tree(run),
-        mark_key(),
         _results_table(run.rows, run.baseline, run.candidate),
     )
 
@@ -257,13 +256,8 @@ def progress_tree(
         _run_head(role, baseline, candidate, f"running: {done}/{total} questions"),
         h("div", "srnb-lab-progress", h("div", "", style=width)),
         _banner(note),
-        mark_key(),
         _results_table(rows, baseline, candidate),
     )
-
-
-def not_run_tree() -> Node:
-    return h("div", "srnb-meta", "not run yet")
 
 
 def _disagreement(d: dict[str, Any]) -> Node:
@@ -388,7 +382,7 @@ def _role_card(lab: PromptLab, role: str) -> Node:
         ),
         details(f"template ({len(template):,} characters)", block(template, cls="srnb-block srnb-code")),
         versions_table(lab.versions(role), best_of(lab, role)),
-        run_tree(last) if last is not None else not_run_tree(),
+        run_tree(last) if last is not None else h("div", "srnb-meta", "not run yet"),
     )
 
 
