@@ -13,10 +13,10 @@
                                  worddiff.diff_tree), the role's measures, tokens · cost ·
                                  latency or "no call"; "prompt not used" and why when it was not
     progress_tree(...)           a run streaming in (the widget): a bar and the rows so far
-    not_run_tree()               "not run yet"
 
     static faces   to_page(tree, lab_css()): lab_html (header + per role: template folded,
-                   versions_table, run_tree), run_html (LabRun), versions_html (LabVersions)
+                   versions_table, run_tree or "not run yet"), run_html (LabRun),
+                   versions_html (LabVersions)
     widget         prompt_lab_widget.py sends to_json of the same trees; static/prompt_lab.js
                    mounts them with mount.js's build() + attach()
     text faces     prompt_lab_text.py (and the phrases both use: pct, reach_line, human_line ...)
@@ -31,9 +31,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import block, card_head, cut_note, esc, joined, num, root, table
+from selfrag_nb.display.cards import block, card_head, cut_note, details, esc, joined, num, root, table
 from selfrag_nb.display.js import stylesheet
-from selfrag_nb.display.markup import fmt_ms
+from selfrag_nb.display.markup import fmt_ms, plural
 from selfrag_nb.display.prompt_lab_text import (
     MARKS,
     human_line,
@@ -177,13 +177,9 @@ def _row(r: LabRow) -> Node:
     )
 
 
-def mark_key() -> Node:
-    """The one mark vocabulary, above every results table."""
-    keys = [[h("span", "srnb-lab-keymark", m), f" {w}"] for m, w in MARKS]
-    return h("div", "srnb-meta srnb-lab-key", joined(keys))
-
-
 def _results_table(rows: list[LabRow], baseline: str, candidate: str) -> list[Any]:
+    """The mark key (the one mark vocabulary, above every results table), then the table."""
+    keys = [[h("span", "srnb-lab-keymark", m), f" {w}"] for m, w in MARKS]
     heads = [
         h("th", "", "old · ", _id(baseline)),
         h("th", "", "new · ", _id(candidate), " (words changed from old marked)"),
@@ -196,7 +192,11 @@ def _results_table(rows: list[LabRow], baseline: str, candidate: str) -> list[An
         [_row(r) for r in rows[:_STATIC_ROWS]],
     )
     more = len(rows) - _STATIC_ROWS
-    return [table, h("div", "srnb-trunc", f"{more} more rows: see run.to_pandas()") if more > 0 else None]
+    return [
+        h("div", "srnb-meta srnb-lab-key", joined(keys)),
+        table,
+        h("div", "srnb-trunc", f"{more} more rows: see run.to_pandas()") if more > 0 else None,
+    ]
 
 
 def _run_head(role: str, baseline: str, candidate: str, meta: Any) -> Node:
@@ -240,7 +240,6 @@ def run_tree(run: LabRun) -> Node:
         h("div", "srnb-meta srnb-lab-cached", esc(run_cached(run), 200)) if run.cached else None,
         totals,
         _human_tree(run),
-        mark_key(),
         _results_table(run.rows, run.baseline, run.candidate),
     )
 
@@ -257,13 +256,8 @@ def progress_tree(
         _run_head(role, baseline, candidate, f"running: {done}/{total} questions"),
         h("div", "srnb-lab-progress", h("div", "", style=width)),
         _banner(note),
-        mark_key(),
         _results_table(rows, baseline, candidate),
     )
-
-
-def not_run_tree() -> Node:
-    return h("div", "srnb-meta", "not run yet")
 
 
 def _disagreement(d: dict[str, Any]) -> Node:
@@ -304,15 +298,11 @@ def _human_tree(run: LabRun) -> list[Any] | None:
         [tr("", esc(c, 100), *_nums(values)) for c, values in figures.items()],
     )
     dis = run.disagreements("new")
-    summary = (
-        f"{len(dis)} disagreement{'s' if len(dis) != 1 else ''} with people (candidate): run.disagreements()"
-    )
-    folded = h(
-        "details",
-        "srnb-details srnb-lab-disagreements",
-        h("summary", "", summary),
+    folded = details(
+        f"{plural(len(dis), 'disagreement')} with people (candidate): run.disagreements()",
         h("ul", "", [_disagreement(d) for d in dis[:_STATIC_ROWS]]),
-        data_key="lab-disagreements",
+        key="lab-disagreements",
+        cls="srnb-details srnb-lab-disagreements",
     )
     return [h("div", "srnb-lab-human", esc(human_line(run), 1200)), confusion, per_cat, folded]
 
@@ -390,14 +380,9 @@ def _role_card(lab: PromptLab, role: str) -> Node:
             _meta(esc(ROLE_LABELS.get(role, ""), 200), " · model ", esc(lab.model_name(role), 200)),
             _meta("current ", _id(lab.current(role)), " · baseline ", _id(lab.baseline(role))),
         ),
-        h(
-            "details",
-            "srnb-details",
-            h("summary", "", f"template ({len(template):,} characters)"),
-            block(template, cls="srnb-block srnb-code"),
-        ),
+        details(f"template ({len(template):,} characters)", block(template, cls="srnb-block srnb-code")),
         versions_table(lab.versions(role), best_of(lab, role)),
-        run_tree(last) if last is not None else not_run_tree(),
+        run_tree(last) if last is not None else h("div", "srnb-meta", "not run yet"),
     )
 
 

@@ -1,8 +1,8 @@
 """The Prompt Lab's words and figures: text faces and the phrases every face shares.
 
-    figures    pct, agreement_mark / side_mark (✓ ◐ ✗ —, MARKS), side_score ("80%" beside
-               the mark, "not counted"), side_use ("prompt not used" and why), side_notes
-               (the role's own measures), version_score
+    figures    pct, side_mark (✓ ◐ ✗ —, MARKS), side_score ("80%" beside the mark,
+               "not counted"), side_use ("prompt not used" and why), side_notes (the
+               role's own measures), version_score
     lines      reach_line ("prompt reached the model on k of n"), run_cached ("k of n sides
                cached"), human_line (kappa, precision / recall / F1 with their
                denominators against people), run_summary (the widget's status line)
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from selfrag_nb.display.markup import plural
 from selfrag_nb.display.text import one_line
 from selfrag_nb.promptlab import LabRun, LabSide, LabVersions, PromptLab
 
@@ -34,14 +35,6 @@ def pct(v: float | None) -> str:
     return "—" if v is None else f"{v * 100:.0f}%"
 
 
-def agreement_mark(v: float | None) -> tuple[str, str]:
-    """(symbol, tone) of an agreement value: ✓ all, ◐ partly (the percentage goes
-    beside it, side_score), ✗ none, — no label."""
-    if v is None:
-        return "—", ""
-    return ("✓", "ok") if v >= 1.0 else ("✗", "bad") if v <= 0.0 else ("◐", "warn")
-
-
 def side_use(s: LabSide) -> str:
     """ "" when the side's prompt reached a model, else the label of why it
     did not count: "offline: prompt not used" or "prompt not used"."""
@@ -51,13 +44,13 @@ def side_use(s: LabSide) -> str:
 
 
 def side_mark(s: LabSide) -> tuple[str, str]:
-    """The agreement mark of a side; "—" when its prompt did not reach a
-    model (its verdict is not the template's, and it is not counted)."""
-    return agreement_mark(s.agreement) if s.reached else ("—", "")
-
-
-def _s(n: int) -> str:
-    return "s" if n != 1 else ""
+    """(symbol, tone) of a side's agreement: ✓ all, ◐ partly (the percentage goes beside
+    it, side_score), ✗ none; — with no label, or when its prompt did not reach a model
+    (its verdict is not the template's, and it is not counted)."""
+    v = s.agreement
+    if v is None or not s.reached:
+        return "—", ""
+    return ("✓", "ok") if v >= 1.0 else ("✗", "bad") if v <= 0.0 else ("◐", "warn")
 
 
 def _of(old: int, new: int, n: int) -> str:
@@ -81,7 +74,7 @@ def reach_line(run: LabRun) -> str:
 def run_cached(run: LabRun) -> str:
     """ "k of n sides cached" ("" when nothing came from the cache)."""
     n = len(run.rows) * (1 if run.baseline == run.candidate else 2)
-    return f"{run.cached} of {n} side{_s(n)} cached (no model call)" if run.cached else ""
+    return f"{run.cached} of {plural(n, 'side')} cached (no model call)" if run.cached else ""
 
 
 def kappa_text(v: float | None) -> str:
@@ -126,10 +119,10 @@ def run_summary(run: LabRun) -> str:
     if lo == ln == 0:
         agreement = f"{run.role}: agreement not measured"
     elif lo == ln:
-        agreement += f" on {lo} question{_s(lo)}"
+        agreement += f" on {plural(lo, 'question')}"
     else:
         agreement = f"{run.role}: agreement {pct(o['agreement'])} (on {lo}) → {pct(n['agreement'])} (on {ln})"
-    s += f"{agreement} ({reach_line(run)}), {t['changed']} verdict{_s(t['changed'])} changed"
+    s += f"{agreement} ({reach_line(run)}), {plural(t['changed'], 'verdict')} changed"
     if run.labels:
         s += f"; {human_line(run)}"
     if t["errors"]:
@@ -207,6 +200,5 @@ def lab_text(lab: PromptLab) -> str:
             else ""
         )
         parts.append(f"{role}={lab.current(role)} ({len(lab.versions(role))} versions{score})")
-    n = len(lab.questions)
-    s = f"PromptLab: {n} question{_s(n)} ({lab.questions.name}); " + "; ".join(parts)
+    s = f"PromptLab: {plural(len(lab.questions), 'question')} ({lab.questions.name}); " + "; ".join(parts)
     return s + (" [offline model: prompts not used]" if lab.offline else "")

@@ -154,7 +154,7 @@ class PromptLabWidget(anywidget.AnyWidget):
             **(lab_state(lab, role) | kwargs),
         )
         self.observe(self._on_role, names="role")
-        self.on_msg(self._on_msg)
+        self.on_msg(lambda _widget, content, _buffers: self.handle(content))
         lab.on_change(self.refresh)
 
     @classmethod
@@ -203,9 +203,6 @@ class PromptLabWidget(anywidget.AnyWidget):
             self.status = self._lab.note(new)
 
     # -- front end -> python ------------------------------------------------
-    def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        self.handle(content)
-
     def handle(self, msg: Any) -> threading.Thread | None:
         """Act on one message from the front end (the dict ``model.send``
         sent). Returns the worker thread of a run, else None. Problems are
@@ -263,9 +260,7 @@ class PromptLabWidget(anywidget.AnyWidget):
 
     def _do_export(self, msg: dict[str, Any]) -> None:
         role = self.role
-        version = msg.get("hash") or None
-        if version is None:
-            version = self._lab.best(role)["hash"] if self._lab.last_run(role) else self._lab.current(role)
+        version = msg.get("hash") or best_of(self._lab, role) or self._lab.current(role)
         h = self._lab.version_hash(role, version)
         path = Path(msg.get("path") or self._lab.export_dir / f"prompt-{role}-{h}.txt")
         path.parent.mkdir(parents=True, exist_ok=True)
