@@ -4,9 +4,9 @@
       _esm = explore_module():  mount.js + CTL (generated) + static/explore.js
     columns, rows = explore_state(ex) -->  static/explore.js render(model, el)
         one short list per row (question cut to QUESTION_CHARS; no answer,
-        no document text, no prompt)          sort by any column, filter by any
-                                              column and free text, pages of rows,
-                                              counts + latency / cost histogram (SVG)
+        no document text, no prompt; a number   sort by any column, filter by any
+        as [value, text]: formatted here, never column and free text, pages of rows,
+        in JS)                                  counts + latency / cost histogram (SVG)
                                               of the rows the filter keeps
       text       <-------------------------   the free-text box (debounced)
       text_hits  ------------------------->   rows whose answer holds it (answers
@@ -39,8 +39,10 @@ except ImportError as exc:  # pragma: no cover - anywidget is a core dependency
 
 from selfrag_nb.display.explore_view import explore_css, opened_state
 from selfrag_nb.display.js import STATIC, ctl_line, module
+from selfrag_nb.display.markup import fmt_ms
 from selfrag_nb.explore_rows import Row
 from selfrag_nb.explorer import Explorer
+from selfrag_nb.formats import fmt_cost, fmt_tokens
 
 #: Characters of a question shipped per row (the whole question is in the opened trace).
 QUESTION_CHARS = 240
@@ -64,7 +66,25 @@ COLUMNS: list[dict[str, str]] = [
 _OPTIONAL = ("category", "variant")  # shown only when some row has one
 
 
-def _cell(r: Row, key: str) -> Any:
+#: How a number column's cell reads: formatted here, once (formats.py, markup.fmt_ms),
+#: so the widget shows what the static face and the text summaries show; an
+#: unknown latency or count is a blank cell.
+_SHOWN = {
+    "ms": lambda v: "" if v is None else fmt_ms(v),
+    "num": lambda v: "" if v is None else fmt_tokens(v),
+    "cost": fmt_cost,
+}
+
+
+def _cell(r: Row, col: dict[str, str]) -> Any:
+    """A column's cell: its value, and for a number column [value, text]
+    (explore.js sorts, filters and bins the value and shows the text)."""
+    raw = _value(r, col["key"])
+    shown = _SHOWN.get(col["kind"])
+    return [raw, shown(raw)] if shown else raw
+
+
+def _value(r: Row, key: str) -> Any:
     if key == "question":
         # control characters stay as they are: explore.js labels them (CTL), like every widget
         q = r.question
@@ -85,7 +105,7 @@ def _cell(r: Row, key: str) -> Any:
 def explore_state(ex: Explorer) -> dict[str, Any]:
     """The synced ``columns`` and ``rows``: one short list per row, nothing more."""
     cols = [c for c in COLUMNS if c["key"] not in _OPTIONAL or any(r.value(c["key"]) for r in ex.rows)]
-    rows = [[_cell(r, c["key"]) for c in cols] for r in ex.rows]
+    rows = [[_cell(r, c) for c in cols] for r in ex.rows]
     return {"columns": cols, "rows": rows, "source": ex.source, "skipped": len(ex.skipped)}
 
 

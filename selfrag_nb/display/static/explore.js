@@ -54,31 +54,6 @@ function button(label, cls, onClick) {
   return b;
 }
 
-function fmtMs(ms) {
-  if (ms === null || ms === undefined) return "unknown";
-  if (ms < 10) return ms.toFixed(1) + " ms";
-  if (ms < 1000) return Math.round(ms) + " ms";
-  return (ms / 1000).toFixed(1) + " s";
-}
-
-// The rule of selfrag_nb/formats.py (tests/display/test_formats.py compares the two
-// value by value): $0 | <$0.0001 | $0.0012 below a cent | cents; unknown is not free.
-function fmtCost(c) {
-  if (c === null || c === undefined || !Number.isFinite(Number(c))) return "unknown";
-  c = Number(c);
-  if (c < 0) return "-" + fmtCost(-c);
-  if (c === 0) return "$0";
-  if (c < 0.0001) return "<$0.0001";
-  if (Math.round(c * 1e4) / 1e4 < 0.01) return "$" + c.toFixed(4);
-  return "$" + c.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-}
-
-function fmtTok(n) {
-  if (n === null || n === undefined || Number.isNaN(Number(n))) return "unknown";
-  return Math.round(Number(n)).toLocaleString("en-US");
-}
-
-
 const NUM_KINDS = new Set(["num", "ms", "cost"]);
 // "12", ">200", "<=1.5", "100..500" -> a test of one number (null: not a number filter).
 function numTest(s) {
@@ -99,10 +74,9 @@ function numTest(s) {
   }[op];
 }
 
+// A number column's cell is [value, text]: Python formatted the text (formats.py).
 function shown(v, kind) {
-  if (kind === "ms") return v === null ? "" : fmtMs(v);
-  if (kind === "cost") return fmtCost(v);
-  if (kind === "num") return v === null ? "" : fmtTok(v);
+  if (NUM_KINDS.has(kind)) return v[1];
   if (kind === "flags") return (v || []).join(", ");
   if (v === null || v === undefined) return "unknown";
   return String(v);
@@ -127,7 +101,7 @@ class ExploreView {
   index() {
     this.cols = this.model.get("columns") || [];
     this.rows = this.model.get("rows") || [];
-    this.low = this.rows.map((r) => r.map((v, j) => (NUM_KINDS.has(this.cols[j] && this.cols[j].kind) ? v : shown(v, this.cols[j] && this.cols[j].kind).toLowerCase())));
+    this.low = this.rows.map((r) => r.map((v, j) => (NUM_KINDS.has(this.cols[j] && this.cols[j].kind) ? v[0] : shown(v, this.cols[j] && this.cols[j].kind).toLowerCase())));
     this.qcol = this.cols.findIndex((c) => c.key === "question");
     this.order = null;
   }
@@ -144,7 +118,7 @@ class ExploreView {
       const jj = Number(j);
       if (NUM_KINDS.has(this.cols[jj].kind)) {
         const f = numTest(s) || (() => false); // not a number filter: no row matches
-        tests.push((i) => f(this.rows[i][jj]));
+        tests.push((i) => f(this.low[i][jj]));
       } else {
         const needle = s.trim().toLowerCase();
         tests.push((i) => this.low[i][jj].includes(needle));
@@ -167,8 +141,8 @@ class ExploreView {
       const num = NUM_KINDS.has(this.cols[j].kind);
       const dir = this.sortDir;
       idx.sort((a, b) => {
-        let x = num ? this.rows[a][j] : this.low[a][j];
-        let y = num ? this.rows[b][j] : this.low[b][j];
+        const x = this.low[a][j];
+        const y = this.low[b][j];
         if (x === null || x === undefined) return 1; // unknown last, either direction
         if (y === null || y === undefined) return -1;
         return (x < y ? -1 : x > y ? 1 : 0) * dir || a - b;
@@ -216,24 +190,25 @@ class ExploreView {
       pick.appendChild(button(label, "srnb-xp-tab" + on, () => { this.metric = key; this.draw(); }));
     }
     const wrap = add(h("div", "srnb-xp-hist"), pick);
-    const vals = j < 0 ? [] : vis.map((i) => this.rows[i][j]).filter((v) => v !== null && v !== undefined);
-    if (!vals.length) return add(wrap, h("div", "srnb-meta", "no values for the rows shown"));
+    // [value, text] cells, smallest first: labels are the texts of real rows, never formatted here
+    const cells = j < 0 ? [] : vis.map((i) => this.rows[i][j]).filter((c) => c[0] !== null && c[0] !== undefined);
+    if (!cells.length) return add(wrap, h("div", "srnb-meta", "no values for the rows shown"));
+    cells.sort((a, b) => a[0] - b[0]);
     const W = 420, H = 90, BINS = 24;
-    let lo = Infinity, hi = -Infinity;
-    for (const v of vals) { if (v < lo) lo = v; if (v > hi) hi = v; }
-    const span = hi - lo || 1;
-    const bins = new Array(BINS).fill(0);
-    for (const v of vals) bins[Math.min(BINS - 1, Math.floor(((v - lo) / span) * BINS))]++;
-    const top = Math.max(...bins);
-    const fmt = this.metric === "cost" ? fmtCost : fmtMs;
+    const lo = cells[0], hi = cells[cells.length - 1];
+    const span = hi[0] - lo[0] || 1;
+    const bins = Array.from({ length: BINS }, () => []);
+    for (const c of cells) bins[Math.min(BINS - 1, Math.floor(((c[0] - lo[0]) / span) * BINS))].push(c);
+    const top = Math.max(...bins.map((b) => b.length));
     // the SVG as a view tree (JSON), built by mount.js's build()
-    const bar = (n, b) => {
-      const bh = top ? (n / top) * H : 0;
-      const tip = `${fmt(lo + (span * b) / BINS)} – ${fmt(lo + (span * (b + 1)) / BINS)}: ${n}`;
+    const bar = (bin, b) => {
+      const bh = (bin.length / top) * H;
+      const [first, last] = [bin[0], bin[bin.length - 1]];
+      const range = !bin.length ? "" : first[1] === last[1] ? first[1] + ": " : `${first[1]} – ${last[1]}: `;
       const a = { x: (b * W) / BINS + 1, y: H - bh, width: W / BINS - 2, height: bh };
-      return { t: "rect", c: "srnb-xp-bar", a, k: [{ t: "title", k: [tip] }] };
+      return { t: "rect", c: "srnb-xp-bar", a, k: [{ t: "title", k: [`${range}${bin.length}`] }] };
     };
-    const end = ([x, anchor, v]) => ({ t: "text", c: "srnb-xp-axis", a: { x, y: H + 13, "text-anchor": anchor }, k: [fmt(v)] });
+    const end = ([x, anchor, c]) => ({ t: "text", c: "srnb-xp-axis", a: { x, y: H + 13, "text-anchor": anchor }, k: [c[1]] });
     const kids = [...bins.map(bar), ...[[0, "start", lo], [W, "end", hi]].map(end)];
     return add(wrap, build({ t: "svg", c: "srnb-xp-svg", a: { viewBox: `0 0 ${W} ${H + 16}`, width: W, height: H + 16 }, k: kids }));
   }
