@@ -19,8 +19,8 @@ three faces for each object, registered per type in one seam (faces.py).
 
 Text enters HTML only through markup.py's ``escape`` (escaped, bidi and
 invisible characters shown as labels); a view tree labels them while it is
-built (tree.text_kids), and the explorer widget's JS labels the same set
-(selfrag_nb.text.VIEW_CONTROLS, generated into its module by js.ctl_line).
+built (tree.text_kids), and no widget script labels them itself: the
+explorer's rows carry such a text as its view tree.
 
 Importing this package registers every renderer. Views never call models;
 records never hold widgets. Importing this package imports neither anywidget

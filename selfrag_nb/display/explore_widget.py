@@ -1,12 +1,13 @@
 """The interactive face of an Explorer: one AnyWidget, rows only until a row is opened.
 
     ExploreWidget(ex)                       python side
-      _esm = explore_module():  mount.js + CTL (generated) + static/explore.js
+      _esm = explore_module():  mount.js + static/explore.js
     columns, rows = explore_state(ex) -->  static/explore.js render(model, el)
         one short list per row (question cut to QUESTION_CHARS; no answer,
         no document text, no prompt; a number   sort by any column, filter by any
-        as [value, text]: formatted here, never column and free text, pages of rows,
-        in JS)                                  counts + latency / cost histogram (SVG)
+        as [value, text] formatted here, a text column and free text, pages of rows,
+        with control characters as [value,      counts + latency / cost histogram (SVG)
+        view tree]: nothing formatted in JS)
                                               of the rows the filter keeps
       text       <-------------------------   the free-text box (debounced)
       text_hits  ------------------------->   rows whose answer holds it (answers
@@ -38,8 +39,9 @@ except ImportError as exc:  # pragma: no cover - anywidget is a core dependency
     ) from exc
 
 from selfrag_nb.display.explore_view import explore_css, opened_state
-from selfrag_nb.display.js import STATIC, ctl_line, module
-from selfrag_nb.display.markup import fmt_ms
+from selfrag_nb.display.js import STATIC, module
+from selfrag_nb.display.markup import CONTROL_RE, fmt_ms
+from selfrag_nb.display.tree import h, to_json
 from selfrag_nb.explore_rows import Row
 from selfrag_nb.explorer import Explorer
 from selfrag_nb.formats import fmt_cost, fmt_tokens
@@ -77,16 +79,21 @@ _SHOWN = {
 
 
 def _cell(r: Row, col: dict[str, str]) -> Any:
-    """A column's cell: its value, and for a number column [value, text]
-    (explore.js sorts, filters and bins the value and shows the text)."""
+    """A column's cell: its value, or [value, shown] (explore.js sorts, filters
+    and bins the value and shows ``shown``): a number's text, or the view tree
+    of a text holding control characters (tree.py labels each one, as every
+    view does; the widget draws the tree with mount.js's build())."""
     raw = _value(r, col["key"])
     shown = _SHOWN.get(col["kind"])
-    return [raw, shown(raw)] if shown else raw
+    if shown is not None:
+        return [raw, shown(raw)]
+    if isinstance(raw, str) and CONTROL_RE.search(raw):
+        return [raw, to_json(h("bdi", "", raw))]
+    return raw
 
 
 def _value(r: Row, key: str) -> Any:
     if key == "question":
-        # control characters stay as they are: explore.js labels them (CTL), like every widget
         q = r.question
         return q if len(q) <= QUESTION_CHARS else q[:QUESTION_CHARS] + "…"
     if key == "tokens":
@@ -110,9 +117,8 @@ def explore_state(ex: Explorer) -> dict[str, Any]:
 
 
 def explore_module() -> str:
-    """The widget's module: mount.js (with its generated allow-lists), the
-    generated CTL line and explore.js."""
-    return "\n".join([module("mount.js"), ctl_line(), (STATIC / "explore.js").read_text(encoding="utf-8")])
+    """The widget's module: mount.js (with its generated allow-lists) and explore.js."""
+    return "\n".join([module("mount.js"), (STATIC / "explore.js").read_text(encoding="utf-8")])
 
 
 class ExploreWidget(anywidget.AnyWidget):

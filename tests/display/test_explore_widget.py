@@ -153,3 +153,18 @@ def test_the_explorer_js_never_parses_data_as_html() -> None:
     assert "textContent" in code
     assert "https://" not in code
     assert "http://" not in code.replace("http://www.w3.org/2000/svg", "")  # no CDN, no network
+
+
+def test_a_row_text_holding_a_control_character_arrives_labelled(traces: list[Trace]) -> None:
+    """A question with a bidi override reaches the browser as the view tree
+    every view draws for it (the control shown as a labelled U+202E span), so
+    the widget script never labels controls itself; a plain text stays a string."""
+    hostile = traces[0].model_copy(update={"question": "Refund \u202eoverride\u202c window?"})
+    w = ExploreWidget(sr.explore([hostile, traces[1]]))
+    q = [c["key"] for c in w.columns].index("question")
+    value, tree = w.rows[0][q]
+    assert value == hostile.question
+    labels = [k for k in tree["k"] if isinstance(k, dict)]
+    assert [(k["c"], k["k"]) for k in labels] == [("srnb-ctl", ["U+202E"]), ("srnb-ctl", ["U+202C"])]
+    assert "\u202e" not in json.dumps(tree, ensure_ascii=False)
+    assert isinstance(w.rows[1][q], str)

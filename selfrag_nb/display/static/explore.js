@@ -15,36 +15,25 @@
 //
 // Column filters: text columns match a substring (case-insensitive); number
 // columns take 12, >200, <=1.5, 100..500. Every piece of data is set with
-// textContent or createTextNode (t / pieces below): never innerHTML.
+// textContent or createTextNode, or drawn from a view tree by mount.js's
+// build(): never innerHTML.
 //
 // The rows are this script's own: they are ticked, sorted, filtered and paged
 // here over every row (a view tree per row would cost a Python round trip per
 // keystroke). What is read-only and built once, an opened trace or comparison,
-// is a view tree mounted with mount.js. (CTL is generated from
-// selfrag_nb.text.VIEW_CONTROLS; build mount newState h add come from mount.js:
-// explore_widget.py joins both before this file.)
+// is a view tree mounted with mount.js. (build mount newState h add come from
+// mount.js: explore_widget.py joins it before this file.)
 
 const OUTCOME_TONE = {
   answered: "ok", direct: "ok", disclaimed: "warn", regenerated: "warn", clarify: "warn", refused: "bad",
 };
 
-// Untrusted text in a <bdi>: control characters shown as U+XXXX labels, as tree.py's text_kids does.
-function t(s) {
-  s = String(s ?? "");
-  const parent = document.createElement("bdi");
-  let pos = 0;
-  for (const m of s.matchAll(CTL)) {
-    if (m.index > pos) parent.appendChild(document.createTextNode(s.slice(pos, m.index)));
-    const label = "U+" + m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
-    parent.appendChild(Object.assign(h("span", "srnb-ctl", label), { title: "invisible control character" }));
-    pos = m.index + m[0].length;
-  }
-  if (pos < s.length) parent.appendChild(document.createTextNode(s.slice(pos)));
-  return parent;
-}
+// Untrusted text in a <bdi>, set as textContent (a text holding control
+// characters arrives as a view tree instead: see shown / cellNode).
+const bdi = (s) => h("bdi", "", String(s ?? ""));
 
 function badge(text, tone) {
-  return add(h("span", "srnb-badge" + (tone ? " srnb-" + tone : "")), t(text));
+  return add(h("span", "srnb-badge" + (tone ? " srnb-" + tone : "")), bdi(text));
 }
 
 function button(label, cls, onClick) {
@@ -74,10 +63,12 @@ function numTest(s) {
   }[op];
 }
 
-// A number column's cell is [value, text]: Python formatted the text (formats.py).
+// A cell is its value or [value, shown] (explore_widget.py _cell): a number's
+// text, formatted in Python, or the view tree of a text holding control characters.
 function shown(v, kind) {
   if (NUM_KINDS.has(kind)) return v[1];
   if (kind === "flags") return (v || []).join(", ");
+  if (Array.isArray(v)) return String(v[0]);
   if (v === null || v === undefined) return "unknown";
   return String(v);
 }
@@ -255,8 +246,8 @@ class ExploreView {
       const c = this.cols[j];
       const td = h("td", NUM_KINDS.has(c.kind) ? "srnb-num" : c.key === "question" ? "srnb-xp-q" : "");
       if (c.kind === "outcome") td.appendChild(badge(shown(v, "text"), OUTCOME_TONE[v]));
-      else if (c.kind === "flags") for (const f of v || []) add(td, badge(f, f === "injection" || f === "model_error" ? "bad" : "warn"), t(" "));
-      else td.appendChild(t(shown(v, c.kind)));
+      else if (c.kind === "flags") for (const f of v || []) add(td, badge(f, f === "injection" || f === "model_error" ? "bad" : "warn"), document.createTextNode(" "));
+      else td.appendChild(Array.isArray(v) && !NUM_KINDS.has(c.kind) ? build(v[1]) : bdi(shown(v, c.kind)));
       tr.appendChild(td);
     });
     tr.addEventListener("click", () => this.toggle(i));
