@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import root, table
+from selfrag_nb.display.cards import details, root, table
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.names import file_name
 from selfrag_nb.display.svg_charts import bar_chart, box_chart, in_unit, line_chart, swatch
@@ -380,13 +380,11 @@ def _failures(report: EvalReport, limits: Limits) -> Node:
         mine = [r for r in failing if r.variant == v]
         rows = [_failure_row(r, limits) for r in mine[: limits[2]]]
         blocks.append(
-            h(
-                "details",
-                "srnb-details",
-                h("summary", "", _id(v), f" · {len(mine)} failing row(s)"),
+            details(
+                [_id(v), f" · {len(mine)} failing row(s)"],
                 _table(cols, rows),
                 _more(len(rows), len(mine), "report.failures"),
-                data_key=f"failures:{vi}",  # the index: names stay in text
+                key=f"failures:{vi}",  # the index: names stay in text
             )
             if mine
             else None
