@@ -546,14 +546,12 @@ def regression_view(diff: RegressionDiff) -> Node:
 
 def eval_view(obj: object) -> Node:
     """The view tree of an EvalReport, a Calibration or a RegressionDiff."""
-    views: tuple[tuple[type, Callable[[Any], Node]], ...] = (
-        (EvalReport, report_view),
-        (Calibration, calibration_view),
-        (RegressionDiff, regression_view),
-    )
-    for kind, view in views:
-        if isinstance(obj, kind):
-            return view(obj)
+    if isinstance(obj, EvalReport):
+        return report_view(obj)
+    if isinstance(obj, Calibration):
+        return calibration_view(obj)
+    if isinstance(obj, RegressionDiff):
+        return regression_view(obj)
     raise InputTypeError(
         f"the evaluation view shows an EvalReport, a Calibration or a RegressionDiff, not {type(obj).__name__}"
     )
