@@ -52,13 +52,9 @@ def _label(text: str, n: int = 32) -> str:
 
 
 def _names(trace: Trace | None) -> dict[str, str]:
-    if trace is None:
-        return {}
-    out: dict[str, str] = {}
-    for r in trace._all(Retrieval):
-        for h in r.hits:
-            out.setdefault(h.chunk_id, h.source.rsplit("/", 1)[-1])
-    return out
+    """Each chunk's file name, from the first retrieval hit of it (walked last to first: the first wins)."""
+    hits = [hit for r in trace._all(Retrieval) for hit in r.hits] if trace is not None else []
+    return {hit.chunk_id: hit.source.rsplit("/", 1)[-1] for hit in reversed(hits)}
 
 
 def grades_chart(grades: Grades, trace: Trace | None = None) -> go.Figure:
