@@ -31,6 +31,7 @@ from selfrag_nb.display import faces
 from selfrag_nb.display.cards import details, root, table
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.names import file_name
+from selfrag_nb.display.state import STATE_BUDGET
 from selfrag_nb.display.svg_charts import bar_chart, box_chart, in_unit, line_chart, swatch
 from selfrag_nb.display.tables import tr
 from selfrag_nb.display.tree import Node, frag, h, to_html, to_json, to_page
@@ -519,8 +520,6 @@ def _regression_tree(diff: RegressionDiff, limits: Limits) -> Node:
 
 def _fit(build: Callable[[Limits], Node]) -> Node:
     """The tree with the loosest limits whose widget JSON fits STATE_BUDGET."""
-    from selfrag_nb.display.state import STATE_BUDGET
-
     node = build(_LIMITS[0])
     for limits in _LIMITS[1:]:
         if len(json.dumps(to_json(node), ensure_ascii=False, separators=(",", ":"))) <= STATE_BUDGET:
@@ -563,8 +562,7 @@ def page(node: Node) -> str:
 
 
 def report_html(report: EvalReport, *, charts: bool = True) -> str:
-    """Static HTML (no script): the report's view tree, SVG charts included
-    unless ``charts=False``."""
+    """Static HTML (no script): the report's view tree, SVG charts included unless ``charts=False``."""
     return page(report_view(report, charts=charts))
 
 
