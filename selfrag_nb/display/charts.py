@@ -52,13 +52,9 @@ def _label(text: str, n: int = 32) -> str:
 
 
 def _names(trace: Trace | None) -> dict[str, str]:
-    if trace is None:
-        return {}
-    out: dict[str, str] = {}
-    for r in trace._all(Retrieval):
-        for h in r.hits:
-            out.setdefault(h.chunk_id, h.source.rsplit("/", 1)[-1])
-    return out
+    """Each chunk's file name, from the first retrieval hit of it (walked last to first: the first wins)."""
+    hits = [hit for r in trace._all(Retrieval) for hit in r.hits] if trace is not None else []
+    return {hit.chunk_id: hit.source.rsplit("/", 1)[-1] for hit in reversed(hits)}
 
 
 def grades_chart(grades: Grades, trace: Trace | None = None) -> go.Figure:
@@ -84,7 +80,7 @@ def grades_chart(grades: Grades, trace: Trace | None = None) -> go.Figure:
     for y, name in ((grades.relevance_cutoff, "relevance cutoff"), (grades.high_relevance, "high relevance")):
         fig.add_hline(y=y, **dashed, annotation_text=f"{name} {y}", annotation_position="top left")
     rel = sum(1 for g in grades.items if g.relevant)
-    fig.update_layout(
+    return fig.update_layout(
         **neutral_layout(
             title=f"Relevance grades: {rel}/{len(grades.items)} relevant",
             yaxis={"range": [0, 105], "title": "score"},
@@ -93,20 +89,19 @@ def grades_chart(grades: Grades, trace: Trace | None = None) -> go.Figure:
             margin={"l": 50, "r": 20, "t": 50, "b": 90},
         )
     )
-    return fig
 
 
 def rerank_chart(rerank: Rerank, trace: Trace | None = None) -> go.Figure:
     """Bump chart: each chunk's position before and after reranking (1 at top)."""
     go = _go(rerank, Rerank, "rerank_chart")
     names = _names(trace)
-    fig = go.Figure()
+    lines = []
     after = {c: i for i, c in enumerate(rerank.after)}
     for i, c in enumerate(rerank.before):
         label = _label(names.get(c, c))
         j = after.get(c)
         dropped = j is None  # a dropped chunk's line stays level, dotted and faint
-        fig.add_trace(
+        lines.append(
             go.Scatter(
                 x=[0, 1.0],
                 y=[i + 1, i + 1 if j is None else j + 1],
@@ -121,7 +116,7 @@ def rerank_chart(rerank: Rerank, trace: Trace | None = None) -> go.Figure:
     if rerank.fallback:
         title += f" (fallback: {_label(rerank.fallback, 60)})"
     n = max(len(rerank.before), 1)
-    fig.update_layout(
+    return go.Figure(lines).update_layout(
         **neutral_layout(
             title=title,
             xaxis={"tickvals": [0, 1], "ticktext": ["before", "after"], "range": [-0.15, 1.15]},
@@ -130,7 +125,6 @@ def rerank_chart(rerank: Rerank, trace: Trace | None = None) -> go.Figure:
             margin={"l": 50, "r": 20, "t": 50, "b": 40},
         )
     )
-    return fig
 
 
 def timeline_chart(trace: Trace) -> go.Figure:
@@ -143,7 +137,7 @@ def timeline_chart(trace: Trace) -> go.Figure:
     # one unit for bars, labels, hover, axis and title
     unit, div = time_unit([t])
     fmt = ".1f" if unit == "ms" else ".2f"
-    fig = go.Figure(
+    return go.Figure(
         go.Bar(
             y=labels,
             x=[float(r["latency_ms"]) / div for r in rows],
@@ -154,8 +148,7 @@ def timeline_chart(trace: Trace) -> go.Figure:
             textposition="outside",
             hovertemplate=f"%{{y}}: %{{x:{fmt}}} {unit} (starts at %{{base:{fmt}}} {unit})<extra></extra>",
         )
-    )
-    fig.update_layout(
+    ).update_layout(
         **neutral_layout(
             title=f"Stage latencies (total {t / div:,.{0 if unit == 'ms' else 1}f} {unit})",
             xaxis={"title": f"{unit} since start", "tickformat": ",.0f" if unit == "ms" else ",.1f"},
@@ -164,7 +157,6 @@ def timeline_chart(trace: Trace) -> go.Figure:
             margin={"l": 100, "r": 40, "t": 50, "b": 40},
         )
     )
-    return fig
 
 
 def cost_chart(trace: Trace) -> go.Figure:
@@ -182,11 +174,10 @@ def cost_chart(trace: Trace) -> go.Figure:
             x=labels, y=ys, name=name, marker_color=colour, customdata=costs, hovertemplate=hover, **labels_kw
         )
 
-    fig = go.Figure(
-        [bar("tokens_in", "#4493f8"), bar("tokens_out", "#d4a72c", text=costs, textposition="outside")]
-    )
     tot = trace.totals
-    fig.update_layout(
+    return go.Figure(
+        [bar("tokens_in", "#4493f8"), bar("tokens_out", "#d4a72c", text=costs, textposition="outside")]
+    ).update_layout(
         **neutral_layout(
             barmode="stack",
             title=f"Tokens per stage (total {tot.tokens_in + tot.tokens_out:,}; cost {fmt_cost(tot.cost)})",
@@ -195,7 +186,6 @@ def cost_chart(trace: Trace) -> go.Figure:
             margin={"l": 50, "r": 20, "t": 50, "b": 60},
         )
     )
-    return fig
 
 
 def figure_html(fig: go.Figure, full_html: bool = False) -> str:

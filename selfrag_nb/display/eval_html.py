@@ -28,9 +28,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import root, table
+from selfrag_nb.display.cards import details, root, table
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.names import file_name
+from selfrag_nb.display.state import STATE_BUDGET
 from selfrag_nb.display.svg_charts import bar_chart, box_chart, in_unit, line_chart, swatch
 from selfrag_nb.display.tables import tr
 from selfrag_nb.display.tree import Node, frag, h, to_html, to_json, to_page
@@ -380,13 +381,11 @@ def _failures(report: EvalReport, limits: Limits) -> Node:
         mine = [r for r in failing if r.variant == v]
         rows = [_failure_row(r, limits) for r in mine[: limits[2]]]
         blocks.append(
-            h(
-                "details",
-                "srnb-details",
-                h("summary", "", _id(v), f" · {len(mine)} failing row(s)"),
+            details(
+                [_id(v), f" · {len(mine)} failing row(s)"],
                 _table(cols, rows),
                 _more(len(rows), len(mine), "report.failures"),
-                data_key=f"failures:{vi}",  # the index: names stay in text
+                key=f"failures:{vi}",  # the index: names stay in text
             )
             if mine
             else None
@@ -521,8 +520,6 @@ def _regression_tree(diff: RegressionDiff, limits: Limits) -> Node:
 
 def _fit(build: Callable[[Limits], Node]) -> Node:
     """The tree with the loosest limits whose widget JSON fits STATE_BUDGET."""
-    from selfrag_nb.display.state import STATE_BUDGET
-
     node = build(_LIMITS[0])
     for limits in _LIMITS[1:]:
         if len(json.dumps(to_json(node), ensure_ascii=False, separators=(",", ":"))) <= STATE_BUDGET:
@@ -548,14 +545,12 @@ def regression_view(diff: RegressionDiff) -> Node:
 
 def eval_view(obj: object) -> Node:
     """The view tree of an EvalReport, a Calibration or a RegressionDiff."""
-    views: tuple[tuple[type, Callable[[Any], Node]], ...] = (
-        (EvalReport, report_view),
-        (Calibration, calibration_view),
-        (RegressionDiff, regression_view),
-    )
-    for kind, view in views:
-        if isinstance(obj, kind):
-            return view(obj)
+    if isinstance(obj, EvalReport):
+        return report_view(obj)
+    if isinstance(obj, Calibration):
+        return calibration_view(obj)
+    if isinstance(obj, RegressionDiff):
+        return regression_view(obj)
     raise InputTypeError(
         f"the evaluation view shows an EvalReport, a Calibration or a RegressionDiff, not {type(obj).__name__}"
     )
@@ -567,8 +562,7 @@ def page(node: Node) -> str:
 
 
 def report_html(report: EvalReport, *, charts: bool = True) -> str:
-    """Static HTML (no script): the report's view tree, SVG charts included
-    unless ``charts=False``."""
+    """Static HTML (no script): the report's view tree, SVG charts included unless ``charts=False``."""
     return page(report_view(report, charts=charts))
 
 

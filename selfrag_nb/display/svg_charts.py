@@ -78,10 +78,6 @@ def in_unit(v_ms: float, unit: str, div: float) -> str:
     return f"{v_ms / div:,.{0 if unit == 'ms' else 2}f}"
 
 
-def _cut(label: str) -> str:
-    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
-
-
 def swatch(colour: str) -> Node:
     """A small square of a series' colour (an SVG rect: style carries no colours)."""
     square = h("rect", "", x=0, y=0, width=10, height=10, fill=colour)
@@ -98,8 +94,8 @@ def _line(cls: str, x1: float, x2: float, y1: float, y2: float, **attrs: Any) ->
 
 def _category(name: str, x: float, y: float, angle: int, cls: str = "") -> Node:
     """An x label rotated to end under its place, cut to LABEL_CHARS (the whole name on hover)."""
-    tip = h("title", "", name) if len(name) > LABEL_CHARS else None
-    return _text(cls, [tip, _cut(name)], x, y, "end", transform=f"rotate({angle} {_num(x)} {_num(y)})")
+    kids = [h("title", "", name), name[: LABEL_CHARS - 1] + "…"] if len(name) > LABEL_CHARS else name
+    return _text(cls, kids, x, y, "end", transform=f"rotate({angle} {_num(x)} {_num(y)})")
 
 
 def _frame(width: float, height: float, label: str, kids: list[Any]) -> Node:
