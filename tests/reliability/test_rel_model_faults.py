@@ -264,7 +264,12 @@ def test_fault_in_one_stage_is_bounded_recorded_and_honest(
     if fault in HTTP_FAULTS:
         assert first.parse_status == "error", (role, fault, first.parse_status)
         assert first.fallback or "deadline" in (first.error or ""), first
-        if fault in ("500", "429", "timeout"):
+        # Retried, unless the question's deadline left no time for a retry: on a
+        # loaded machine the stages before can use most of the 1.5 s, and the
+        # runner then says so rather than overrun ("deadline exceeded after 1
+        # attempts (next retry in ... would pass it)").
+        cut = "deadline exceeded" in (first.error or "")
+        if fault in ("500", "429", "timeout") and not cut:
             assert first.retries >= 1, f"{fault} was not retried: {first.error}"
             assert ("Timeout" if fault == "timeout" else fault) in (first.error or ""), first.error
         assert_stage_fallback(trace, role)
