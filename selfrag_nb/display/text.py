@@ -45,9 +45,8 @@ def one_line(text: str, n: int = 60) -> str:
 
 
 def _calls(rec: Any) -> str:
-    offline = " offline" if all(c.offline for c in rec.calls) else ""
-    n = len(rec.calls)
-    return f" · {n}{offline} call{'s' if n != 1 else ''}" if n else ""
+    offline = "offline " if all(c.offline for c in rec.calls) else ""
+    return f" · {plural(len(rec.calls), offline + 'call')}" if rec.calls else ""
 
 
 def _fb(rec: Any) -> str:
