@@ -92,9 +92,7 @@ def register(
     tree: Callable[[Any], Any] | None = None,
     widget: Callable[[Any], Any] | str | None = None,
 ) -> None:
-    """Register the faces of ``cls``. ``tree``: the view tree the other faces derive
-    from (``html`` defaults to its static page, ``widget="tree"`` mounts it);
-    ``widget=None``: static only."""
+    """Register the faces of ``cls`` (how ``html`` and ``widget`` derive from ``tree``: module doc)."""
     if html is None:
         if tree is None:
             raise InputTypeError(f"faces.register({cls.__name__}): give html= or tree=")

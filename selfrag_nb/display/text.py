@@ -138,9 +138,7 @@ def _outcome(o: Outcome) -> str:
 
 
 def trace_times(t: Trace) -> list[str]:
-    """The time figures every face shows for a trace: the stages' compute
-    (the timeline's total), start-up when it ran, and wall time only when it
-    says more than compute (pauses between a stepper's cells)."""
+    """The time figures every face shows for a trace (which, and why: the module doc)."""
     compute = sum(r.latency_ms for r in t.records) or t.wall_ms
     out = [fmt_ms(compute)]
     if t.startup:
