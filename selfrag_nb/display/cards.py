@@ -353,14 +353,8 @@ def bar(score: float, band: str, ticks: Sequence[int] = (), title: str = "") -> 
     return h("div", "srnb-bar", fill, lines, title=title or f"score {score:g}")
 
 
-_OUTCOME_TONE = {
-    "answered": "ok",
-    "direct": "ok",
-    "disclaimed": "warn",
-    "regenerated": "warn",
-    "clarify": "warn",
-    "refused": "bad",
-}
+#: An outcome's tone before its values are read; the others (disclaimed, regenerated, clarify) warn.
+_OUTCOME_TONE = {"answered": "ok", "direct": "ok", "refused": "bad"}
 
 
 def outcome_tone(o: Outcome | None, support: Support | None = None) -> str:
@@ -369,7 +363,7 @@ def outcome_tone(o: Outcome | None, support: Support | None = None) -> str:
     retrieval forced off, or its verification's confidence / recommendation)."""
     if o is None:
         return "info"
-    tone = _OUTCOME_TONE[o.outcome]
+    tone = _OUTCOME_TONE.get(o.outcome, "warn")
     if o.deadline_exceeded:
         return "bad"
     if o.outcome == "direct" and o.reason_kind == "retrieval_off":
