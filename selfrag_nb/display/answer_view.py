@@ -88,9 +88,6 @@ def _cite(bad: bool, kids: list[Kid]) -> Node:
 
 
 def _answer(g: Generation, sup: Support | None) -> Node:
-    """The answer with claims highlighted by verdict (when verified), each a
-    ``data-claim`` that selects its evidence; citation markers styled, invalid
-    ones with a wavy red underline."""
     text = g.answer
     bad = {c.marker for c in g.citations if not c.valid}
     claims = sup.claims if sup is not None else []
@@ -203,13 +200,8 @@ def support_card(s: Support, ctx: Ctx) -> Node:
 def usefulness_card(u: Usefulness, ctx: Ctx) -> Node:
     score = score_bar("usefulness (0–100, higher = more useful)", u.score, f"usefulness {u.score} of 100")
     body = [row("why", esc(u.reason)), row("missing", esc(u.missing)) if u.missing else None, score]
-    return card(
-        u,
-        badge(USEFULNESS_WORDS[u.verdict], USEFUL_TONE[u.verdict]),
-        body,
-        (f"attempt {u.attempt}", f"score {u.score}"),
-        key=ctx.key,
-    )
+    tag = badge(USEFULNESS_WORDS[u.verdict], USEFUL_TONE[u.verdict])
+    return card(u, tag, body, (f"attempt {u.attempt}", f"score {u.score}"), key=ctx.key)
 
 
 def outcome_card(o: Outcome, ctx: Ctx) -> Node:

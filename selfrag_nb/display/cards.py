@@ -239,16 +239,14 @@ def row(label: str, *value: Any) -> Node:
     return h("div", "srnb-row", h("span", "srnb-label", label), value)
 
 
-def fold(items: Sequence[Node], noun: str, key: str, page: int = PAGE, tag: str = "div") -> Node:
-    """A list the widget pages and the static face folds after ``page`` items (tree.py's
+def fold(items: Sequence[Node], noun: str, key: str) -> Node:
+    """A list the widget pages and the static face folds after PAGE items (tree.py's
     ``data-page``); past STATIC_MAX_ITEMS a note counts what is not shown."""
     hidden = len(items) - STATIC_MAX_ITEMS
     shown = items[:STATIC_MAX_ITEMS]
     note = f"{hidden:,} more {noun} not shown here (see trace.to_pandas())"
-    return frag(
-        h(tag, f"srnb-items srnb-items-{noun}", shown, data_page=page, data_key=key, data_noun=noun),
-        h("div", "srnb-trunc", note) if hidden > 0 else None,
-    )
+    paged = h("div", f"srnb-items srnb-items-{noun}", shown, data_page=PAGE, data_key=key, data_noun=noun)
+    return frag(paged, h("div", "srnb-trunc", note) if hidden > 0 else None)
 
 
 def fallbacks(fbs: Sequence[Fallback]) -> list[Node]:
@@ -330,14 +328,8 @@ def card(rec: Any, badges: Any, body: Any, extra_meta: Sequence[Any] = (), key: 
     numbers = meta(num(fmt_ms(rec.latency_ms)), plural(len(calls), "model call"), *extra_meta)
     offline = offline_badge() if any(c.offline for c in calls) else None
     head = card_head(TITLES[rec.stage], badges, numbers, offline)
-    return h(
-        "section",
-        f"srnb-card srnb-card-{rec.stage}",
-        head,
-        fallbacks(rec.fallbacks),
-        body,
-        calls_view(calls, f"{key}-calls"),
-    )
+    inspector = calls_view(calls, f"{key}-calls")
+    return h("section", f"srnb-card srnb-card-{rec.stage}", head, fallbacks(rec.fallbacks), body, inspector)
 
 
 def flags(items: Sequence[Sequence[str]]) -> list[Any]:
@@ -361,14 +353,8 @@ def bar(score: float, band: str, ticks: Sequence[int] = (), title: str = "") -> 
     return h("div", "srnb-bar", fill, lines, title=title or f"score {score:g}")
 
 
-_OUTCOME_TONE = {
-    "answered": "ok",
-    "direct": "ok",
-    "disclaimed": "warn",
-    "regenerated": "warn",
-    "clarify": "warn",
-    "refused": "bad",
-}
+#: An outcome's tone before its values are read; the others (disclaimed, regenerated, clarify) warn.
+_OUTCOME_TONE = {"answered": "ok", "direct": "ok", "refused": "bad"}
 
 
 def outcome_tone(o: Outcome | None, support: Support | None = None) -> str:
@@ -377,7 +363,7 @@ def outcome_tone(o: Outcome | None, support: Support | None = None) -> str:
     retrieval forced off, or its verification's confidence / recommendation)."""
     if o is None:
         return "info"
-    tone = _OUTCOME_TONE[o.outcome]
+    tone = _OUTCOME_TONE.get(o.outcome, "warn")
     if o.deadline_exceeded:
         return "bad"
     if o.outcome == "direct" and o.reason_kind == "retrieval_off":

@@ -26,7 +26,9 @@ from selfrag_nb.comparison import Comparison, Item, Side, StageRow
 from selfrag_nb.display import faces
 from selfrag_nb.display.cards import badge, banner, block, card_head, details, esc, flags, root, table
 from selfrag_nb.display.js import stylesheet
+from selfrag_nb.display.markup import plural
 from selfrag_nb.display.names import doc_flags
+from selfrag_nb.display.tables import tr
 from selfrag_nb.display.text import one_line
 from selfrag_nb.display.tree import Node, h, to_page
 
@@ -155,15 +157,9 @@ def _banner(cmp: Comparison) -> Node:
 
 def _config(cmp: Comparison) -> Node:
     n = len(cmp.config)
-    count = badge(f"{n} difference" + ("s" if n != 1 else ""), "warn") if n else badge("same", "ok")
+    count = badge(plural(n, "difference"), "warn") if n else badge("same", "ok")
     rows = [
-        h(
-            "tr",
-            "",
-            h("td", "srnb-id", esc(c.key, 200)),
-            [h("td", "", esc(v, 2000)) for v in (c.left, c.right)],
-        )
-        for c in cmp.config
+        tr("", h("td", "srnb-id", esc(c.key, 200)), esc(c.left, 2000), esc(c.right, 2000)) for c in cmp.config
     ]
     heads = ["setting", *(esc(x, 200) for x in cmp.labels)]
     diffs = table("srnb-table", heads, rows) if n else None

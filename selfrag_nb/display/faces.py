@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
-from functools import singledispatch
+from functools import partial, singledispatch
 from typing import Any
 
 from selfrag_nb.errors import InputTypeError
@@ -71,23 +71,17 @@ _NO_WIDGET = widget.dispatch(object)
 _text, _html, _widget, _tree = text, html, widget, tree  # register's keywords shadow the names
 
 
-def _page_of(make: Callable[[Any], Any]) -> Callable[..., str]:
-    def page(obj: object, **_: Any) -> str:
-        from selfrag_nb.display.html import css
-        from selfrag_nb.display.tree import to_page
+def _page(make: Callable[[Any], Any], obj: object, **_: Any) -> str:
+    from selfrag_nb.display.html import css
+    from selfrag_nb.display.tree import to_page
 
-        return to_page(make(obj), css())
-
-    return page
+    return to_page(make(obj), css())
 
 
-def _view_widget_of(make: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    def view(obj: object) -> Any:
-        from selfrag_nb.display.tree_widget import ViewWidget
+def _view_widget(make: Callable[[Any], Any], obj: object) -> Any:
+    from selfrag_nb.display.tree_widget import ViewWidget
 
-        return ViewWidget(make(obj), shown=obj)
-
-    return view
+    return ViewWidget(make(obj), shown=obj)
 
 
 def register(
@@ -98,13 +92,11 @@ def register(
     tree: Callable[[Any], Any] | None = None,
     widget: Callable[[Any], Any] | str | None = None,
 ) -> None:
-    """Register the faces of ``cls``. ``tree``: the view tree the other faces derive
-    from (``html`` defaults to its static page, ``widget="tree"`` mounts it);
-    ``widget=None``: static only."""
+    """Register the faces of ``cls`` (how ``html`` and ``widget`` derive from ``tree``: module doc)."""
     if html is None:
         if tree is None:
             raise InputTypeError(f"faces.register({cls.__name__}): give html= or tree=")
-        html = _page_of(tree)
+        html = partial(_page, tree)
     _text.register(cls, text)
     _html.register(cls, html)
     if tree is not None:
@@ -112,7 +104,7 @@ def register(
     if widget == "tree":
         if tree is None:
             raise InputTypeError(f'faces.register({cls.__name__}): widget="tree" needs tree=')
-        widget = _view_widget_of(tree)
+        widget = partial(_view_widget, tree)
     if callable(widget):
         _widget.register(cls, widget)
 
@@ -124,11 +116,8 @@ def has_widget(cls: type) -> bool:
 
 def faces_of(cls: type) -> set[str]:
     """The faces registered for ``cls``: a subset of {"text", "tree", "html", "widget"}."""
-    out = set()
-    for name, fn in (("text", text), ("tree", tree), ("html", html), ("widget", widget)):
-        if fn.dispatch(cls) is not fn.dispatch(object):
-            out.add(name)
-    return out
+    named = (("text", text), ("tree", tree), ("html", html), ("widget", widget))
+    return {name for name, fn in named if fn.dispatch(cls) is not fn.dispatch(object)}
 
 
 # ------------------------------------------------------------ front ends

@@ -192,9 +192,8 @@ def _retrieval(r: Retrieval, ctx: Ctx) -> Node:
 def _hits(x: Hits, ctx: Ctx) -> Node:
     query = meta(esc(x.mode, 40), f"k={x.k}", ["query ", esc(x.query, 2000)])
     head = card_head("Search", badge(f"{len(x.hits)} hits", "info"), query)
-    return h(
-        "section", "srnb-card srnb-card-search", head, _access(x.access_filter), _hits_list(x.hits, "search")
-    )
+    body = [_access(x.access_filter), _hits_list(x.hits, "search")]
+    return h("section", "srnb-card srnb-card-search", head, body)
 
 
 def _grades(g: Grades, ctx: Ctx) -> Node:

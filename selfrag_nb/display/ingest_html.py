@@ -21,6 +21,7 @@ from selfrag_nb.display import faces
 from selfrag_nb.display.cards import badge, card_head, esc, root, table
 from selfrag_nb.display.html import ROOT_CLASS
 from selfrag_nb.display.markup import neutralize
+from selfrag_nb.display.tables import tr
 from selfrag_nb.display.tree import Node, h
 from selfrag_nb.store.types import IngestReport
 
@@ -29,17 +30,15 @@ _ROWS = 50
 _TONE = {"widened": "bad", "narrowed": "info", "changed": "info"}
 
 
-def _more(n: int) -> Node | None:
-    return h("div", "srnb-muted", f"and {n:,} more") if n > 0 else None
-
-
-def _table(heads: list[str], rows: list[list[Any]]) -> Node:
-    return table("srnb-table", heads, [h("tr", "", [h("td", "", c) for c in r]) for r in rows])
+def _section(title: str, heads: list[str], rows: list[list[Any]], total: int) -> list[Any]:
+    """A titled table of the first rows (at most _ROWS of ``total``), then "and N more"."""
+    if not rows:
+        return []
+    more = h("div", "srnb-muted", f"and {total - _ROWS:,} more") if total > _ROWS else None
+    return [h("div", "srnb-col-h", title), table("srnb-table", heads, [tr("", *r) for r in rows]), more]
 
 
 def _access(report: IngestReport) -> list[Any]:
-    if not report.acl_changes:
-        return []
     rows = [
         [
             esc(c.source, 300),
@@ -49,47 +48,27 @@ def _access(report: IngestReport) -> list[Any]:
         ]
         for c in report.acl_changes[:_ROWS]
     ]
-    return [
-        h("div", "srnb-col-h", "access changed: who may read each document, before → after"),
-        _table(["document", "before", "after", "change"], rows),
-        _more(len(report.acl_changes) - _ROWS),
-    ]
+    title = "access changed: who may read each document, before → after"
+    return _section(title, ["document", "before", "after", "change"], rows, len(report.acl_changes))
 
 
 def _pairs(title: str, header: str, pairs: list[tuple[str, str]]) -> list[Any]:
     """A (file, message) table: the skipped files or the warnings."""
-    if not pairs:
-        return []
     rows = [[esc(path, 300), esc(text, 600)] for path, text in pairs[:_ROWS]]
-    return [h("div", "srnb-col-h", title), _table(["file", header], rows), _more(len(pairs) - _ROWS)]
+    return _section(title, ["file", header], rows, len(pairs))
 
 
 def ingest_tree(report: IngestReport) -> Node:
     """One ingest as a view tree (root included; every name is text)."""
     widened = sum(c.widened for c in report.acl_changes)
-    counts = " · ".join(
-        f"{n:,} {label}"
-        for label, n in (
-            ("added", len(report.added)),
-            ("updated", len(report.updated)),
-            ("unchanged", len(report.unchanged)),
-            ("removed", len(report.removed)),
-            ("skipped", len(report.skipped)),
-            ("access changed", len(report.acl_changes)),
-        )
-    )
+    sizes = {k: len(getattr(report, k)) for k in ("added", "updated", "unchanged", "removed", "skipped")}
+    sizes["access changed"] = len(report.acl_changes)
+    counts = " · ".join(f"{n:,} {label}" for label, n in sizes.items())
     version = f" · version {report.version}" if report.version is not None else ""
-    head = card_head(
-        "Ingest",
-        badge(f"{widened} widened", "bad", "someone can read these now who could not before")
-        if widened
-        else None,
-        h(
-            "span",
-            "srnb-meta",
-            f"{counts} · chunks +{report.chunks_added:,}/−{report.chunks_removed:,}{version} · {report.seconds:.2f} s",
-        ),
-    )
+    chunks = f"chunks +{report.chunks_added:,}/−{report.chunks_removed:,}{version}"
+    tip = "someone can read these now who could not before"
+    numbers = h("span", "srnb-meta", f"{counts} · {chunks} · {report.seconds:.2f} s")
+    head = card_head("Ingest", badge(f"{widened} widened", "bad", tip) if widened else None, numbers)
     body = [
         _access(report),
         _pairs("warnings", "warning", report.warnings),

@@ -45,9 +45,8 @@ def one_line(text: str, n: int = 60) -> str:
 
 
 def _calls(rec: Any) -> str:
-    offline = " offline" if all(c.offline for c in rec.calls) else ""
-    n = len(rec.calls)
-    return f" · {n}{offline} call{'s' if n != 1 else ''}" if n else ""
+    offline = "offline " if all(c.offline for c in rec.calls) else ""
+    return f" · {plural(len(rec.calls), offline + 'call')}" if rec.calls else ""
 
 
 def _fb(rec: Any) -> str:
@@ -139,9 +138,7 @@ def _outcome(o: Outcome) -> str:
 
 
 def trace_times(t: Trace) -> list[str]:
-    """The time figures every face shows for a trace: the stages' compute
-    (the timeline's total), start-up when it ran, and wall time only when it
-    says more than compute (pauses between a stepper's cells)."""
+    """The time figures every face shows for a trace (which, and why: the module doc)."""
     compute = sum(r.latency_ms for r in t.records) or t.wall_ms
     out = [fmt_ms(compute)]
     if t.startup:

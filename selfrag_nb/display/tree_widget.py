@@ -30,14 +30,12 @@ except ImportError as exc:  # pragma: no cover - anywidget is a core dependency
 from selfrag_nb.display.js import module
 from selfrag_nb.display.tree import Node, to_html, to_json
 
-_STATIC = Path(__file__).parent / "static"
-
 
 class ViewWidget(anywidget.AnyWidget):
     """Any view tree, mounted with textContent only; behaviour from data attributes."""
 
     _esm = module("mount.js", "tree_view.js")
-    _css: str | Path = _STATIC / "trace.css"
+    _css: str | Path = Path(__file__).parent / "static" / "trace.css"
 
     tree = traitlets.Dict().tag(sync=True)
     #: Index of the selected claim (-1: none); set by a click on a ``data-claim`` node.
