@@ -354,7 +354,16 @@ def bar(score: float, band: str, ticks: Sequence[int] = (), title: str = "") -> 
 
 
 #: An outcome's tone before its values are read; the others (disclaimed, regenerated, clarify) warn.
-_OUTCOME_TONE = {"answered": "ok", "direct": "ok", "refused": "bad"}
+#: An outcome's own badge tone, before anything about its answer is read (the
+#: explorer's rows show it as it is; outcome_tone below can only darken it).
+OUTCOME_TONE = {
+    "answered": "ok",
+    "direct": "ok",
+    "disclaimed": "warn",
+    "regenerated": "warn",
+    "clarify": "warn",
+    "refused": "bad",
+}
 
 
 def outcome_tone(o: Outcome | None, support: Support | None = None) -> str:
@@ -363,7 +372,7 @@ def outcome_tone(o: Outcome | None, support: Support | None = None) -> str:
     retrieval forced off, or its verification's confidence / recommendation)."""
     if o is None:
         return "info"
-    tone = _OUTCOME_TONE.get(o.outcome, "warn")
+    tone = OUTCOME_TONE.get(o.outcome, "warn")
     if o.deadline_exceeded:
         return "bad"
     if o.outcome == "direct" and o.reason_kind == "retrieval_off":

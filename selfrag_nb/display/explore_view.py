@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from selfrag_nb.display import faces
-from selfrag_nb.display.cards import card_head, esc, table
+from selfrag_nb.display.cards import OUTCOME_TONE, card_head, esc, table
 from selfrag_nb.display.js import stylesheet
 from selfrag_nb.display.markup import fmt_ms
 from selfrag_nb.display.tables import tr
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 #: Rows the static HTML lists (the widget pages through all of them).
 STATIC_ROWS = 200
 ROOT_CLASS = "srnb-root srnb-xp tex2jax_ignore mathjax_ignore"
-_TONE = {"answered": "ok", "direct": "ok", "disclaimed": "warn", "regenerated": "warn", "clarify": "warn"}
 
 
 def explore_css() -> str:
@@ -50,7 +49,7 @@ def explore_css() -> str:
 
 
 def _outcome(outcome: str, *count: str) -> Node:
-    tone = _TONE.get(outcome, "bad" if outcome == "refused" else "")
+    tone = OUTCOME_TONE.get(outcome, "")
     return h("span", f"srnb-badge srnb-{tone}", esc(outcome or "unknown"), count)
 
 

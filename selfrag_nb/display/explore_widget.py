@@ -38,6 +38,7 @@ except ImportError as exc:  # pragma: no cover - anywidget is a core dependency
         "The explorer widget needs anywidget: pip install 'selfrag-nb[jupyter]' (or pip install anywidget)"
     ) from exc
 
+from selfrag_nb.display.cards import OUTCOME_TONE
 from selfrag_nb.display.explore_view import explore_css, opened_state
 from selfrag_nb.display.js import STATIC, module
 from selfrag_nb.display.markup import CONTROL_RE, fmt_ms
@@ -49,11 +50,12 @@ from selfrag_nb.formats import fmt_cost, fmt_tokens
 #: Characters of a question shipped per row (the whole question is in the opened trace).
 QUESTION_CHARS = 240
 
-#: The table's columns: key, label, kind (text | num | ms | cost | flags).
-COLUMNS: list[dict[str, str]] = [
+#: The table's columns: key, label, kind (text | num | ms | cost | flags | outcome:
+#: its badge tones, cards.OUTCOME_TONE, sent with it).
+COLUMNS: list[dict[str, Any]] = [
     {"key": "question", "label": "question", "kind": "text"},
     {"key": "user", "label": "user", "kind": "text"},
-    {"key": "outcome", "label": "outcome", "kind": "outcome"},
+    {"key": "outcome", "label": "outcome", "kind": "outcome", "tones": OUTCOME_TONE},
     {"key": "reason_kind", "label": "reason", "kind": "text"},
     {"key": "category", "label": "category", "kind": "text"},
     {"key": "variant", "label": "variant", "kind": "text"},
@@ -78,7 +80,7 @@ _SHOWN = {
 }
 
 
-def _cell(r: Row, col: dict[str, str]) -> Any:
+def _cell(r: Row, col: dict[str, Any]) -> Any:
     """A column's cell: its value, or [value, shown] (explore.js sorts, filters
     and bins the value and shows ``shown``): a number's text, or the view tree
     of a text holding control characters (tree.py labels each one, as every
@@ -127,7 +129,7 @@ class ExploreWidget(anywidget.AnyWidget):
     _esm = explore_module()
     _css = explore_css()
 
-    columns: traitlets.List[dict[str, str]] = traitlets.List().tag(sync=True)
+    columns: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
     rows: traitlets.List[list[Any]] = traitlets.List().tag(sync=True)
     source = traitlets.Unicode("").tag(sync=True)
     skipped = traitlets.Int(0).tag(sync=True)

@@ -168,3 +168,16 @@ def test_a_row_text_holding_a_control_character_arrives_labelled(traces: list[Tr
     assert [(k["c"], k["k"]) for k in labels] == [("srnb-ctl", ["U+202E"]), ("srnb-ctl", ["U+202C"])]
     assert "\u202e" not in json.dumps(tree, ensure_ascii=False)
     assert isinstance(w.rows[1][q], str)
+
+
+def test_the_widget_colours_outcomes_as_the_static_face_does(traces: list[Trace]) -> None:
+    """One tone table: the widget's outcome column carries it, and each
+    outcome's badge in the static face has that tone."""
+    ex = sr.explore(traces)
+    w = ExploreWidget(ex)
+    tones = next(c["tones"] for c in w.columns if c["kind"] == "outcome")
+    page = faces.html(ex)
+    outcomes = {t.outcome for t in traces}
+    assert {"answered", "refused"} <= outcomes
+    for outcome in outcomes:
+        assert f'<span class="srnb-badge srnb-{tones[outcome]}"><bdi>{outcome}</bdi>' in page, outcome

@@ -24,10 +24,6 @@
 // is a view tree mounted with mount.js. (build mount newState h add come from
 // mount.js: explore_widget.py joins it before this file.)
 
-const OUTCOME_TONE = {
-  answered: "ok", direct: "ok", disclaimed: "warn", regenerated: "warn", clarify: "warn", refused: "bad",
-};
-
 // Untrusted text in a <bdi>, set as textContent (a text holding control
 // characters arrives as a view tree instead: see shown / cellNode).
 const bdi = (s) => h("bdi", "", String(s ?? ""));
@@ -94,6 +90,8 @@ class ExploreView {
     this.rows = this.model.get("rows") || [];
     this.low = this.rows.map((r) => r.map((v, j) => (NUM_KINDS.has(this.cols[j] && this.cols[j].kind) ? v[0] : shown(v, this.cols[j] && this.cols[j].kind).toLowerCase())));
     this.qcol = this.cols.findIndex((c) => c.key === "question");
+    // the outcome badges' tones come with their column (cards.OUTCOME_TONE)
+    this.tones = (this.cols.find((c) => c.kind === "outcome") || {}).tones || {};
     this.order = null;
   }
 
@@ -164,7 +162,7 @@ class ExploreView {
     const total = this.rows.length;
     add(box, h("span", "srnb-xp-count", `${vis.length.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} traces`));
     for (const [k, n] of Object.entries(by).sort((a, b) => b[1] - a[1])) {
-      const b = badge(`${k} ${n.toLocaleString("en-US")}`, OUTCOME_TONE[k]);
+      const b = badge(`${k} ${n.toLocaleString("en-US")}`, this.tones[k]);
       b.dataset.outcome = k;
       box.appendChild(b);
     }
@@ -245,7 +243,7 @@ class ExploreView {
     this.rows[i].forEach((v, j) => {
       const c = this.cols[j];
       const td = h("td", NUM_KINDS.has(c.kind) ? "srnb-num" : c.key === "question" ? "srnb-xp-q" : "");
-      if (c.kind === "outcome") td.appendChild(badge(shown(v, "text"), OUTCOME_TONE[v]));
+      if (c.kind === "outcome") td.appendChild(badge(shown(v, "text"), this.tones[v]));
       else if (c.kind === "flags") for (const f of v || []) add(td, badge(f, f === "injection" || f === "model_error" ? "bad" : "warn"), document.createTextNode(" "));
       else td.appendChild(Array.isArray(v) && !NUM_KINDS.has(c.kind) ? build(v[1]) : bdi(shown(v, c.kind)));
       tr.appendChild(td);
