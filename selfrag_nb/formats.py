@@ -7,9 +7,9 @@
           a cent or more -> "$0.37", "$1,234.50"  (cents)
     tokens None -> "unknown", else thousands separators ("12,345")
 
-Used by the text summaries, the static HTML, the widgets' state, the plotly
-charts and ``EvalReport``'s text; the explorer's static/explore.js ``fmtCost`` /
-``fmtTok`` follow the same rule in the browser (a test compares them value by value).
+Used by the text summaries, the static HTML, the widgets' state (the explorer's
+number cells arrive formatted: no script formats a number), the plotly charts and
+``EvalReport``'s text.
 Pure Python, so data modules may use it without reaching the display layer.
 """
 
