@@ -353,7 +353,6 @@ def bar(score: float, band: str, ticks: Sequence[int] = (), title: str = "") -> 
     return h("div", "srnb-bar", fill, lines, title=title or f"score {score:g}")
 
 
-#: An outcome's tone before its values are read; the others (disclaimed, regenerated, clarify) warn.
 #: An outcome's own badge tone, before anything about its answer is read (the
 #: explorer's rows show it as it is; outcome_tone below can only darken it).
 OUTCOME_TONE = {
@@ -372,7 +371,7 @@ def outcome_tone(o: Outcome | None, support: Support | None = None) -> str:
     retrieval forced off, or its verification's confidence / recommendation)."""
     if o is None:
         return "info"
-    tone = OUTCOME_TONE.get(o.outcome, "warn")
+    tone = OUTCOME_TONE[o.outcome]
     if o.deadline_exceeded:
         return "bad"
     if o.outcome == "direct" and o.reason_kind == "retrieval_off":
