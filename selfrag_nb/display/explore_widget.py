@@ -3,12 +3,12 @@
     ExploreWidget(ex)                       python side
       _esm = explore_module():  mount.js + static/explore.js
     columns, rows = explore_state(ex) -->  static/explore.js render(model, el)
-        one short list per row (question cut to QUESTION_CHARS; no answer,
-        no document text, no prompt; a number   sort by any column, filter by any
-        as [value, text] formatted here, a text column and free text, pages of rows,
-        with control characters as [value,      counts + latency / cost histogram (SVG)
-        view tree]: nothing formatted in JS)
-                                              of the rows the filter keeps
+        one short list per row (question cut    sort by any column, filter by any
+        to QUESTION_CHARS; no answer, no        column and free text, pages of rows,
+        document text, no prompt); a number     counts + latency / cost histogram (SVG)
+        as [value, text] formatted here, a      of the rows the filter keeps
+        text with control characters as
+        [value, view tree]: JS formats nothing
       text       <-------------------------   the free-text box (debounced)
       text_hits  ------------------------->   rows whose answer holds it (answers
                                               stay in Python; questions match in the browser)

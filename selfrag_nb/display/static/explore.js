@@ -25,7 +25,7 @@
 // mount.js: explore_widget.py joins it before this file.)
 
 // Untrusted text in a <bdi>, set as textContent (a text holding control
-// characters arrives as a view tree instead: see shown / cellNode).
+// characters arrives as a view tree instead: see shown and rowEl).
 const bdi = (s) => h("bdi", "", String(s ?? ""));
 
 function badge(text, tone) {
@@ -127,10 +127,9 @@ class ExploreView {
     const idx = Array.from({ length: this.rows.length }, (_, i) => i);
     const j = this.sortKey;
     if (j >= 0) {
-      const num = NUM_KINDS.has(this.cols[j].kind);
       const dir = this.sortDir;
       idx.sort((a, b) => {
-        const x = this.low[a][j];
+        const x = this.low[a][j]; // a number column's value, else its lower-cased text
         const y = this.low[b][j];
         if (x === null || x === undefined) return 1; // unknown last, either direction
         if (y === null || y === undefined) return -1;
