@@ -6,6 +6,7 @@
 
     text --tokenize()--> tokens --stem()--> keys --term_weight()--> {key: weight}   terms()
     text --bag()--> Counter(keys)                               term frequencies
+    name --compact()--> "sortedcontainers"; doc_names(title, source)   names written apart or together
     {key: weight} x Counter(keys) --coverage()--> 0..1 + missing keys (SYNONYMS)
     text --exact_terms()--> Exact(ids, versions, numbers)      exact matching
     text --sentences()--> best_sentence(), shorten()            extractive quotes
@@ -26,6 +27,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from selfrag_nb.llm.injection import find_injection
 from selfrag_nb.text import is_cjk, split_sentences, tokenize
@@ -37,9 +39,11 @@ __all__ = [
     "Exact",
     "bag",
     "best_sentence",
+    "compact",
     "coverage",
     "defines",
     "disagree",
+    "doc_names",
     "exact_terms",
     "has_negation",
     "looks_like_injection",
@@ -59,6 +63,23 @@ __all__ = [
 
 
 # English function words and question scaffolding: they carry no topic.
+_NOT_ALNUM_RE = re.compile(r"[\W_]+")
+
+
+def compact(text: str) -> str:
+    """``text`` lower-cased with everything but letters and digits removed:
+    "Sorted Containers", "sorted-containers" and "sortedcontainers" meet."""
+    return _NOT_ALNUM_RE.sub("", text.lower())
+
+
+def doc_names(title: str, source: str) -> set[str]:
+    """A document's own names, compacted: its title and its file name's stem."""
+    names = {compact(title)} if title.strip() else set()
+    if source.strip():
+        names.add(compact(PurePosixPath(source.replace("\\", "/")).stem))
+    return {n for n in names if len(n) >= 2}
+
+
 def wordset(text: str) -> frozenset[str]:
     """The words of ``text`` (split on white space) as a set: word lists written as prose."""
     return frozenset(text.split())

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from pathlib import PurePosixPath
 from typing import Any
 
 from selfrag_nb.llm.offline.lexical import (
@@ -35,8 +34,10 @@ from selfrag_nb.llm.offline.lexical import (
     acronym_words,
     bag,
     best_sentence,
+    compact,
     coverage,
     defines,
+    doc_names,
     exact_terms,
     looks_like_injection,
     sentences,
@@ -195,14 +196,10 @@ def _name_keys(question: str, own: frozenset[str] = frozenset()) -> set[str]:
     keys: set[str] = set()
     for m in _NAME_RE.finditer(" " + question.strip()):
         word = m.group(1)
-        if _CAMEL_RE.fullmatch(word) and _compact(word) not in own:
+        if _CAMEL_RE.fullmatch(word) and compact(word) not in own:
             continue
         keys.add(stem(word.lower()))
     return keys - {first}
-
-
-def _compact(text: str) -> str:
-    return re.sub(r"[\W_]+", "", text.lower())
 
 
 #: "Which <things> does X ...?": a plural kind of thing asked for, which an
@@ -262,8 +259,7 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
     } | {str(v) for k, v in inputs.metadata.items() if k.lower() == "version" and isinstance(v, int | float)}
     bonus, cap, notes = exact_adjustment(inputs.question, f"{header} {text} {inputs.source}", meta_versions)
     # Sharing only the question's names ("Quillstack") is not being about it.
-    own = frozenset({_compact(inputs.title), _compact(PurePosixPath(inputs.source.replace("\\", "/")).stem)})
-    names = _name_keys(inputs.question, own)
+    names = _name_keys(inputs.question, frozenset(doc_names(inputs.title, inputs.source)))
     topical = {k: w for k, w in qterms.items() if k not in names}
     if names & set(qterms) and topical and coverage(topical, doc, boost)[0] < 0.35:
         cap = min(cap, CAP_OFF_TOPIC)

@@ -34,9 +34,8 @@ refuses when no passage mentions it, and says which name is missing.
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 
-from selfrag_nb.llm.offline.lexical import STOP_EN, bag, stem
+from selfrag_nb.llm.offline.lexical import STOP_EN, bag, compact, doc_names, stem
 from selfrag_nb.llm.offline.phrases import entities
 from selfrag_nb.llm.schemas import Evidence
 from selfrag_nb.text import is_cjk, tokenize
@@ -84,18 +83,8 @@ def bare_names(question: str) -> list[str]:
     return out
 
 
-_NOT_ALNUM_RE = re.compile(r"[\W_]+")
-
-
-def _compact(text: str) -> str:
-    return _NOT_ALNUM_RE.sub("", text.lower())
-
-
 def _doc_names(ev: Evidence) -> set[str]:
-    names = {_compact(ev.title)} if ev.title.strip() else set()
-    if ev.source.strip():
-        names.add(_compact(PurePosixPath(ev.source.replace("\\", "/")).stem))
-    return {n for n in names if len(n) >= 2}
+    return doc_names(ev.title, ev.source)
 
 
 _IDENT_PART_RE = re.compile(r"[_./]")
@@ -134,13 +123,13 @@ def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
     found.extend(bare_names(question))
     docs = set().union(*(_doc_names(ev) for ev in evidence)) if evidence else set()
     for tok in tokenize(question):
-        key = _compact(tok)
+        key = compact(tok)
         # "pyca/cryptography": an owner and its project, the project's document
         # named by the part after the slash.
         tail = tok.rsplit("/", 1)[-1] if tok.count("/") == 1 else ""
         if len(key) >= 2 and key in docs and tok not in STOP_EN:
             found.append(tok)
-        elif len(_compact(tail)) >= 2 and _compact(tail) in docs:
+        elif len(compact(tail)) >= 2 and compact(tail) in docs:
             found.append(tail)
         elif tok.count("-") >= 2:
             found.append(tok)  # "py-partiql-parser": a compound of three parts is a name
@@ -149,7 +138,7 @@ def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
     out: list[str] = []
     seen: set[str] = set()
     for name in found:
-        key = _compact(name)
+        key = compact(name)
         if key and key not in seen and not any(key in s for s in seen):
             seen.add(key)
             out.append(name)
@@ -197,5 +186,5 @@ def subject_share(names: list[str], ev: Evidence) -> float:
     names it mentions (``about``), plus 1 when it is the document of one of
     them (its title or file name is the name: "flask.md" for "Flask"). A
     README that mentions Flask in passing is less about Flask than Flask's own."""
-    own = any(_compact(n) in _doc_names(ev) for n in names)
+    own = any(compact(n) in _doc_names(ev) for n in names)
     return about(names, ev) + (1.0 if own else 0.0)
