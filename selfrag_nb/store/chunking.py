@@ -1,8 +1,21 @@
 """Chunking: a document's text -> size-bounded chunks with a heading path.
 
     text
-      -> sections          Markdown headings (outside ``` fences) set the heading
-                            path "Refund policy > Exceptions"; plain text is one section
+      -> sections          headings set the heading path "Refund policy > Exceptions",
+                            in the document's style (HeadingStyle):
+                              markdown   "# Title" (ATX) and underlined "Title / ===="
+                                         (setext: "=" level 1, "-" level 2), outside
+                                         ``` fences
+                              atx        "# Title" only (HTML pages, whose <h1>..<h6>
+                                         the loader writes so)
+                              underline  reStructuredText / plain-text section titles: a
+                                         line under- (and maybe over-) lined by one
+                                         punctuation character repeated at least as long
+                                         as the title; levels in order of first use
+                              none       one section
+                            an underlined title counts only as a paragraph of its own
+                            (a blank line or a heading before it): a "---" under running
+                            text stays text; nothing in a fence or HTML comment is one
       -> paragraphs         blank lines
       -> sentences          selfrag_nb.text.split_sentences (English and Chinese)
       -> pack               greedy: sentences join until max_chars; a sentence longer
@@ -26,16 +39,36 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Literal, TypeAlias
 
 from selfrag_nb.errors import InputError
 from selfrag_nb.text import is_cjk, split_sentences
 
-__all__ = ["DEFAULT_MAX_CHARS", "Chunk", "chunk_text", "context_header", "has_body_text", "iter_chunks"]
+__all__ = [
+    "DEFAULT_MAX_CHARS",
+    "Chunk",
+    "HeadingStyle",
+    "chunk_text",
+    "context_header",
+    "first_title",
+    "has_body_text",
+    "iter_chunks",
+]
 
 DEFAULT_MAX_CHARS = 800
 
+HeadingStyle: TypeAlias = Literal["none", "atx", "markdown", "underline"]
+_STYLES = ("none", "atx", "markdown", "underline")
+
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_COMMENT = re.compile(r"^ {0,3}<!--")
+# CommonMark's setext underline: "=" or "-" only, up to three spaces in.
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+# A reStructuredText adornment: one non-alphanumeric printable ASCII character, repeated.
+_ADORN = re.compile(r"^([!-/:-@\[-`{-~])\1+[ \t]*$")
+# Lines that are never a title's text: list items, table rows, quotes, HTML, fences.
+_NOT_TITLE = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|[|>]|<|```|~~~)")
 
 
 @dataclass(frozen=True)
@@ -59,37 +92,109 @@ def _lines(text: str) -> Iterator[str]:
         start = end + 1
 
 
-def _sections(text: str, headings: bool) -> Iterator[tuple[str, str]]:
-    """(heading path, body) in document order, one section at a time."""
-    if not headings:
-        yield "", text
+def _style(headings: bool | str) -> HeadingStyle:
+    if headings is True:
+        return "markdown"
+    if headings is False:
+        return "none"
+    if headings not in _STYLES:
+        raise InputError(f"headings must be one of {', '.join(_STYLES)} (or True / False), got {headings!r}")
+    return headings  # type: ignore[return-value]  # checked against _STYLES just above
+
+
+def _underlined(
+    body: list[str], line: str, style: HeadingStyle, seen: list[tuple[str, bool]]
+) -> tuple[int, str, int] | None:
+    """(lines of ``body`` the title takes, title, level) when ``line`` underlines
+    the end of ``body`` as a title of its own, else None."""
+    if style == "markdown":
+        m = _SETEXT.match(line)
+        if m is None or not body or body[-1].startswith("    "):
+            return None
+        used, title, level = 1, body[-1].strip(), 1 if m.group(1)[0] == "=" else 2
+    elif style == "underline":
+        m = _ADORN.match(line)
+        if m is None or not body:
+            return None
+        title, mark = body[-1].strip(), line.rstrip()
+        # with an overline (the same line above the title) the title may be inset
+        over = len(body) >= 2 and body[-2].rstrip() == mark
+        if not over and body[-1][:1].isspace():
+            return None  # an indented line is a quote or literal block, not a title
+        if len(mark) < len(title):
+            return None
+        used = 2 if over else 1
+        key = (mark[0], over)
+        if key not in seen:
+            seen.append(key)
+        level = seen.index(key) + 1
+    else:
+        return None
+    before = body[: len(body) - used]
+    if not title or _NOT_TITLE.match(body[-1]) or _ADORN.match(title) or (before and before[-1].strip()):
+        return None
+    return used, title, level
+
+
+def _sections(text: str, headings: bool | str) -> Iterator[tuple[tuple[tuple[int, str], ...], str]]:
+    """(heading path as (level, title) pairs, body) in document order, one section at a time."""
+    style = _style(headings)
+    if style == "none":
+        yield (), text
         return
     stack: list[tuple[int, str]] = []
     body: list[str] = []
-    in_fence = False
+    seen: list[tuple[str, bool]] = []  # underline styles in order of first use
+    verbatim = ""  # the line that closes a fence or HTML comment we are in, if any
 
-    def flush() -> tuple[str, str] | None:
+    def flush() -> tuple[tuple[tuple[int, str], ...], str] | None:
         joined = "\n".join(body).strip("\n")
         body.clear()
-        return (" > ".join(t for _, t in stack), joined) if joined.strip() else None
+        return (tuple(stack), joined) if joined.strip() else None
 
     for line in _lines(text):
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        m = None if in_fence else _HEADING.match(line)
-        if m is None:
+        if verbatim:
+            body.append(line)
+            if (verbatim == "```" and _FENCE.match(line)) or (verbatim == "-->" and "-->" in line):
+                verbatim = ""
+            continue
+        if style != "underline":
+            comment = _COMMENT.match(line)
+            if _FENCE.match(line) or (comment and "-->" not in line[comment.end() :]):
+                # CommonMark: the lines of a fence or an HTML comment are not Markdown
+                verbatim = "```" if comment is None else "-->"
+                body.append(line)
+                continue
+        m = _HEADING.match(line) if style != "underline" else None
+        under = None if m else _underlined(body, line, style, seen)
+        if m is None and under is None:
             body.append(line)
             continue
+        if under is not None:
+            level, title = under[2], under[1]
+        else:
+            level, title = len(m.group(1)), m.group(2).strip()  # type: ignore[union-attr]  # m is set here
+        if under is not None:
+            del body[len(body) - under[0] :]
         section = flush()
         if section is not None:
             yield section
-        level = len(m.group(1))
         while stack and stack[-1][0] >= level:
             stack.pop()
-        stack.append((level, m.group(2).strip()))
+        stack.append((level, title))
     section = flush()
     if section is not None:
         yield section
+
+
+def first_title(text: str, headings: bool | str) -> str | None:
+    """The document's first level-1 heading in ``headings`` style, if any."""
+    # a last body line, so a document ending in headings still yields its path
+    for path, _ in _sections(text + "\n\n.", headings):
+        for level, title in path:
+            if level == 1:
+                return title
+    return None
 
 
 def _hard_split(sentence: str, max_chars: int) -> list[str]:
@@ -163,28 +268,32 @@ def _pack(body: str, max_chars: int) -> Iterator[str]:
         yield current
 
 
-def iter_chunks(text: str, *, headings: bool = False, max_chars: int = DEFAULT_MAX_CHARS) -> Iterator[Chunk]:
+def iter_chunks(
+    text: str, *, headings: bool | str = False, max_chars: int = DEFAULT_MAX_CHARS
+) -> Iterator[Chunk]:
     """``chunk_text`` one chunk at a time: a big document is never held as a
     list of every chunk (or paragraph, or line) besides its own text."""
     if max_chars < 50:
         raise InputError(f"max_chars must be at least 50, got {max_chars}")
     ordinal = 0
-    for heading, body in _sections(text, headings):
+    for path, body in _sections(text, headings):
+        heading = " > ".join(t for _, t in path)
         for t in _pack(body, max_chars):
             yield Chunk(text=t, heading=heading, ordinal=ordinal)
             ordinal += 1
 
 
-def chunk_text(text: str, *, headings: bool = False, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]:
+def chunk_text(text: str, *, headings: bool | str = False, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]:
     """Split ``text`` into chunks of at most ``max_chars`` characters.
 
-    ``headings=True`` reads Markdown headings into each chunk's heading path."""
+    ``headings`` (a HeadingStyle; ``True`` is "markdown") reads the document's
+    headings into each chunk's heading path."""
     if max_chars < 50:
         raise InputError(f"max_chars must be at least 50, got {max_chars}")
     return list(iter_chunks(text, headings=headings, max_chars=max_chars))
 
 
-def has_body_text(text: str, *, headings: bool = False) -> bool:
+def has_body_text(text: str, *, headings: bool | str = False) -> bool:
     """Whether ``chunk_text`` yields any chunk: some text outside heading lines."""
     return any(body.strip() for _, body in _sections(text, headings))
 

@@ -5,6 +5,8 @@
         .md .markdown  front matter + Markdown      (one Document)
         .txt           front matter + plain text    (one Document)
         .rst           front matter + reStructuredText as plain text: markup kept
+                       (.txt and .rst: underlined titles are headings)
+      title: front matter's, else the first level-1 heading, else the file name
         .html .htm     front matter + text only, headings kept; a <meta name>
                        naming access skips the page (one Document)
         .jsonl         one Document per line        (source "file.jsonl#<id or line>")
@@ -61,7 +63,7 @@ from typing import Any
 from selfrag_nb.errors import InputError, InputTypeError, PathNotFoundError
 from selfrag_nb.store.acl import ACL_KEYS
 from selfrag_nb.store.acl_keys import metadata_access_error, names_access
-from selfrag_nb.store.chunking import has_body_text
+from selfrag_nb.store.chunking import HeadingStyle, first_title, has_body_text
 from selfrag_nb.store.front_matter import normalise_lines, parse_front_matter
 
 __all__ = [
@@ -104,8 +106,11 @@ class Document:
     declared: tuple[str, ...] = ()
 
     @property
-    def has_headings(self) -> bool:
-        return self.kind in ("markdown", "html")
+    def heading_style(self) -> HeadingStyle:
+        """How its headings are written (chunking.HeadingStyle): Markdown's, the
+        "# " lines the HTML loader writes for <h1>..<h6>, or underlined titles
+        (reStructuredText and plain text)."""
+        return _HEADING_STYLES.get(self.kind, "none")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -218,7 +223,17 @@ def _split_meta(meta: dict[str, Any], where: str) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- loaders
 
-_MD_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
+_HEADING_STYLES: dict[str, HeadingStyle] = {"markdown": "markdown", "html": "atx", "text": "underline"}
+
+
+def _titled(parts: dict[str, Any], body: str, style: HeadingStyle, path: Path) -> None:
+    """Title: the front matter's, else the first level-1 heading, else the file name.
+    Headings live in chunk context, not text: a file of headings alone would
+    store no chunk, and with nothing stored count as added on every ingest."""
+    if not has_body_text(body, headings=style):
+        raise SkipFile("no text under the headings")
+    if "title" not in parts:
+        parts["title"] = first_title(body, style) or path.stem
 
 
 def _front_matter(text: str) -> tuple[dict[str, Any], str]:
@@ -235,13 +250,7 @@ def _front_matter(text: str) -> tuple[dict[str, Any], str]:
 def load_markdown(path: Path, source: str) -> list[Document]:
     text, data = _read_text(path)
     parts, body = _front_matter(text)
-    if not has_body_text(body, headings=True):
-        # headings live in chunk context, not text: such a file would store no
-        # chunk, and with nothing stored it would count as added on every ingest
-        raise SkipFile("no text under the headings")
-    if "title" not in parts:
-        m = _MD_H1.search(body)
-        parts["title"] = m.group(1).strip() if m else path.stem
+    _titled(parts, body, "markdown", path)
     return [Document(source=source, text=body.strip("\n"), kind="markdown", raw_hash=_sha(data), **parts)]
 
 
@@ -250,7 +259,7 @@ def load_text(path: Path, source: str) -> list[Document]:
     # Front matter in a .txt or .rst file is read as in Markdown: left as text,
     # its "roles: [finance]" would be searchable in a public document.
     parts, body = _front_matter(text)
-    parts.setdefault("title", path.stem)
+    _titled(parts, body, "underline", path)
     return [Document(source=source, text=body.strip("\n"), kind="text", raw_hash=_sha(data), **parts)]
 
 
@@ -333,7 +342,7 @@ def load_html(path: Path, source: str) -> list[Document]:
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
     if not text:
         raise SkipFile("no text in HTML")
-    if not has_body_text(text, headings=True):
+    if not has_body_text(text, headings="atx"):
         raise SkipFile("no text under the headings")
     parts.setdefault("title", " ".join(parser.title.split()) or parser.h1 or path.stem)
     return [Document(source=source, text=text, kind="html", raw_hash=_sha(data), **parts)]

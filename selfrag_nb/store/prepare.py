@@ -53,8 +53,9 @@ __all__ = [
 
 #: Version of what a stored row means; part of every content hash, so a change
 #: re-writes each source on its next ingest. 2: the origin column, and
-#: documents naming only users are no longer public.
-FORMAT = 2
+#: documents naming only users are no longer public. 3: underlined titles
+#: (Markdown setext, reStructuredText, plain text) are headings.
+FORMAT = 3
 CONFLICT_POLICIES = ("skip", "replace")
 
 
@@ -221,7 +222,7 @@ def prepare(
         # the repeat count of each text keeps chunk ids unique; hashed, so a
         # big file's texts are not all kept alive here as dict keys
         seen: dict[str, int] = {}
-        for c in iter_chunks(doc.text, headings=doc.has_headings, max_chars=max_chars):
+        for c in iter_chunks(doc.text, headings=doc.heading_style, max_chars=max_chars):
             text_key = hashlib.sha256(c.text.encode()).hexdigest()
             n = seen.get(text_key, 0)
             seen[text_key] = n + 1

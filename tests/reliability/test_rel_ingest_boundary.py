@@ -146,7 +146,7 @@ def test_hostile_items_are_stored_exactly_or_skipped_with_a_reason(
         for source in stored:
             doc = loaded[source]
             mine = [h for h in chunks if h.source == source]
-            expected = chunk_text(doc.text, headings=doc.has_headings, max_chars=kb.max_chars)
+            expected = chunk_text(doc.text, headings=doc.heading_style, max_chars=kb.max_chars)
             assert [h.text for h in mine] == [c.text for c in expected]
             assert {h.title for h in mine} == {doc.title}
             assert all(h.metadata == doc.metadata for h in mine)

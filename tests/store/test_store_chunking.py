@@ -1,15 +1,18 @@
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from selfrag_nb.store.chunking import chunk_text, context_header
+from selfrag_nb.errors import InputError
+from selfrag_nb.store.chunking import chunk_text, context_header, first_title
 
 
 def test_heading_paths_and_fences() -> None:
     text = (
         "# Refund policy\n\nIntro sentence.\n\n## Exceptions\n\nGift cards.\n\n"
         "```\n# not a heading\n```\n\n### Deep\n\nDeep text.\n\n## Contact\n\nMail us.\n"
+        "<!--\n# not a heading either: a comment's lines are not Markdown\n-->\n"
     )
     chunks = chunk_text(text, headings=True, max_chars=800)
     assert [c.heading for c in chunks] == [
@@ -19,6 +22,7 @@ def test_heading_paths_and_fences() -> None:
         "Refund policy > Contact",
     ]
     assert "# not a heading" in chunks[1].text
+    assert "# not a heading either" in chunks[3].text
     assert all("## " not in c.text for c in chunks)  # heading lines live in .heading, not the text
     assert [c.ordinal for c in chunks] == [0, 1, 2, 3]
     plain = chunk_text(text, headings=False)
@@ -89,3 +93,72 @@ def test_property_chunks_are_bounded_and_keep_all_words(parts: list[str], max_ch
     assert all(0 < len(c.text) <= max_chars for c in chunks)
     squash = "".join(text.split())
     assert "".join("".join(c.text for c in chunks).split()) == squash
+
+
+# Underlined titles. The rules come from the formats: CommonMark's setext
+# headings ("=" is level 1, "-" level 2, up to three spaces of indent) and
+# reStructuredText's section titles (one punctuation character repeated at
+# least as long as the title, under it and optionally over it; levels in the
+# order the styles first appear). A title is a paragraph of its own.
+
+
+def test_markdown_setext_headings_set_the_heading_path() -> None:
+    text = (
+        "python-tile-kit\n===============\n\n[![badge](https://x/b.svg)](https://x)\n\n"
+        "Rendering tiles\n---------------\n\nLibrary to render tiles according to RFC 9999.\n\n"
+        "# Usage\n\nCall render().\n"
+    )
+    chunks = chunk_text(text, headings="markdown")
+    assert [c.heading for c in chunks] == [
+        "python-tile-kit",
+        "python-tile-kit > Rendering tiles",
+        "Usage",
+    ]
+    assert chunks[1].text == "Library to render tiles according to RFC 9999."
+    assert all("===" not in c.text and "---" not in c.text for c in chunks)
+    assert first_title(text, "markdown") == "python-tile-kit"
+    assert chunk_text(text, headings=True) == chunks  # True is Markdown
+
+
+def test_rst_section_titles_take_levels_in_order_of_first_use() -> None:
+    text = (
+        "==========\n Tilekit\n==========\n\nIntro.\n\n"
+        "Install\n=======\n\npip install tilekit\n\n"
+        "From source\n~~~~~~~~~~~\n\nClone it.\n\n"
+        "Usage\n=====\n\nCall render().\n"
+    )
+    chunks = chunk_text(text, headings="underline")
+    assert [(c.heading, c.text) for c in chunks] == [
+        ("Tilekit", "Intro."),
+        ("Tilekit > Install", "pip install tilekit"),
+        ("Tilekit > Install > From source", "Clone it."),
+        ("Tilekit > Usage", "Call render()."),
+    ]
+    assert first_title(text, "underline") == "Tilekit"
+
+
+def test_lines_that_only_look_like_underlined_titles_stay_text() -> None:
+    cases = {
+        # a rule under running text: the line above belongs to a paragraph
+        "markdown": "First line of a paragraph\nsecond line\n---\n\nMore.\n",
+        # list items, table rows and quotes are not titles; nor is indented code
+        "markdown ": "- an item\n---\n\n| a | b |\n---\n\n> quoted\n===\n\n    code\n    ---\n",
+        # reStructuredText: an underline shorter than the title, an indented
+        # line, a transition between paragraphs, a simple table's border
+        "underline": "A longer title\n=====\n\n  indented\n  ========\n\nPara.\n\n-----\n\nPara.\n\n"
+        "=====  =====\nA      B\n=====  =====\n",
+    }
+    for style, text in cases.items():
+        chunks = chunk_text(text, headings=style.strip())
+        assert {c.heading for c in chunks} == {""}, style
+        assert "".join(c.text for c in chunks).count("\n") >= 1
+    # a fenced block in Markdown keeps its lines
+    fenced = "# Top\n\n```\nnot a title\n-----------\n```\n"
+    assert [c.heading for c in chunk_text(fenced, headings="markdown")] == ["Top"]
+    # plain-text files and reStructuredText have no "# " headings (a shell comment is text)
+    assert {c.heading for c in chunk_text("# run this\nmake all\n", headings="underline")} == {""}
+
+
+def test_an_unknown_heading_style_is_refused_by_name() -> None:
+    with pytest.raises(InputError, match="headings must be one of none, atx, markdown, underline"):
+        chunk_text("text", headings="setext")

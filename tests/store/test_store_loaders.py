@@ -116,7 +116,8 @@ def test_rst_loads_as_plain_text(tmp_path: Path) -> None:
     (doc,), skipped = load_file(p, "README.rst")
     assert skipped == []
     assert doc.kind == "text"
-    assert doc.title == "README"
+    assert doc.title == "Title"  # the first section title, as docutils makes it the document's
+    assert doc.heading_style == "underline"
     assert doc.text == "Title\n=====\n\n.. image:: https://example.org/b.svg\n\nUse ``pip install x``."
     docs, skipped = load_tree(tmp_path)
     assert [d.source for d in docs] == ["README.rst"]
