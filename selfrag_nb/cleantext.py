@@ -310,12 +310,8 @@ def _dedent(ls: Sequence[_T]) -> list[_T]:
 
 
 def _width(s: str) -> int:
-    """Display columns: East Asian wide characters count twice."""
+    """Display columns: East Asian wide characters (CJK) count twice."""
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
-
-
-def _is_cjk(ch: str) -> bool:
-    return unicodedata.east_asian_width(ch) in "WF"
 
 
 def _html_tag(stripped: str) -> str:
@@ -350,22 +346,28 @@ def _unclosed(acc: str) -> bool:
     )
 
 
+#: Lower-case English words that need what follows (articles, prepositions, conjunctions).
+_OPEN_END = _names("a an the of on in at to for from by with into onto about as than and or nor but via per")
+
+
 def _soft(acc: str, done: Sequence[str], nxt: str, width: int) -> bool:
     """Is the break between the last line of ``done`` (joined: ``acc``) and ``nxt`` a
-    hard wrap inside one paragraph? Yes when markup is still open, the line
-    ends in punctuation, continues a sentence from the line before it, or the
-    next one does not start a capitalised word. Otherwise (a title, a name,
-    "4. Your data" before its text) only when the next line's first word
-    would not have fitted on this one: the wrap width is the longest line so
-    far (``width``, with the next one), at least 60 columns."""
+    hard wrap inside one paragraph? Yes when markup is still open, the line ends in
+    punctuation or a word that needs what follows ("on"), continues a sentence from
+    the line before it, or the next one does not start a capitalised word. Otherwise
+    (a title, a name, "4. Your data" before its text) only when the next line's
+    first word would not have fitted on this one: the wrap width is the longest
+    line so far (``width``, with the next one), at least 60 columns."""
     a, b = done[-1].strip(), nxt.strip()
     if not a or not b or _unclosed(acc) or a[-1] in _SENTENCE_END or a[0].islower():
         return True
+    if a.split()[-1] in _OPEN_END:
+        return True  # "... with modern versions of Python on" / "Linux, macOS and Windows."
     before = done[-2].strip() if len(done) > 1 else ""
     if before and before[-1] not in ".!?。！？:：":
         return True  # the line carries on a sentence: no title starts here
     first = b[0]
-    if not (first.isupper() or (first.isalpha() and not first.islower()) or _is_cjk(first)):
+    if not (first.isupper() or (first.isalpha() and not first.islower()) or _width(first) == 2):
         return True
     return _width(a) + 1 + _width(b.split()[0]) > max(width, 60)
 
@@ -388,7 +390,7 @@ def _collect(ls: Sequence[_T], i: int, first: _T) -> tuple[_T, int]:
             break
         parts[-1] = parts[-1].cut(0, len(parts[-1].s.rstrip()))
         a, b = parts[-1].s, nxt.s.strip()
-        sep = "" if a and b and _is_cjk(a[-1]) and _is_cjk(b[0]) else " "
+        sep = "" if a and b and _width(a[-1]) == _width(b[0]) == 2 else " "
         parts.append(_T.lit(sep, ls[k - 1].end, nxt.at(len(nxt.s) - len(nxt.s.lstrip()))))
         parts.append(nxt.strip())
         acc += sep + b

@@ -218,6 +218,13 @@ def test_deliberate_line_breaks_are_not_joined() -> None:
         "General Public License, version three or any later version of that license.\n"
     )
     assert clean_text(wrapped) == " ".join(wrapped.split())
+    # A line that ends on a word needing what follows ("on", "the", "and") is cut
+    # mid-phrase, however short it is: the capitalised name after it carries on.
+    cut = "**tilekit** is tested with modern versions of Python on\nLinux, macOS and Windows. See `the CI dashboard <https://example.org/ci/tilekit/workflows>`__\nfor details.\n"
+    assert (
+        clean_text(cut)
+        == "tilekit is tested with modern versions of Python on Linux, macOS and Windows. See the CI dashboard for details."
+    )
 
 
 @pytest.mark.parametrize("doc", [README_MD, README_RST], ids=["markdown", "rst"])
