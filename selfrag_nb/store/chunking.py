@@ -63,6 +63,9 @@ _STYLES = ("none", "atx", "markdown", "underline")
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _COMMENT = re.compile(r"^ {0,3}<!--")
+# A reStructuredText directive (".. image:: logo.png"), as against a comment,
+# a substitution definition (".. |b| image:: b.svg") or a target (".. _x: url").
+_DIRECTIVE = re.compile(r"^\.\.\s+[\w:.+-]+::")
 # CommonMark's setext underline: "=" or "-" only, up to three spaces in.
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 # A reStructuredText adornment: one non-alphanumeric printable ASCII character, repeated.
@@ -188,13 +191,29 @@ def _sections(text: str, headings: bool | str) -> Iterator[tuple[tuple[tuple[int
 
 
 def first_title(text: str, headings: bool | str) -> str | None:
-    """The document's first level-1 heading in ``headings`` style, if any."""
+    """The document's title, if it has one: in Markdown its first level-1
+    heading; in reStructuredText and plain text, as docutils reads it, a lone
+    top-level section title with nothing before it but comments, substitution
+    definitions and targets (a README's "Features" after its introduction is a
+    section, not the document's title)."""
+    style = _style(headings)
+    tops: list[str] = []
+    before = ""  # the text before the first heading
     # a last body line, so a document ending in headings still yields its path
-    for path, _ in _sections(text + "\n\n.", headings):
-        for level, title in path:
-            if level == 1:
-                return title
-    return None
+    for path, body in _sections(text + "\n\n.", style):
+        if not path and not tops:
+            before = body
+        top = path[0] if path and path[0][0] == 1 else None
+        if top is not None and (not tops or tops[-1] != top[1]):
+            tops.append(top[1])
+    if style != "underline":
+        return tops[0] if tops else None
+    if len(tops) != 1 or any(
+        line.strip() and not line[:1].isspace() and (not line.startswith("..") or _DIRECTIVE.match(line))
+        for line in before.split("\n")
+    ):
+        return None
+    return tops[0]
 
 
 def _hard_split(sentence: str, max_chars: int) -> list[str]:

@@ -137,6 +137,22 @@ def test_rst_section_titles_take_levels_in_order_of_first_use() -> None:
     assert first_title(text, "underline") == "Tilekit"
 
 
+def test_a_rst_document_title_is_a_lone_title_at_the_start() -> None:
+    # docutils makes a lone top-level section title at the start the document's
+    # title (comments, substitution definitions and targets may come first);
+    # a section after an introduction, or one of several, is not
+    rule = "=" * 12
+    assert (
+        first_title(f".. |b| image:: b.svg\n.. _home: https://x\n\nTilekit\n{rule}\n\nText.\n", "underline")
+        == "Tilekit"
+    )
+    assert first_title(f"An introduction.\n\nFeatures\n{rule}\n\nFast.\n", "underline") is None
+    assert first_title(f".. image:: logo.png\n\nTilekit\n{rule}\n\nText.\n", "underline") is None
+    assert first_title(f"Install\n{rule}\n\nA.\n\nUsage\n{rule}\n\nB.\n", "underline") is None
+    # Markdown keeps its rule: the first level-1 heading
+    assert first_title("Intro.\n\n# Features\n\nFast.\n", "markdown") == "Features"
+
+
 def test_lines_that_only_look_like_underlined_titles_stay_text() -> None:
     cases = {
         # a rule under running text: the line above belongs to a paragraph
