@@ -175,10 +175,9 @@ def _sections(text: str, headings: bool | str) -> Iterator[tuple[tuple[tuple[int
             continue
         if under is not None:
             level, title = under[2], under[1]
+            del body[len(body) - under[0] :]  # the title's lines: it lives in the path
         else:
             level, title = len(m.group(1)), m.group(2).strip()  # type: ignore[union-attr]  # m is set here
-        if under is not None:
-            del body[len(body) - under[0] :]
         section = flush()
         if section is not None:
             yield section

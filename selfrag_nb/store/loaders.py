@@ -6,12 +6,12 @@
         .txt           front matter + plain text    (one Document)
         .rst           front matter + reStructuredText as plain text: markup kept
                        (.txt and .rst: underlined titles are headings)
-      title: front matter's, else the first level-1 heading (.rst / .txt: a lone
-             top-level title at the start, as docutils reads it), else the file name
         .html .htm     front matter + text only, headings kept; a <meta name>
                        naming access skips the page (one Document)
         .jsonl         one Document per line        (source "file.jsonl#<id or line>")
         .pdf           text layer via pypdf         (one Document)
+      title: front matter's, else the first level-1 heading (.rst / .txt: a lone
+             top-level title at the start, as docutils reads it), else the file name
       -> (documents, skipped[(path, reason)])
 
 A file that cannot be read (unsupported extension, binary, empty, not UTF-8,
