@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from store_docs import ingested_kb
 
 import selfrag_nb as sr
 from selfrag_nb.cleantext import clean_text
@@ -119,15 +120,9 @@ DOC_ROLES = ("grade", "rerank", "assess", "generate", "verify")
 
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory: pytest.TempPathFactory) -> sr.KnowledgeBase:
-    root = tmp_path_factory.mktemp("readmes")
-    docs = root / "docs"
-    docs.mkdir()
-    (docs / "tidyjson.md").write_text(README_MD, encoding="utf-8")
-    (docs / "recodex.txt").write_text(README_RST, encoding="utf-8")
-    kb = sr.KnowledgeBase.open(root / "kb", embedder="hashing")
-    report = kb.ingest(docs)
-    assert not report.skipped, report.skipped
-    return kb
+    return ingested_kb(
+        tmp_path_factory.mktemp("readmes"), {"tidyjson.md": README_MD, "recodex.txt": README_RST}
+    )
 
 
 def _as_offline() -> ScriptedModel:

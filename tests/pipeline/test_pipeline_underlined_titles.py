@@ -17,6 +17,7 @@ subject, and assess refused with the right chunk at rank 1.
 from __future__ import annotations
 
 import pytest
+from store_docs import ingested_kb
 
 import selfrag_nb as sr
 
@@ -63,15 +64,9 @@ The index is stored in a single SQLite file next to the data it describes.
 
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory: pytest.TempPathFactory) -> sr.KnowledgeBase:
-    root = tmp_path_factory.mktemp("underlined")
-    docs = root / "docs"
-    docs.mkdir()
-    (docs / "tilekit.md").write_text(README_MD, encoding="utf-8")
-    (docs / "geodex.rst").write_text(README_RST, encoding="utf-8")
-    kb = sr.KnowledgeBase.open(root / "kb", embedder="hashing")
-    report = kb.ingest(docs)
-    assert not report.skipped, report.skipped
-    return kb
+    return ingested_kb(
+        tmp_path_factory.mktemp("underlined"), {"tilekit.md": README_MD, "geodex.rst": README_RST}
+    )
 
 
 def test_underlined_titles_are_heading_paths(kb: sr.KnowledgeBase) -> None:

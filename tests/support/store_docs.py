@@ -4,6 +4,7 @@ written fresh into each test's tmp_path (sample_data is someone else's)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 SECRET = "SECRET-SALARY-4242"
 
@@ -53,6 +54,17 @@ def write_docs(root: Path, docs: dict[str, str] | None = None) -> Path:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8")
     return root
+
+
+def ingested_kb(root: Path, docs: dict[str, str]) -> Any:
+    """A hashing-embedder KnowledgeBase under ``root/kb`` holding ``docs``
+    (written under ``root/docs``); every file must load."""
+    import selfrag_nb as sr
+
+    kb = sr.KnowledgeBase.open(root / "kb", embedder="hashing")
+    report = kb.ingest(write_docs(root / "docs", docs))
+    assert not report.skipped, report.skipped
+    return kb
 
 
 def lance_file_version(tail: bytes) -> tuple[int, int]:
