@@ -205,8 +205,10 @@ def first_title(text: str, headings: bool | str) -> str | None:
         top = path[0] if path and path[0][0] == 1 else None
         if top is not None and (not tops or tops[-1] != top[1]):
             tops.append(top[1])
+            if style != "underline":
+                return top[1]  # Markdown: the first level-1 heading, wherever it stands
     if style != "underline":
-        return tops[0] if tops else None
+        return None
     if len(tops) != 1 or any(
         line.strip() and not line[:1].isspace() and (not line.startswith("..") or _DIRECTIVE.match(line))
         for line in before.split("\n")

@@ -4,7 +4,10 @@ written fresh into each test's tmp_path (sample_data is someone else's)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from selfrag_nb.store.kb import KnowledgeBase
 
 SECRET = "SECRET-SALARY-4242"
 
@@ -56,7 +59,7 @@ def write_docs(root: Path, docs: dict[str, str] | None = None) -> Path:
     return root
 
 
-def ingested_kb(root: Path, docs: dict[str, str]) -> Any:
+def ingested_kb(root: Path, docs: dict[str, str]) -> KnowledgeBase:
     """A hashing-embedder KnowledgeBase under ``root/kb`` holding ``docs``
     (written under ``root/docs``); every file must load."""
     import selfrag_nb as sr

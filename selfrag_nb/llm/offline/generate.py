@@ -43,6 +43,7 @@ from selfrag_nb.codelines import FENCE_RE, ITEM_RE, lines
 from selfrag_nb.llm.offline.evidence import evidence_status
 from selfrag_nb.llm.offline.lexical import (
     bag,
+    compact,
     coverage,
     defined_name,
     defines,
@@ -409,7 +410,6 @@ def _quotable(
     return out
 
 
-_NOT_ALNUM_RE = re.compile(r"[\W_]+")
 #: A setext underline or a Markdown heading's hashes around a title line.
 _TITLE_MARKS_RE = re.compile(r"^\s*#+\s*|\s*#*\s*$")
 
@@ -437,18 +437,18 @@ def _title_lead(ev: Evidence, name: str) -> str:
     chunk whose innermost heading is the name, or the text after a line that
     is the name alone (a title: "CFFI" over "===="). A README puts its
     one-line description there."""
-    key = _NOT_ALNUM_RE.sub("", name.lower())
+    key = compact(name)
     if not key:
         return ""
     text = readable(ev.text)
     last = ev.heading.split(">")[-1] if ev.heading else ""
-    if _NOT_ALNUM_RE.sub("", last.lower()) != key:
+    if compact(last) != key:
         found = lines(text)
         at = next(
             (
                 n
                 for n, (kind, line) in enumerate(found)
-                if kind != "code" and _NOT_ALNUM_RE.sub("", _TITLE_MARKS_RE.sub("", line).lower()) == key
+                if kind != "code" and compact(_TITLE_MARKS_RE.sub("", line)) == key
             ),
             None,
         )

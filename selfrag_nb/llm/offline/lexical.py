@@ -62,7 +62,6 @@ __all__ = [
 # ------------------------------------------------------------------ weights
 
 
-# English function words and question scaffolding: they carry no topic.
 _NOT_ALNUM_RE = re.compile(r"[\W_]+")
 
 
@@ -80,6 +79,7 @@ def doc_names(title: str, source: str) -> set[str]:
     return {n for n in names if len(n) >= 2}
 
 
+# English function words and question scaffolding: they carry no topic.
 def wordset(text: str) -> frozenset[str]:
     """The words of ``text`` (split on white space) as a set: word lists written as prose."""
     return frozenset(text.split())
