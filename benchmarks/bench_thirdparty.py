@@ -28,9 +28,16 @@
          restricted     refused or clarify; secrets leaked anywhere in the trace (must be 0)
       answers nobody judged yet are counted "unjudged" (never correct) and written to
       benchmarks/thirdparty/unjudged.jsonl for a person to judge
+    where answers are lost, per set (counts only, so a second reader can report them
+    without reading an answer):
+      in_evidence  answerable questions with must_include whose every string is in the
+                   heading path + clean text of the top 5 / top 10 hits for the question
+                   as asked: what an answer quoting those hits could get right at most
+      paired       with --variants plain_rag: per answerable question, Self-RAG's result
+                   beside plain RAG's (correct / wrong / declined / unjudged), counted
 
     .venv/bin/python benchmarks/bench_thirdparty.py --half both [--variants default]
-        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | both
+        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | heldout3 | both
                                       (both = tune and heldout; the others only by name)
         [--dir KB] [--embedder minilm] [--write-answers answers.jsonl] [--json figures.json]
 
@@ -49,6 +56,8 @@ import os
 import sys
 import tempfile
 import time
+import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -56,6 +65,7 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from selfrag_nb.cleantext import clean_text
 from selfrag_nb.errors import InputError
 from selfrag_nb.eval.metrics import EvalRow, reciprocal_rank, source_matches
 from selfrag_nb.eval.questions import QuestionSet, questions
@@ -74,6 +84,11 @@ GIVEN = frozenset({"answered", "disclaimed", "regenerated", "direct"})
 ANSWERED = frozenset({"answered", "disclaimed", "regenerated"})
 DECLINED = frozenset({"refused", "clarify"})
 TOP = 5
+
+
+def _norm(text: str) -> str:
+    """As sr.evaluate matches must_include strings: NFKC, case folded."""
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
 def answer_sha(answer: str | None) -> str:
@@ -201,6 +216,48 @@ def figures(
     return fig, unjudged
 
 
+def in_evidence(kb: KnowledgeBase, qs: QuestionSet, ks: Sequence[int] = (TOP, 10)) -> dict[str, Any]:
+    """Answerable questions whose every must_include string is in what a model
+    reads of the top k hits for the question as asked (heading path + clean
+    text, the asking user's access): the most an answer quoting those hits
+    could get right. Plain RAG generates from the top 5; Self-RAG's grade and
+    rerank choose from the top 10. Questions without must_include are not counted."""
+    labelled = [q for q in qs if q.category == "answerable" and q.must_include]
+    found = dict.fromkeys(ks, 0)
+    for q in labelled:
+        hits = kb.search(q.question, k=max(ks), user=q.make_user())
+        for k in ks:
+            read = _norm(" ".join(f"{h.heading}\n{clean_text(h.text)}" for h in hits[:k]))
+            found[k] += all(_norm(s) in read for s in q.must_include)
+    return {f"top{k}": _frac(n, len(labelled)) for k, n in found.items()}
+
+
+def paired(
+    rows: Sequence[EvalRow], judged: dict[tuple[str, str], dict[str, Any]], a: str, b: str
+) -> dict[str, int]:
+    """Per answerable question, variant ``a``'s result beside ``b``'s: each
+    is correct or wrong (a person's judgment, as the correct figure counts),
+    declined (refused or clarify), unjudged, or other (a direct reply, an
+    error); the count of each pair that occurs, as "a correct / b declined"."""
+
+    def state(r: EvalRow) -> str:
+        if r.outcome in DECLINED:
+            return "declined"
+        if r.outcome not in ANSWERED:
+            return "other"
+        j = judged.get((r.id, answer_sha(r.answer)))
+        if j is None:
+            return "unjudged"
+        return "correct" if j["correct"] else "wrong"
+
+    by: dict[str, dict[str, EvalRow]] = {}
+    for r in rows:
+        if r.category == "answerable":
+            by.setdefault(r.id, {})[r.variant] = r
+    pairs = Counter(f"{a} {state(v[a])} / {b} {state(v[b])}" for v in by.values() if a in v and b in v)
+    return dict(sorted(pairs.items()))
+
+
 def _fmt(f: dict[str, Any]) -> str:
     return f"{f['n']}/{f['of']}" + (f" = {f['rate']:.3f}" if f["rate"] is not None else "")
 
@@ -258,10 +315,13 @@ def main() -> None:
     unjudged: list[dict[str, Any]] = []
     dump: list[dict[str, Any]] = []
     problems: list[str] = []
+    ceilings: dict[str, dict[str, Any]] = {}
+    versus: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory(prefix="bench_thirdparty_") as tmp:
         for half in halves:
             qs = questions(HERE / f"questions_{half}.jsonl")
             results[half] = {}
+            ceilings[half] = in_evidence(kb, qs)
             for variant in [v.strip() for v in a.variants.split(",") if v.strip()]:
                 t0 = time.perf_counter()
                 got = run_variant(rag, qs, variant, concurrency=a.concurrency, out=Path(tmp) / half / variant)
@@ -270,6 +330,8 @@ def main() -> None:
                     print(f"SKIPPED {half} / {variant}: {got}", file=sys.stderr)
                     continue
                 secs = time.perf_counter() - t0
+                if {"self_rag", "plain_rag"} <= {r.variant for r in got}:
+                    versus[half] = paired(got, judged, "self_rag", "plain_rag")
                 for name in dict.fromkeys(r.variant for r in got):  # a preset may hold several
                     rows = [r for r in got if r.variant == name]
                     fig, missing = figures(rows, qs, judged)
@@ -297,6 +359,13 @@ def main() -> None:
                         for r in rows
                     )
     print_table(results)
+    for half, c in ceilings.items():
+        print(
+            f"{half}: every must_include in what a model reads of the top hits for the question"
+            f" as asked / answerable with must_include: top 5 {_fmt(c['top5'])}, top 10 {_fmt(c['top10'])}"
+        )
+    for half, pairs in versus.items():
+        print(f"{half}, per answerable question: " + "; ".join(f"{k}: {n}" for k, n in pairs.items()))
     for p in problems:
         print(f"not run: {p}")
     fresh = list({(u["id"], u["answer_sha"]): u for u in unjudged}.values())
@@ -314,7 +383,17 @@ def main() -> None:
         )
     if a.json:
         a.json.write_text(
-            json.dumps({"kb": info, "results": results, "not_run": problems}, indent=1), encoding="utf-8"
+            json.dumps(
+                {
+                    "kb": info,
+                    "results": results,
+                    "in_evidence": ceilings,
+                    "paired": versus,
+                    "not_run": problems,
+                },
+                indent=1,
+            ),
+            encoding="utf-8",
         )
 
 

@@ -1,0 +1,112 @@
+"""Two figures of benchmarks/bench_thirdparty.py that say where answers are lost:
+whether the labelled answer is in what a model reads of the top hits at all
+(``in_evidence``), and Self-RAG's result beside plain RAG's per question
+(``paired``). Each counts what its docstring says, on a small knowledge base
+and rows whose verdicts are known."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from selfrag_nb.eval.metrics import EvalRow
+from selfrag_nb.eval.questions import QuestionSet
+from selfrag_nb.store.kb import KnowledgeBase
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_thirdparty.py"
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_thirdparty_under_test", BENCH)
+    assert spec is not None
+    assert spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    root = tmp_path_factory.mktemp("bench_tp")
+    docs = root / "docs"
+    docs.mkdir()
+    (docs / "quill.md").write_text(
+        "# Quill\n\nQuill is released under the [MIT](https://example.org/mit) license.\n",
+        encoding="utf-8",
+    )
+    (docs / "ledger.md").write_text("# Ledger\n\nThe ledger closes on day 5.\n", encoding="utf-8")
+    kb = KnowledgeBase.open(root / "kb", embedder="hashing")
+    kb.ingest(docs / "quill.md")
+    kb.ingest(docs / "ledger.md", acl={"roles": ["finance"]})
+    yield kb
+    kb.close()
+
+
+def _q(qid: str, question: str, must: list[str], category: str = "answerable") -> dict[str, Any]:
+    return {"id": qid, "category": category, "question": question, "must_include": must}
+
+
+def test_in_evidence_reads_clean_text_as_the_asking_user(bench: ModuleType, kb: KnowledgeBase) -> None:
+    qs = QuestionSet.from_records(
+        [
+            # in the clean text: the link's markup is gone, its words stay
+            _q("a", "What license is Quill released under?", ["under the MIT license"]),
+            # in no document
+            _q("b", "What license is Quill released under?", ["Apache"]),
+            # in a document the finance role may read, and the anonymous asker may not
+            {**_q("c", "When does the ledger close?", ["day 5"]), "user": {"id": "fi", "roles": ["finance"]}},
+            _q("c2", "When does the ledger close?", ["day 5"]),
+            # not counted: no must_include, or not answerable
+            _q("d", "What is Quill?", []),
+            _q("e", "When does the ledger close?", ["day 5"], "restricted"),
+        ]
+    )
+    got = bench.in_evidence(kb, qs, ks=(1, 5))
+    assert got["top5"] == {"n": 2, "of": 4, "rate": 0.5}
+    assert got["top1"]["of"] == 4
+
+
+def _row(variant: str, qid: str, outcome: str, answer: str | None, category: str = "answerable") -> EvalRow:
+    return EvalRow(variant=variant, id=qid, category=category, question="q", answer=answer, outcome=outcome)
+
+
+def _sha(answer: str) -> str:
+    return hashlib.sha256(answer.encode("utf-8")).hexdigest()[:16]
+
+
+def test_paired_counts_each_questions_pair_of_results(bench: ModuleType) -> None:
+    judged = {
+        ("1", _sha("right")): {"correct": True},
+        ("2", _sha("wrong")): {"correct": False},
+        ("2", _sha("right")): {"correct": True},
+        ("3", _sha("right")): {"correct": True},
+    }
+    rows = [
+        _row("self_rag", "1", "answered", "right"),
+        _row("plain_rag", "1", "answered", "right"),
+        _row("self_rag", "2", "disclaimed", "wrong"),
+        _row("plain_rag", "2", "answered", "right"),
+        _row("self_rag", "3", "refused", "sorry"),
+        _row("plain_rag", "3", "answered", "right"),
+        _row("self_rag", "4", "clarify", "which one?"),
+        _row("plain_rag", "4", "answered", "never judged"),
+        # only one variant ran it, or not answerable: not a pair
+        _row("self_rag", "5", "answered", "right"),
+        _row("self_rag", "6", "refused", "no", category="unanswerable"),
+        _row("plain_rag", "6", "answered", "yes", category="unanswerable"),
+    ]
+    assert bench.paired(rows, judged, "self_rag", "plain_rag") == {
+        "self_rag correct / plain_rag correct": 1,
+        "self_rag declined / plain_rag correct": 1,
+        "self_rag declined / plain_rag unjudged": 1,
+        "self_rag wrong / plain_rag correct": 1,
+    }
