@@ -6,7 +6,8 @@
                                                                         question, evidence.
 
     GenerateInputs -> direct: greeting / thanks / arithmetic (phrases) / "I don't know"
-                   -> grounded/strict: effective question (question.effective_question)
+                   -> grounded/strict: effective question (question.effective_question),
+                      without a "... instead of X" clause (question.without_excluded)
                       -> every evidence sentence scored (_candidates): coverage,
                          heading on topic, word pairs, exact terms, answer type
                          (number, date, names), negation, language, precision;
@@ -67,6 +68,7 @@ from selfrag_nb.llm.offline.question import (
     QUANTITY_Q_RE,
     answer_language,
     effective_question,
+    without_excluded,
 )
 from selfrag_nb.llm.offline.subject import subject_names, subject_share
 from selfrag_nb.llm.offline.surface import readable
@@ -568,7 +570,9 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     if inputs.mode == "direct":
         return GenerateOut(answer=_direct(inputs.question.strip(), lang))
     strict = inputs.mode == "strict"
-    question = effective_question(inputs.question, inputs.history)
+    # "Who ... instead of the default X?": X is what the answer is not, so its
+    # words neither pick nor make the subject of the quoted sentences.
+    question = without_excluded(effective_question(inputs.question, inputs.history))
     qterms = terms(question)
     qexact = exact_terms(question).all
     candidates = _candidates(inputs, question)

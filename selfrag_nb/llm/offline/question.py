@@ -15,6 +15,8 @@
                   -> protected spans kept verbatim, duplicates dropped
     question + history --effective_question()--> the question with its reference
                      resolved, by the rewrite rule (what assess and generate read)
+    question --without_excluded()--> a who / which / what question without its
+                     "instead of X" clause (what generate matches sentences against)
     question --answer_language()--> "zh" | "en"
 
 Heuristics: ``docs/offline_model.md`` (decide, rewrite).
@@ -41,6 +43,7 @@ __all__ = [
     "effective_question",
     "is_follow_up",
     "rewrite",
+    "without_excluded",
 ]
 
 
@@ -82,6 +85,37 @@ PURPOSE_RE = re.compile(
     r"用于|用来|目的|为了",
     re.IGNORECASE,
 )
+
+#: "Who ... instead of X?", "Which formats other than X ...?": X names what the
+#: answer is not, so a sentence naming X is no likelier the answer. Only in a
+#: question asking for a thing (who / which / what): "How do I build it against
+#: the system library instead of the vendored copy?" and "Why threads rather
+#: than processes?" ask about the contrast, and the answer names both sides.
+_EXCLUDING_RE = re.compile(
+    r"\s*,?\s*\b(?:instead\s+of|rather\s+than|other\s+than|apart\s+from|aside\s+from|except(?:\s+for)?|"
+    r"besides)\s+(?P<what>[^,;:?!]+?)\s*(?P<end>[?？.!]?\s*)$",
+    re.IGNORECASE,
+)
+#: A clause that goes on with a verb of the question ("Which formats other than
+#: JSON does it read?") is not only what the answer is not: it is kept.
+_GOES_ON_RE = re.compile(
+    r"\b(?:do|does|did|is|are|was|were|can|could|will|would|should|has|have|had|may|might|must)\b",
+    re.IGNORECASE,
+)
+_THING_Q_RE = re.compile(r"^\s*(?:who|whom|whose|which|what)\b", re.IGNORECASE)
+
+
+def without_excluded(question: str) -> str:
+    """``question`` without a clause naming what its answer is not ("Who
+    provides their own manager instead of the default one?" -> "Who provides
+    their own manager?"); the question itself when it has none, asks how or
+    why, or would be left with nothing."""
+    m = _EXCLUDING_RE.search(question) if _THING_Q_RE.match(question) else None
+    if m is None or _GOES_ON_RE.search(m["what"]):
+        return question
+    kept = question[: m.start()] + m["end"]
+    return kept if terms(kept) else question
+
 
 # ------------------------------------------------------------------ decide
 

@@ -19,6 +19,7 @@
       -> answer type: "how many / how long / 多少" needs a number ("how many
          <things>": next to their name, which it counts), "when / 何时" a date,
          digits or a time word, "who" a name the question does not hold
+         (capitalised, or by its form: "xeus-python")
          next to the question's verb or an agent word ("by", "author"),
          "what / which <kind>" a thing of that kind: the kind's word, a
          version number for a version (not another thing's: "Python 3.15"),
@@ -28,6 +29,8 @@
          does not hold and misses its names; or its figures are all for
          a case the question rules out ("not free-threaded")       -> no
       -> subject: the question's named things (phrases.entities),
+         a who / which / what question read without its "instead of X"
+         clause (question.without_excluded: X is what the answer is not),
          coverage of its content terms (frame words such as
          "purpose" or "mean" say what kind of answer, not what
          it is about, and are left out)
@@ -59,6 +62,7 @@ from selfrag_nb.llm.offline.question import (
     PURPOSE_RE,
     answer_language,
     effective_question,
+    without_excluded,
 )
 from selfrag_nb.llm.offline.subject import bare_names, subject_names
 from selfrag_nb.llm.schemas import UsefulnessInputs, UsefulnessOut
@@ -396,7 +400,7 @@ AGENT_WINDOW = 4
 
 def _names_agent(answer: str, question: str) -> bool:
     """A "who" answer names someone in the role asked about: a capitalised
-    word the question does not hold, within ``AGENT_WINDOW`` words of the
+    word or a name by its form (``_FORMED_NAME_RE``) the question does not hold, within ``AGENT_WINDOW`` words of the
     question's own verb or noun ("wrote", "stewardship") or of a word that
     marks an agent ("by", "author", "copyright"). A name elsewhere is someone
     or something doing another thing ("iniconfig raises an Error")."""
@@ -418,7 +422,10 @@ def _names_agent(answer: str, question: str) -> bool:
         words = _words(sent)
         keys = [stem(w.lower().strip(".,;:'’")) for w in words]
         for i, w in enumerate(words):
-            if not w[:1].isupper() or w.lower() in STOP_EN or keys[i] in asked:
+            # a name is capitalised, or a name by its form in lower case
+            # ("xeus-python", "pyca/cryptography"): projects act too
+            named_here = w[:1].isupper() or _FORMED_NAME_RE.match(w.strip(".,;:'’()\"")) is not None
+            if not named_here or w.lower() in STOP_EN or keys[i] in asked:
                 continue
             near = keys[max(0, i - AGENT_WINDOW) : i] + keys[i + 1 : i + 1 + AGENT_WINDOW]
             if any(k in cues for k in near):
@@ -632,12 +639,15 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     if _WHO_Q_RE.match(question) and not _names_agent(answer, question):
         what = "人名或机构" if zh else "a person or an organisation"
         return _out("no", 20, what, "the question asks who, and the answer names no one in that role")
-    qterms, named = _subject(question)
+    # What the answer is not ("Who ... instead of the default X?") is not
+    # what it must say; the excluded-case check below reads the whole question.
+    about = without_excluded(question)
+    qterms, named = _subject(about)
     abag = _spelled(bag(answer), qterms)
     share, missing = coverage(qterms, abag) if qterms else (1.0, [])
     absent = [n for n in named if not any(abag.get(k, 0) for k in terms(n))]
-    subjects = subject_names(question, [])
-    spaced = [w.strip(".,;:?!()'\"") for w in question.split()]  # "pyca/cryptography" whole
+    subjects = subject_names(about, [])
+    spaced = [w.strip(".,;:?!()'\"") for w in about.split()]  # "pyca/cryptography" whole
     subjects += [w for w in spaced if _FORMED_NAME_RE.match(w) and w not in subjects]
     unsaid = [n for n in subjects if not any(abag.get(k, 0) for k in terms(n))]
     # A name by its form is surely a name; a capitalised word may be a
