@@ -46,6 +46,7 @@ __all__ = [
     "doc_names",
     "exact_terms",
     "has_negation",
+    "joined_words",
     "looks_like_injection",
     "negated_terms",
     "quantities",
@@ -240,6 +241,44 @@ def acronym_words(question: str, text: str) -> Counter[str]:
                     out[stem(w)] += 1
                 break
     return out
+
+
+#: A name matched written together or apart has at least this many letters and digits.
+JOINED_MIN = 5
+
+
+def joined_words(question: str, text: str) -> Counter[str]:
+    """Stems of the question's words that ``text`` writes together or apart:
+    "onnxruntime" asked, "ONNX Runtime" written (or "sorted containers" asked,
+    "sortedcontainers" written), once per mention. Two or three words in a
+    row, compared by letters and digits only (``compact``); function words
+    never join."""
+    q = tokenize(question)
+    t = tokenize(text)
+    out: Counter[str] = Counter()
+    if not q or not t:
+        return out
+
+    def runs(tokens: list[str]) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for n in (2, 3):
+            for i in range(len(tokens) - n + 1):
+                run = tokens[i : i + n]
+                if not any(w in STOP_EN for w in run):
+                    found.setdefault(compact("".join(run)), run)
+        return found
+
+    whole_q = {compact(w): w for w in q if len(compact(w)) >= JOINED_MIN}
+    whole_t = {compact(w) for w in t if len(compact(w)) >= JOINED_MIN}
+    apart_t = runs(t)
+    for key, word in whole_q.items():
+        if key in apart_t and key not in whole_t:
+            out[stem(word)] += sum(1 for i in range(len(t)) if compact("".join(t[i : i + 3])).startswith(key))
+    for key, run in runs(q).items():
+        if len(key) >= JOINED_MIN and key in whole_t and key not in whole_q:
+            for w in run:
+                out[stem(w)] += 1
+    return +out
 
 
 #: BM25's k1: how fast repeated mentions stop adding evidence.

@@ -6,7 +6,9 @@
 
     GradeInputs  -> injection sentences dropped
                  -> weighted term coverage (title/heading/metadata boost; an acronym
-                    counts as the question's words it abbreviates: "GC") + best sentence
+                    counts as the question's words it abbreviates: "GC", and a name
+                    written apart as the word that writes it together: "ONNX
+                    Runtime" / "onnxruntime", lexical.joined_words) + best sentence
                  -> exact_adjustment: IDs / versions / numbers present -> bonus,
                     absent -> cap 45, other version -> cap 30
                  -> "which <things>" (asked_kind): a list of three or more short
@@ -39,6 +41,7 @@ from selfrag_nb.llm.offline.lexical import (
     defines,
     doc_names,
     exact_terms,
+    joined_words,
     looks_like_injection,
     sentences,
     shorten,
@@ -242,8 +245,14 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
     boost = bag(f"{header} {meta}")
     # Instructions planted in a document are not information about the question.
     text = "\n".join(s for s in sentences(inputs.text) if not looks_like_injection(s))
-    # "GC" in the text is the "garbage collection" the question spells out.
-    doc = bag(text) + boost + acronym_words(inputs.question, text)
+    # "GC" in the text is the "garbage collection" the question spells out, and
+    # "ONNX Runtime" the "onnxruntime" it writes together.
+    doc = (
+        bag(text)
+        + boost
+        + acronym_words(inputs.question, text)
+        + joined_words(inputs.question, f"{header}\n{text}")
+    )
     kind = asked_kind(inputs.question)
     if kind and enumerates(text):
         # "Which operating systems ...?" is answered by naming them: a list of
@@ -291,7 +300,9 @@ def rerank(inputs: RerankInputs) -> RerankOut:
     import math
 
     qterms = terms(inputs.query)
-    docs = [bag(c) + acronym_words(inputs.query, c) for c in inputs.candidates]
+    docs = [
+        bag(c) + acronym_words(inputs.query, c) + joined_words(inputs.query, c) for c in inputs.candidates
+    ]
     n = len(docs)
     if n == 0:
         return RerankOut(ranking=[])

@@ -30,7 +30,8 @@
          a case the question rules out ("not free-threaded")       -> no
       -> subject: the question's named things (phrases.entities),
          a who / which / what question read without its "instead of X"
-         clause (question.without_excluded: X is what the answer is not),
+         clause (question.without_excluded: X is what the answer is not), a
+         name written apart as written together (lexical.joined_words),
          coverage of its content terms (frame words such as
          "purpose" or "mean" say what kind of answer, not what
          it is about, and are left out)
@@ -53,6 +54,7 @@ import re
 from collections import Counter
 
 from selfrag_nb.codelines import ITEM_RE, code_line
+from selfrag_nb.llm.offline import lexical
 from selfrag_nb.llm.offline.lexical import STOP_EN, bag, coverage, stem, strip_citations, terms, wordset
 from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
 from selfrag_nb.llm.offline.question import (
@@ -643,7 +645,8 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     # what it must say; the excluded-case check below reads the whole question.
     about = without_excluded(question)
     qterms, named = _subject(about)
-    abag = _spelled(bag(answer), qterms)
+    # "ONNX Runtime is ..." answers "What is onnxruntime?": one name, written apart
+    abag = _spelled(bag(answer), qterms) + lexical.joined_words(about, answer)
     share, missing = coverage(qterms, abag) if qterms else (1.0, [])
     absent = [n for n in named if not any(abag.get(k, 0) for k in terms(n))]
     subjects = subject_names(about, [])
