@@ -18,23 +18,21 @@
          use or goal ("intended", "used to", "for <doing>", "so that")  -> no
       -> answer type: "how many / how long / 多少" needs a number ("how many
          <things>": next to their name, which it counts), "when / 何时" a date,
-         digits or a time word, "who" a name the question does not hold
-         (capitalised, or by its form: "xeus-python")
-         next to the question's verb or an agent word ("by", "author"),
-         "what / which <kind>" a thing of that kind: the kind's word, a
-         version number for a version (not another thing's: "Python 3.15"),
+         digits or a time word, "who" a name the question does not hold (capitalised,
+         or by its form: "xeus-python") next to the question's verb or an agent word
+         ("by", "author"), "what / which <kind>" or "what is the ... version" a thing
+         of that kind: the kind's word, a version number for a version (not another
+         thing's: "Python 3.15"),
          a name where the question's preposition points ("written in
          Rust"), any name for a project or a person              -> no when absent
       -> another thing: the answer opens with a name by form the question
          does not hold and misses its names; or its figures are all for
          a case the question rules out ("not free-threaded")       -> no
-      -> subject: the question's named things (phrases.entities),
-         a who / which / what question read without its "instead of X"
-         clause (question.without_excluded: X is what the answer is not), a
-         name written apart as written together (lexical.joined_words),
-         coverage of its content terms (frame words such as
-         "purpose" or "mean" say what kind of answer, not what
-         it is about, and are left out)
+      -> subject: the question's named things (phrases.entities), a who / which / what
+         question read without its "instead of X" clause (question.without_excluded: X
+         is what the answer is not), a name written apart as written together
+         (lexical.joined_words), coverage of its content terms (frame words such as
+         "purpose" or "mean" say what kind of answer, not what it is about: left out)
            named thing absent, or code / markup lines beside prose -> partly
            coverage >= 0.5 -> yes, else partly (a lexical judge cannot
            tell a paraphrase from a miss: never a confident "no" here)
@@ -75,9 +73,7 @@ __all__ = ["usefulness"]
 #: The question asks explicitly for an amount or a duration.
 _NUMBER_Q_RE = re.compile(r"\bhow (?:many|much|long|often|old)\b|多少|多久|几[个天次年月周]", re.IGNORECASE)
 #: The question asks explicitly for a point in time.
-_WHEN_Q_RE = re.compile(
-    r"^\s*when\b|\bwhat (?:date|year|time)\b|什么时候|何时|哪一?天|哪一?年", re.IGNORECASE
-)
+_WHEN_Q_RE = re.compile(r"^\s*when\b|\bwhat (?:date|year|time)\b|什么时候|何时|哪一?天|哪一?年", re.I)
 _WHICH_Q_RE = re.compile(r"^\s*(?:which|who|what(?:'s| is) the name)\b|哪个|哪些|谁", re.IGNORECASE)
 _NUMBER_RE = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|hundred|"
@@ -221,6 +217,7 @@ _NAMED_KINDS = wordset(
     "service services app application"
 )
 _VERSION_KINDS = wordset("version versions release releases")
+_THE_VERSION_Q_RE = re.compile(r"^\s*what(?:'s| is| are) the (?:\S+ ){0,3}?(versions?|releases?)\b", re.I)
 _PREPOSITIONS = wordset("of for in on to from with at by about under over into")
 #: "What kind / type / sort of X": X is the kind asked for.
 _KIND_OF = wordset("kind kinds type types sort sorts form forms")
@@ -248,6 +245,8 @@ def _spelled(abag: Counter[str], qterms: dict[str, float]) -> Counter[str]:
 def _asked_head(question: str) -> str:
     """The noun that names what is asked for ("license" in "What license is
     X released under?"), "" when the question has none ("What is X?")."""
+    if v := _THE_VERSION_Q_RE.match(question):
+        return v.group(1).lower()  # "What is the oldest Python version X supports?"
     m = _HEAD_Q_RE.match(question) or _HOW_MANY_RE.match(question)
     if m is None:
         return ""

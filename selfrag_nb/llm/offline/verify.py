@@ -6,7 +6,8 @@
                                                                   and generate (its refusal wordings).
 
     VerifyInputs -> a refusal (generate.NO_INFO / NOT_FOUND): ACCEPT, claims nothing
-                 -> claims (sentences, [n] markers and disclaimer removed)
+                 -> claims (sentences, and a cited sentence's end "[n]." whatever
+                    follows; [n] markers and disclaimer removed)
                     x evidence sentences (injections set aside, superseded marked stale):
                     (chunk text through surface.readable: no control characters,
                     table rows as sentences),
@@ -46,7 +47,7 @@ from selfrag_nb.llm.offline.lexical import (
 )
 from selfrag_nb.llm.offline.surface import missing_key_terms, readable, table_markup
 from selfrag_nb.llm.schemas import ClaimVerdict, EvidenceQuote, SupportOut, VerifyInputs
-from selfrag_nb.text import normalize_key
+from selfrag_nb.text import MARKER, normalize_key
 
 __all__ = ["verify"]
 
@@ -124,8 +125,14 @@ def _opposite(
     return found[1] if found else None
 
 
+#: A citation and the full stop after it end a claim, whatever follows: the
+#: next claim may open with a name in lower case ("... library [1].
+#: responses.get(...) registers ..."), where a sentence splitter waits for a capital.
+_CITED_END_RE = re.compile(rf"({MARKER}\s*[.!?。！？])[ \t]+(?=\S)")
+
+
 def _claims(answer: str) -> list[tuple[str, list[int]]]:
-    body = _DISCLAIMER_RE.sub("", answer.strip())
+    body = _CITED_END_RE.sub("\\1\n", _DISCLAIMER_RE.sub("", answer.strip()))
     out: list[tuple[str, list[int]]] = []
     for sent in sentences(body):
         clean, cited = strip_citations(sent)
