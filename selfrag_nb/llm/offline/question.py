@@ -16,7 +16,8 @@
     question + history --effective_question()--> the question with its reference
                      resolved, by the rewrite rule (what assess and generate read)
     question --without_excluded()--> a who / which / what question without its
-                     "instead of X" clause (what generate matches sentences against)
+                     "instead of X" clause (what generate matches sentences against,
+                     and the subject the usefulness check looks for)
     question --answer_language()--> "zh" | "en"
 
 Heuristics: ``docs/offline_model.md`` (decide, rewrite).

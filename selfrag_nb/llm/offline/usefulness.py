@@ -400,8 +400,9 @@ AGENT_WINDOW = 4
 
 
 def _names_agent(answer: str, question: str) -> bool:
-    """A "who" answer names someone in the role asked about: a capitalised
-    word or a name by its form (``_FORMED_NAME_RE``) the question does not hold, within ``AGENT_WINDOW`` words of the
+    """A "who" answer names someone in the role asked about: a capitalised word
+    or a name by its form (``_FORMED_NAME_RE``) the question does not hold,
+    within ``AGENT_WINDOW`` words of the
     question's own verb or noun ("wrote", "stewardship") or of a word that
     marks an agent ("by", "author", "copyright"). A name elsewhere is someone
     or something doing another thing ("iniconfig raises an Error")."""
@@ -424,7 +425,7 @@ def _names_agent(answer: str, question: str) -> bool:
         keys = [stem(w.lower().strip(".,;:'’")) for w in words]
         for i, w in enumerate(words):
             # a name is capitalised, or a name by its form in lower case
-            # ("xeus-python", "pyca/cryptography"): projects act too
+            # ("xeus-python", "quill_labs"): projects act too
             named_here = w[:1].isupper() or _FORMED_NAME_RE.match(w.strip(".,;:'’()\"")) is not None
             if not named_here or w.lower() in STOP_EN or keys[i] in asked:
                 continue
