@@ -294,6 +294,11 @@ class KnowledgeBase(Writes, Search):
         try:
             db = _connect(uri, options)
             names = set(db.list_tables().tables)
+            if TABLE not in names and local is not None and (local / f"{TABLE}.lance").exists():
+                # Another process's first ingest renames its finished table into
+                # place (writes._create_table) and may have done so after the
+                # listing: the rename is atomic, so a second listing sees it whole.
+                names = set(db.list_tables().tables)
         except Exception as exc:  # noqa: BLE001 - re-raised below, without LanceDB's text unscrubbed in the chain
             # from None: LanceDB's own exception text may quote an option; _cause scrubs secrets
             raise KnowledgeBaseError(
