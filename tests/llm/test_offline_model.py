@@ -151,8 +151,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("question",),
     ("relevance",),
     ("evidence", "subject"),
-    ("assess", "generate", "usefulness"),
-    ("verify",),
+    ("answer_kind", "assess", "generate"),
+    ("usefulness", "verify"),
     ("model",),
     ("__init__",),
 ]

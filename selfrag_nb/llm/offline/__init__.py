@@ -5,20 +5,22 @@ The package is organised by layer; every module imports only modules of lower
 layers (``tests/llm/test_offline_model.py`` checks it). In the diagram at the
 top of each module, ``a <- b`` reads "b builds on a":
 
-    layer  module      holds
-    8      model       OfflineModel: role -> rule, Completion, token estimate
-    7      verify      verify: claims x evidence sentences -> verdicts, recommendation
-    6      assess      assess: cover / qualifiers / conflicts -> ANSWER, CLARIFY, REFUSE
-    6      generate    generate: scored sentences quoted and cited; direct replies
-    6      usefulness  usefulness: form, answer type, subject -> yes / partly / no
-    5      evidence    evidence status (current / superseded) and label
-    4      relevance   grade, rerank, exact_adjustment, asked_head
-    3      question    decide, rewrite, is_follow_up, effective_question
-    2      phrases     social phrases, arithmetic, entities
-    2      surface     readable chunk text (no control characters, table rows as
-                       sentences), table markup, key terms a claim names
-    1      lexical     tokens, weights, bags, coverage, exact terms, sentences,
-                       quantities, negation, injections
+    layer  module       holds
+    8      model        OfflineModel: role -> rule, Completion, token estimate
+    7      verify       verify: claims x evidence sentences -> verdicts, recommendation
+    7      usefulness   usefulness: form, answer type, subject -> yes / partly / no
+    6      assess       assess: cover / qualifiers / conflicts -> ANSWER, CLARIFY, REFUSE
+    6      generate     generate: scored sentences quoted and cited; direct replies
+    6      answer_kind  the kind of answer a question asks for, and whether an answer gives one
+    5      evidence     evidence status (current / superseded) and label
+    5      subject      what the question names, and how much a chunk is about it
+    4      relevance    grade, rerank, exact_adjustment, asked_head
+    3      question     decide, rewrite, is_follow_up, effective_question
+    2      phrases      social phrases, arithmetic, entities
+    2      surface      readable chunk text (no control characters, table rows as
+                        sentences), table markup, key terms a claim names
+    1      lexical      tokens, weights, bags, coverage, exact terms, sentences,
+                        quantities, negation, injections
 
     ModelRequest -> model.OfflineModel.complete -> role rule (layers 3-7)
                  -> built from phrases and lexical -> Completion(raw JSON)

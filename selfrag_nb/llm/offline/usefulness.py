@@ -1,8 +1,9 @@
 """The usefulness role: does the answer answer the question that was asked?
 
-    lexical <- phrases <- question <- ... <- usefulness <- model
-                                             ^^^^^^^^^^ here (layer 6): imports
-                                             lexical, phrases, question, subject.
+    lexical <- phrases <- question <- ... <- answer_kind <- usefulness <- model
+                                                            ^^^^^^^^^^ here (layer 6):
+                                             imports lexical, phrases, question,
+                                             subject, answer_kind (the answer types).
 
     UsefulnessInputs(question, answer, history)
       -> answer without [n] markers; empty                        -> no
@@ -49,10 +50,24 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 
 from selfrag_nb.codelines import ITEM_RE, code_line
 from selfrag_nb.llm.offline import lexical
+from selfrag_nb.llm.offline.answer_kind import (
+    FORMED_NAME_RE,
+    HOW_MANY_RE,
+    NUMBER_RE,
+    WHO_Q_RE,
+    asked_head,
+    counted,
+    counts,
+    instructs,
+    names_agent,
+    names_kind,
+    spelled,
+    stem_prefix,
+    words_of,
+)
 from selfrag_nb.llm.offline.lexical import STOP_EN, bag, coverage, stem, strip_citations, terms, wordset
 from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
 from selfrag_nb.llm.offline.question import (
@@ -64,7 +79,7 @@ from selfrag_nb.llm.offline.question import (
     effective_question,
     without_excluded,
 )
-from selfrag_nb.llm.offline.subject import bare_names, subject_names
+from selfrag_nb.llm.offline.subject import subject_names
 from selfrag_nb.llm.schemas import UsefulnessInputs, UsefulnessOut
 from selfrag_nb.text import is_cjk, split_sentences, tokenize
 
@@ -75,12 +90,6 @@ _NUMBER_Q_RE = re.compile(r"\bhow (?:many|much|long|often|old)\b|多少|多久|�
 #: The question asks explicitly for a point in time.
 _WHEN_Q_RE = re.compile(r"^\s*when\b|\bwhat (?:date|year|time)\b|什么时候|何时|哪一?天|哪一?年", re.I)
 _WHICH_Q_RE = re.compile(r"^\s*(?:which|who|what(?:'s| is) the name)\b|哪个|哪些|谁", re.IGNORECASE)
-_NUMBER_RE = re.compile(
-    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|hundred|"
-    r"thousand|million|once|twice|daily|weekly|monthly|yearly|annually|hourly|unlimited|infinite|"
-    r"every|biweekly|fortnightly|quarterly|no limit|none|several|few)\b|[一二两三四五六七八九十百千万]",
-    re.IGNORECASE,
-)
 # "When" is answered by a point in time: digits (a year, a version's date),
 # not the number words of "how often" ("every", "few").
 _DIGIT_RE = re.compile(r"\d|[一二两三四五六七八九十]")
@@ -131,10 +140,6 @@ def _out(verdict: str, score: int, missing: str, reason: str) -> UsefulnessOut:
     return UsefulnessOut(verdict=verdict, score=max(0, min(100, score)), missing=missing, reason=reason)
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"[\w'’.-]+", text)
-
-
 def _line_problem(line: str, how_to: bool) -> str:
     """What one line of the answer is, when it is not prose ("" when it is)."""
     text = line.strip()
@@ -167,7 +172,7 @@ def _form_problem(answer: str, which: bool) -> str:
         if stripped and stripped[-1] in _ZH_DANGLING:
             return "a sentence cut off in the middle"
         return ""
-    words = _words(text)
+    words = words_of(text)
     if len(words) <= 2 and not which:
         return "a bare name"
     # A list item may close with ";" (an enumeration's items do): whole.
@@ -192,253 +197,11 @@ def _labelled_value(answer: str, question: str) -> bool:
     question asks for, then its value (a section's heading over its one-line
     body reads so)."""
     m = _LABEL_RE.match(answer)
-    head = _asked_head(question)
+    head = asked_head(question)
     if m is None or not head:
         return False
-    prefix = _prefix(stem(head))
+    prefix = stem_prefix(stem(head))
     return any(w.startswith(prefix) for w in bag(m.group(1)))
-
-
-#: "What/Which <noun phrase> <verb> ...?" and "How many <noun> ...": the
-#: noun names the kind of thing asked for (a license, a port, a release).
-_HEAD_Q_RE = re.compile(
-    r"^\s*(?:(?:in|from|on|at|for|with|under|by|to) )?(?:what|which)\s+((?:[\w.-]+\s+){0,5}?)"
-    r"(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|must|may|[a-z]+ed)\b",
-    re.IGNORECASE,
-)
-_HOW_MANY_RE = re.compile(
-    r"^\s*how many\s+((?:[\w.-]+\s+){0,3}?)(?:are|is|do|does|did|can|were|has|have)\b", re.I
-)
-# Kinds of thing a name answers by itself ("Which project ...?" -> "Stackless"),
-# and kinds a version number answers ("Which release ...?" -> "2.14").
-_NAMED_KINDS = wordset(
-    "project projects package packages library libraries module modules tool tools framework frameworks "
-    "company companies organisation organization person people team product products one ones thing things "
-    "service services app application"
-)
-_VERSION_KINDS = wordset("version versions release releases")
-_THE_VERSION_Q_RE = re.compile(r"^\s*what(?:'s| is| are) the (?:\S+ ){0,3}?(versions?|releases?)\b", re.I)
-_PREPOSITIONS = wordset("of for in on to from with at by about under over into")
-#: "What kind / type / sort of X": X is the kind asked for.
-_KIND_OF = wordset("kind kinds type types sort sorts form forms")
-_VERSION_NUMBER_RE = re.compile(r"\bv?\d+(?:\.\d+)+\b")
-#: A version number with the word before it, if any ("Python 3.9", "psutil 6.1.1").
-_VERSIONED_RE = re.compile(r"(?:\b([A-Za-z][\w.-]*?)(?:\s+|/))?(\bv?\d+(?:\.\d+)+)\b")
-#: A number with the word it belongs to, in the question ("Python 3.9", "HTTP/2").
-_OWNED_NUMBER_RE = re.compile(r"\b([A-Za-z][\w.-]*?)(?:\s+|/)v?\d+(?:\.\d+)*\b")
-
-
-def _prefix(key: str) -> str:
-    return key[: max(4, len(key) - 2)]
-
-
-def _spelled(abag: Counter[str], qterms: dict[str, float]) -> Counter[str]:
-    """The answer's stems, plus each question stem the answer spells another
-    way ("licence" / "licensed", "organise" / "organized"): same first letters."""
-    out = Counter(abag)
-    for k in qterms:
-        if k not in out and len(k) >= 5 and any(w.startswith(_prefix(k)) for w in abag):
-            out[k] = 1
-    return out
-
-
-def _asked_head(question: str) -> str:
-    """The noun that names what is asked for ("license" in "What license is
-    X released under?"), "" when the question has none ("What is X?")."""
-    if v := _THE_VERSION_Q_RE.match(question):
-        return v.group(1).lower()  # "What is the oldest Python version X supports?"
-    m = _HEAD_Q_RE.match(question) or _HOW_MANY_RE.match(question)
-    if m is None:
-        return ""
-    words_in = m.group(1).split()
-    if len(words_in) >= 2 and words_in[0].lower() in _KIND_OF and words_in[1].lower() == "of":
-        words_in = words_in[2:]  # "what kind of tokeniser": the kind is "tokeniser"
-    phrase = []
-    for w in words_in:
-        if w.lower() in _PREPOSITIONS:
-            break  # "version of attrs": the kind is "version"
-        phrase.append(w)
-    words = [w for w in phrase if w.lower() not in STOP_EN]
-    return words[-1].lower() if words else ""
-
-
-def _names_kind(answer: str, head: str, question: str) -> bool:
-    """The answer gives a thing of the kind ``head`` asks for; a version
-    must be one the question does not already hold ("Which release dropped
-    3.9?" is not answered by "This release drops 3.9")."""
-    if head in _VERSION_KINDS:
-        asked = set(_VERSION_NUMBER_RE.findall(question))
-        # A version after a word the question puts before one of its own
-        # ("Python 3.9") is that other thing's version ("adds Python 3.15"),
-        # not the release asked about.
-        # So is a version of a protocol the question names by number: it asks
-        # which release added "HTTP/2", and "HTTP/1.1" is not a release.
-        others = {m.group(1).lower() for m in _OWNED_NUMBER_RE.finditer(question)}
-        return any(
-            m.group(2) not in asked and (m.group(1) or "").lower() not in others
-            for m in _VERSIONED_RE.finditer(answer)
-        )
-    if _slot_filled(question, answer) or _object_named(question, answer):
-        return True
-    if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
-        # A plural asks for instances ("Which payment methods ...?" -> "cheques
-        # and cash"), which a list names without repeating the kind.
-        return True
-    # Spellings differ ("licence" / "licensed"): the stem's first letters will do.
-    prefix = _prefix(stem(head))
-    return any(w.startswith(prefix) for w in bag(answer))
-
-
-#: Words from a number to the things it counts ("over 500 languages",
-#: "1300+ external plugins", "retries a failed request three times").
-COUNT_WINDOW = 4
-
-
-def _counted(question: str) -> set[str]:
-    """The stems of what "how many <things> ..." counts ("languages", "text",
-    "formats" in "How many languages and text formats does X support?")."""
-    m = _HOW_MANY_RE.match(question)
-    if m is None:
-        return set()
-    out: set[str] = set()
-    for w in m.group(1).split():
-        if w.lower() in _PREPOSITIONS:
-            break
-        if w.lower() not in STOP_EN:
-            out.add(stem(w.lower()))
-    return out
-
-
-#: "In which language is X written?" (a fronted preposition) and "Which
-#: formatter does X aim for parity with?" (a stranded one): the verb or noun
-#: the preposition binds to, and the preposition.
-_FRONTED_RE = re.compile(
-    r"^\s*(in|on|from|with|by|at|for|to|under|into)\s+(?:which|what)\b.*\b([a-z]{3,})\W*$", re.I
-)
-_STRANDED_RE = re.compile(
-    r"^\s*(?:which|what|who)\b.*\b([a-z]{3,})\s+(in|on|from|with|by|at|for|to|under|into|after|of)\W*$", re.I
-)
-
-
-def _slot_filled(question: str, answer: str) -> bool:
-    """The answer puts something new where the question asks: "written in
-    Rust" for "In which language is X written?", "parity with Flake8 ... and
-    Black" for "Which formatter does X aim for parity with?". The kind's own
-    word need not be there: a name fills the slot."""
-    m = _FRONTED_RE.match(question)
-    word, prep = (m.group(2), m.group(1)) if m else ("", "")
-    if not m:
-        m2 = _STRANDED_RE.match(question)
-        if m2 is None:
-            return False
-        word, prep = m2.group(1), m2.group(2)
-    asked = set(bag(question))
-    slot = re.compile(
-        rf"\b{re.escape(_prefix(stem(word.lower())))}\w*\s+{prep.lower()}\s+(?:the\s+|a\s+|an\s+)?([\w.+#-]+)",
-        re.I,
-    )
-    return any(stem(f.lower().strip(".-")) not in asked for f in slot.findall(answer))
-
-
-#: "What / Which <kind> does X <verb> ...?": do-support, then the predicate.
-_DO_PREDICATE_RE = re.compile(r"^\s*(?:what|which)\b.*?\b(?:do|does|did)\s+(.+?)\W*$", re.IGNORECASE)
-#: A name: a capitalised or mixed-case word ("AssertionError", "Don"), or a
-#: compound written with a hyphen, dot, digit or underscore ("calendar-based").
-_NAME_LIKE_RE = re.compile(r"^(?:[A-Z]\w*|\w*[a-z][A-Z]\w*|\w+[-_.]\w[\w.-]*|\w*\d\w*)$")
-
-
-#: Verbs among the stopwords: the predicate's verb may be one ("does X use").
-_STOP_VERBS = wordset("use need get want say tell know let")
-
-
-def _object_named(question: str, answer: str) -> bool:
-    """A do-support question ("What exception does X raise?") asks for its
-    verb's object: the answer names one when a word of the question's
-    predicate is followed, past at most two function words ("an", "like"),
-    by a name the question does not hold ("raise an AssertionError", "works
-    like Don Libes' Expect", "uses calendar-based versioning"). A common word
-    there ("raise errors") names nothing of the kind."""
-    m = _DO_PREDICATE_RE.match(question)
-    if m is None:
-        return False
-    asked = set(bag(question))
-    prefixes = {
-        _prefix(stem(w.lower()))
-        for w in _words(m.group(1))
-        if w.lower() not in STOP_EN or w.lower() in _STOP_VERBS
-    }
-    prefixes.discard("")
-    for sent in split_sentences(answer):
-        words = _words(sent)
-        for i, w in enumerate(words):
-            if not any(w.lower().startswith(p) for p in prefixes):
-                continue
-            for raw in words[i + 1 : i + 4]:
-                nxt = raw.strip(".'’")
-                if nxt[:1].islower() and nxt in STOP_EN:
-                    continue  # "an", "like"; a capitalised "Don" is a name
-                if _NAME_LIKE_RE.match(nxt) and stem(nxt.lower()) not in asked:
-                    return True
-                break
-    return False
-
-
-_WHO_Q_RE = re.compile(r"^\s*who\b", re.IGNORECASE)
-#: Words that mark who did something ("written by X", "X, the maintainer",
-#: "Copyright 2020 X"): the agent slot of English, whatever the verb.
-_AGENT_MARKS = frozenset(
-    stem(w)
-    for w in wordset(
-        "by author authors authored maintainer maintainers maintained creator created developer developers "
-        "developed written wrote writer copyright owner owned steward stewardship"
-    )
-)
-#: Where the role words after "who" end: the thing the role is held over begins.
-_ROLE_STOPS = wordset("the a an this that these those of for in on at to his her its their")
-#: Words between a name and the word that gives it its role, at most.
-AGENT_WINDOW = 4
-
-
-def _names_agent(answer: str, question: str) -> bool:
-    """A "who" answer names someone in the role asked about: a capitalised word
-    or a name by its form (``_FORMED_NAME_RE``) the question does not hold,
-    within ``AGENT_WINDOW`` words of the
-    question's own verb or noun ("wrote", "stewardship") or of a word that
-    marks an agent ("by", "author", "copyright"). A name elsewhere is someone
-    or something doing another thing ("iniconfig raises an Error")."""
-    asked = set(bag(question))
-    named = {stem(t.lower()) for e in entities(question) for t in tokenize(e.text)}
-    named |= {stem(t.lower()) for n in bare_names(question) for t in tokenize(n)}
-    # The role is said right after "who", up to the thing it is held over:
-    # "Who created | the Hypothesis testing library?", "Who has taken over
-    # stewardship | of HTTPX?", "Who wrote | iniconfig?" (the last word).
-    # Words describing that thing ("testing") do not place a name.
-    cues = set(_AGENT_MARKS)
-    for t in tokenize(question)[1:-1]:
-        key = stem(t.lower())
-        if t.lower() in _ROLE_STOPS or key in named:
-            break
-        if t.lower() not in STOP_EN:
-            cues.add(key)
-    for sent in split_sentences(answer):
-        words = _words(sent)
-        keys = [stem(w.lower().strip(".,;:'’")) for w in words]
-        for i, w in enumerate(words):
-            # a name is capitalised, or a name by its form in lower case
-            # ("xeus-python", "quill_labs"): projects act too
-            named_here = w[:1].isupper() or _FORMED_NAME_RE.match(w.strip(".,;:'’()\"")) is not None
-            if not named_here or w.lower() in STOP_EN or keys[i] in asked:
-                continue
-            near = keys[max(0, i - AGENT_WINDOW) : i] + keys[i + 1 : i + 1 + AGENT_WINDOW]
-            if any(k in cues for k in near):
-                return True
-    return False
-
-
-#: A word that is a name by its form wherever it stands, even first in a
-#: sentence where any word is capitalised: inner capitals or digits, joined
-#: parts ("pyzmq-2.1.11", "X-Ray", "pyca/cryptography"), or an acronym ("AWS").
-_FORMED_NAME_RE = re.compile(r"^(?:\w*[a-z]\w*[A-Z]\w*|[A-Za-z]\w*\d[\w.]*|\w+[-_./]\w[\w./-]*|[A-Z]{2,})$")
 
 
 def _other_subject(answer: str, question: str) -> str:
@@ -451,7 +214,7 @@ def _other_subject(answer: str, question: str) -> str:
     if len(words) == 2 and words[0].lower() in _DETERMINERS:
         words = words[1:]
     first = words[0].rstrip(".,;:") if words and not words[0].endswith(":") else ""
-    if not _FORMED_NAME_RE.match(first):
+    if not FORMED_NAME_RE.match(first):
         return ""
     asked = set(bag(question))
     return "" if any(k in asked for k in bag(first)) else first
@@ -480,9 +243,9 @@ def _excluded_case(answer: str, question: str) -> str:
     cases = [c for c in found if c.split()[0].lower() not in STOP_EN]
     if not cases:
         return ""
-    sents = [x for x in split_sentences(answer) if _words(x)]
+    sents = [x for x in split_sentences(answer) if words_of(x)]
     for case in cases:
-        keys = [stem(w.lower()) for w in _words(case)]
+        keys = [stem(w.lower()) for w in words_of(case)]
         scoped = [x for x in sents if all(k in bag(x) for k in keys) and not _EXCLUDED_RE.search(x)]
         # The figures the answer gives are all for the excluded case: nothing
         # else in it states a number for the case asked about.
@@ -490,67 +253,6 @@ def _excluded_case(answer: str, question: str) -> str:
         if scoped and not any(_FIGURE_RE.search(x) for x in rest):
             return case
     return ""
-
-
-#: Verbs that open an instruction ("Use ...", "Set ...", "Pass ..."): the
-#: imperative is how English tells someone what to do.
-_INSTRUCTION_VERBS = wordset(
-    "use set run call pass add install import configure enable disable create write put define decorate "
-    "mark wrap apply specify register replace remove change edit open select click type enter provide "
-    "choose include append insert start stop restart upgrade update download build compile load save "
-    "export send return subclass inherit override assign declare initialise initialize try check see"
-)
-#: "you can use ...", "users need to set ...": an instruction in the second person.
-_MODAL_RE = re.compile(
-    r"\b(?:you|one|users?)\s+(?:can|could|should|must|may|need\s+to|have\s+to|will\s+need\s+to)\s+\w+",
-    re.IGNORECASE,
-)
-#: "by passing ...", "by setting ...": the means.
-_BY_ING_RE = re.compile(r"\bby\s+\w+ing\b", re.IGNORECASE)
-#: Something to type: inline code, a call, a decorator, an option, a setting,
-#: a dotted name ("gc.disable()", "@evented", "--timeout", "max_age=600").
-_CODE_TOKEN_RE = re.compile(
-    r"`[^`]+`|\w\((?:[^)]*)\)|(?<![\w@])@[A-Za-z_]\w*|(?<![\w-])--?[A-Za-z][\w-]*|\w=\S|"
-    r"\b[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*\b"
-)
-
-
-#: A command line: lower-case words, no sentence ending ("pip install tool").
-_COMMAND_RE = re.compile(r"^\s*\$?\s*[a-z][\w.-]*\s+[a-z][\w.:/=-]*(?:\s+\S+)*?\s*$(?<![.!?:])")
-
-
-def _instructs(answer: str) -> bool:
-    """The answer to a how-to question says what to do: an imperative, a
-    "you can / need to ...", a "by <doing>", or something to type. An answer
-    that only describes how a thing works ("the plugin starts a timer thread
-    which ...") does not."""
-    if _MODAL_RE.search(answer) or _BY_ING_RE.search(answer) or _CODE_TOKEN_RE.search(answer):
-        return True
-    for line in answer.splitlines():
-        bare, _ = strip_citations(line)
-        if _COMMAND_RE.match(bare) and len(bare.split()) <= 8:
-            return True
-    for sent in split_sentences(answer):
-        words = _words(sent.strip().lstrip("-*•0123456789.) "))
-        if words and words[0].lower() in _INSTRUCTION_VERBS:
-            return True
-    return False
-
-
-def _counts(answer: str, things: set[str]) -> bool:
-    """A number in the answer; for "how many <things>", a number that counts
-    them: within ``COUNT_WINDOW`` words of one of their words in one sentence.
-    A number elsewhere in the sentence counts something else ("pip 24.2+ ...
-    verifying certificates" says nothing about how many certificates)."""
-    if not things:
-        return bool(_NUMBER_RE.search(answer))
-    for sent in split_sentences(answer):
-        words = _words(sent)
-        at_number = [i for i, w in enumerate(words) if _NUMBER_RE.search(w)]
-        at_thing = [i for i, w in enumerate(words) if stem(w.lower().strip(".'’-")) in things]
-        if any(abs(i - j) <= COUNT_WINDOW for i in at_number for j in at_thing):
-            return True
-    return False
 
 
 def _subject(question: str) -> tuple[dict[str, float], list[str]]:
@@ -585,7 +287,7 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     if kind is not None and not rest:
         return _out("yes", 90, "", "small talk: any friendly reply answers it")
     if calc is not None:
-        if _NUMBER_RE.search(answer) or calc.value is None:
+        if NUMBER_RE.search(answer) or calc.value is None:
             return _out("yes", 90, "", "the arithmetic question gets a result")
         return _out("no", 10, "the result of the calculation", "the answer gives no number")
     how_to = bool(HOW_TO_Q_RE.search(question))
@@ -604,7 +306,7 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
         return _out("no", 5, f"an answer to: {asked}", "the answer says the documents do not answer it")
     # The verbs and modals below are English: a Chinese answer (a question
     # answered from Chinese documents) is not judged by them.
-    if how_to and not zh and not any(is_cjk(c) for c in answer) and not _instructs(answer):
+    if how_to and not zh and not any(is_cjk(c) for c in answer) and not instructs(answer):
         return _out(
             "no",
             20,
@@ -622,11 +324,11 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
             "the question asks what it is for, and the answer states no purpose",
         )
     # A purpose stated answers "What problem does X solve?" without the word "problem".
-    head = "" if purpose else _asked_head(question)
-    if _NUMBER_Q_RE.search(question) and not _counts(answer, _counted(question)):
+    head = "" if purpose else asked_head(question)
+    if _NUMBER_Q_RE.search(question) and not counts(answer, counted(question)):
         what = "数量或时长" if zh else f"the number of {head}" if head else "a number or duration"
         return _out("no", 20, what, f"the question asks {asked!r}, and the answer states no such number")
-    if head and not _HOW_MANY_RE.search(question) and not _names_kind(answer, head, question):
+    if head and not HOW_MANY_RE.search(question) and not names_kind(answer, head, question):
         return _out(
             "no",
             20,
@@ -638,7 +340,7 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     ):
         what = "日期或时间" if zh else "a date or time"
         return _out("no", 20, what, "the question asks when, and the answer gives no date or time")
-    if _WHO_Q_RE.match(question) and not _names_agent(answer, question):
+    if WHO_Q_RE.match(question) and not names_agent(answer, question):
         what = "人名或机构" if zh else "a person or an organisation"
         return _out("no", 20, what, "the question asks who, and the answer names no one in that role")
     # What the answer is not ("Who ... instead of the default X?") is not
@@ -646,16 +348,16 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     about = without_excluded(question)
     qterms, named = _subject(about)
     # "ONNX Runtime is ..." answers "What is onnxruntime?": one name, written apart
-    abag = _spelled(bag(answer), qterms) + lexical.joined_words(about, answer)
+    abag = spelled(bag(answer), qterms) + lexical.joined_words(about, answer)
     share, missing = coverage(qterms, abag) if qterms else (1.0, [])
     absent = [n for n in named if not any(abag.get(k, 0) for k in terms(n))]
     subjects = subject_names(about, [])
     spaced = [w.strip(".,;:?!()'\"") for w in about.split()]  # "pyca/cryptography" whole
-    subjects += [w for w in spaced if _FORMED_NAME_RE.match(w) and w not in subjects]
+    subjects += [w for w in spaced if FORMED_NAME_RE.match(w) and w not in subjects]
     unsaid = [n for n in subjects if not any(abag.get(k, 0) for k in terms(n))]
     # A name by its form is surely a name; a capitalised word may be a
     # qualifier ("Python versions"), so the answer must miss every one of those.
-    lost = unsaid and (len(unsaid) == len(subjects) or any(_FORMED_NAME_RE.match(n) for n in unsaid))
+    lost = unsaid and (len(unsaid) == len(subjects) or any(FORMED_NAME_RE.match(n) for n in unsaid))
     other = _other_subject(answer, question) if lost else ""
     excluded = _excluded_case(answer, question)
     if excluded:

@@ -1,0 +1,365 @@
+"""Answer kinds: what kind of answer a question asks for, and whether an answer gives one.
+
+    lexical <- phrases <- question <- ... <- answer_kind <- usefulness <- model
+                                             ^^^^^^^^^^^ here: imports lexical,
+                                             phrases, subject; the usefulness
+                                             judge asks it.
+
+    question --asked_head()--> the kind's noun: "license" in "What license is X
+                released under?", "version" in "What is the oldest ... version?"
+    (answer, head, question) --names_kind()--> the answer gives a thing of that
+                kind: the kind's word, a version the question does not hold, a
+                name where the question's preposition points ("written in
+                Rust"), the object of its verb ("raises AssertionError")
+    "how many <things>" --counted()--> their stems --counts()--> a number next to them
+    "who ..." --names_agent()--> a name next to the question's verb or an
+                agent word ("by", "author")
+    "how do I ..." --instructs()--> an imperative (first, or after a fronted
+                "To / If / When ..." clause), "you can ...", "by <doing>", or
+                something to type (code, an option, an environment variable)
+
+Only properties of English questions and answers: question words, word
+order, the forms names and code take.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from selfrag_nb.llm.offline.lexical import STOP_EN, bag, stem, strip_citations, wordset
+from selfrag_nb.llm.offline.phrases import entities
+from selfrag_nb.llm.offline.subject import bare_names
+from selfrag_nb.text import split_sentences, tokenize
+
+__all__ = [
+    "FORMED_NAME_RE",
+    "HOW_MANY_RE",
+    "NUMBER_RE",
+    "WHO_Q_RE",
+    "asked_head",
+    "counted",
+    "counts",
+    "instructs",
+    "names_agent",
+    "names_kind",
+    "spelled",
+    "stem_prefix",
+    "words_of",
+]
+
+
+#: A number, in digits or words, or a frequency ("twice", "daily").
+NUMBER_RE = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|hundred|"
+    r"thousand|million|once|twice|daily|weekly|monthly|yearly|annually|hourly|unlimited|infinite|"
+    r"every|biweekly|fortnightly|quarterly|no limit|none|several|few)\b|[一二两三四五六七八九十百千万]",
+    re.IGNORECASE,
+)
+
+
+def words_of(text: str) -> list[str]:
+    return re.findall(r"[\w'’.-]+", text)
+
+
+#: "What/Which <noun phrase> <verb> ...?" and "How many <noun> ...": the
+#: noun names the kind of thing asked for (a license, a port, a release).
+_HEAD_Q_RE = re.compile(
+    r"^\s*(?:(?:in|from|on|at|for|with|under|by|to) )?(?:what|which)\s+((?:[\w.-]+\s+){0,5}?)"
+    r"(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|must|may|[a-z]+ed)\b",
+    re.IGNORECASE,
+)
+HOW_MANY_RE = re.compile(
+    r"^\s*how many\s+((?:[\w.-]+\s+){0,3}?)(?:are|is|do|does|did|can|were|has|have)\b", re.I
+)
+# Kinds of thing a name answers by itself ("Which project ...?" -> "Stackless"),
+# and kinds a version number answers ("Which release ...?" -> "2.14").
+_NAMED_KINDS = wordset(
+    "project projects package packages library libraries module modules tool tools framework frameworks "
+    "company companies organisation organization person people team product products one ones thing things "
+    "service services app application"
+)
+_VERSION_KINDS = wordset("version versions release releases")
+_THE_VERSION_Q_RE = re.compile(r"^\s*what(?:'s| is| are) the (?:\S+ ){0,3}?(versions?|releases?)\b", re.I)
+_PREPOSITIONS = wordset("of for in on to from with at by about under over into")
+#: "What kind / type / sort of X": X is the kind asked for.
+_KIND_OF = wordset("kind kinds type types sort sorts form forms")
+_VERSION_NUMBER_RE = re.compile(r"\bv?\d+(?:\.\d+)+\b")
+#: A version number with the word before it, if any ("Python 3.9", "psutil 6.1.1").
+_VERSIONED_RE = re.compile(r"(?:\b([A-Za-z][\w.-]*?)(?:\s+|/))?(\bv?\d+(?:\.\d+)+)\b")
+#: A number with the word it belongs to, in the question ("Python 3.9", "HTTP/2").
+_OWNED_NUMBER_RE = re.compile(r"\b([A-Za-z][\w.-]*?)(?:\s+|/)v?\d+(?:\.\d+)*\b")
+
+
+def stem_prefix(key: str) -> str:
+    return key[: max(4, len(key) - 2)]
+
+
+def spelled(abag: Counter[str], qterms: dict[str, float]) -> Counter[str]:
+    """The answer's stems, plus each question stem the answer spells another
+    way ("licence" / "licensed", "organise" / "organized"): same first letters."""
+    out = Counter(abag)
+    for k in qterms:
+        if k not in out and len(k) >= 5 and any(w.startswith(stem_prefix(k)) for w in abag):
+            out[k] = 1
+    return out
+
+
+def asked_head(question: str) -> str:
+    """The noun that names what is asked for ("license" in "What license is
+    X released under?"), "" when the question has none ("What is X?")."""
+    if v := _THE_VERSION_Q_RE.match(question):
+        return v.group(1).lower()  # "What is the oldest Python version X supports?"
+    m = _HEAD_Q_RE.match(question) or HOW_MANY_RE.match(question)
+    if m is None:
+        return ""
+    words_in = m.group(1).split()
+    if len(words_in) >= 2 and words_in[0].lower() in _KIND_OF and words_in[1].lower() == "of":
+        words_in = words_in[2:]  # "what kind of tokeniser": the kind is "tokeniser"
+    phrase = []
+    for w in words_in:
+        if w.lower() in _PREPOSITIONS:
+            break  # "version of attrs": the kind is "version"
+        phrase.append(w)
+    words = [w for w in phrase if w.lower() not in STOP_EN]
+    return words[-1].lower() if words else ""
+
+
+def names_kind(answer: str, head: str, question: str) -> bool:
+    """The answer gives a thing of the kind ``head`` asks for; a version
+    must be one the question does not already hold ("Which release dropped
+    3.9?" is not answered by "This release drops 3.9")."""
+    if head in _VERSION_KINDS:
+        asked = set(_VERSION_NUMBER_RE.findall(question))
+        # A version after a word the question puts before one of its own
+        # ("Python 3.9") is that other thing's version ("adds Python 3.15"),
+        # not the release asked about.
+        # So is a version of a protocol the question names by number: it asks
+        # which release added "HTTP/2", and "HTTP/1.1" is not a release.
+        others = {m.group(1).lower() for m in _OWNED_NUMBER_RE.finditer(question)}
+        return any(
+            m.group(2) not in asked and (m.group(1) or "").lower() not in others
+            for m in _VERSIONED_RE.finditer(answer)
+        )
+    if _slot_filled(question, answer) or _object_named(question, answer):
+        return True
+    if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
+        # A plural asks for instances ("Which payment methods ...?" -> "cheques
+        # and cash"), which a list names without repeating the kind.
+        return True
+    # Spellings differ ("licence" / "licensed"): the stem's first letters will do.
+    prefix = stem_prefix(stem(head))
+    return any(w.startswith(prefix) for w in bag(answer))
+
+
+#: Words from a number to the things it counts ("over 500 languages",
+#: "1300+ external plugins", "retries a failed request three times").
+COUNT_WINDOW = 4
+
+
+def counted(question: str) -> set[str]:
+    """The stems of what "how many <things> ..." counts ("languages", "text",
+    "formats" in "How many languages and text formats does X support?")."""
+    m = HOW_MANY_RE.match(question)
+    if m is None:
+        return set()
+    out: set[str] = set()
+    for w in m.group(1).split():
+        if w.lower() in _PREPOSITIONS:
+            break
+        if w.lower() not in STOP_EN:
+            out.add(stem(w.lower()))
+    return out
+
+
+#: "In which language is X written?" (a fronted preposition) and "Which
+#: formatter does X aim for parity with?" (a stranded one): the verb or noun
+#: the preposition binds to, and the preposition.
+_FRONTED_RE = re.compile(
+    r"^\s*(in|on|from|with|by|at|for|to|under|into)\s+(?:which|what)\b.*\b([a-z]{3,})\W*$", re.I
+)
+_STRANDED_RE = re.compile(
+    r"^\s*(?:which|what|who)\b.*\b([a-z]{3,})\s+(in|on|from|with|by|at|for|to|under|into|after|of)\W*$", re.I
+)
+
+
+def _slot_filled(question: str, answer: str) -> bool:
+    """The answer puts something new where the question asks: "written in
+    Rust" for "In which language is X written?", "parity with Flake8 ... and
+    Black" for "Which formatter does X aim for parity with?". The kind's own
+    word need not be there: a name fills the slot."""
+    m = _FRONTED_RE.match(question)
+    word, prep = (m.group(2), m.group(1)) if m else ("", "")
+    if not m:
+        m2 = _STRANDED_RE.match(question)
+        if m2 is None:
+            return False
+        word, prep = m2.group(1), m2.group(2)
+    asked = set(bag(question))
+    slot = re.compile(
+        rf"\b{re.escape(stem_prefix(stem(word.lower())))}\w*\s+{prep.lower()}\s+(?:the\s+|a\s+|an\s+)?([\w.+#-]+)",
+        re.I,
+    )
+    return any(stem(f.lower().strip(".-")) not in asked for f in slot.findall(answer))
+
+
+#: "What / Which <kind> does X <verb> ...?": do-support, then the predicate.
+_DO_PREDICATE_RE = re.compile(r"^\s*(?:what|which)\b.*?\b(?:do|does|did)\s+(.+?)\W*$", re.IGNORECASE)
+#: A name: a capitalised or mixed-case word ("AssertionError", "Don"), or a
+#: compound written with a hyphen, dot, digit or underscore ("calendar-based").
+_NAME_LIKE_RE = re.compile(r"^(?:[A-Z]\w*|\w*[a-z][A-Z]\w*|\w+[-_.]\w[\w.-]*|\w*\d\w*)$")
+
+
+#: Verbs among the stopwords: the predicate's verb may be one ("does X use").
+_STOP_VERBS = wordset("use need get want say tell know let")
+
+
+def _object_named(question: str, answer: str) -> bool:
+    """A do-support question ("What exception does X raise?") asks for its
+    verb's object: the answer names one when a word of the question's
+    predicate is followed, past at most two function words ("an", "like"),
+    by a name the question does not hold ("raise an AssertionError", "works
+    like Don Libes' Expect", "uses calendar-based versioning"). A common word
+    there ("raise errors") names nothing of the kind."""
+    m = _DO_PREDICATE_RE.match(question)
+    if m is None:
+        return False
+    asked = set(bag(question))
+    prefixes = {
+        stem_prefix(stem(w.lower()))
+        for w in words_of(m.group(1))
+        if w.lower() not in STOP_EN or w.lower() in _STOP_VERBS
+    }
+    prefixes.discard("")
+    for sent in split_sentences(answer):
+        words = words_of(sent)
+        for i, w in enumerate(words):
+            if not any(w.lower().startswith(p) for p in prefixes):
+                continue
+            for raw in words[i + 1 : i + 4]:
+                nxt = raw.strip(".'’")
+                if nxt[:1].islower() and nxt in STOP_EN:
+                    continue  # "an", "like"; a capitalised "Don" is a name
+                if _NAME_LIKE_RE.match(nxt) and stem(nxt.lower()) not in asked:
+                    return True
+                break
+    return False
+
+
+WHO_Q_RE = re.compile(r"^\s*who\b", re.IGNORECASE)
+#: Words that mark who did something ("written by X", "X, the maintainer",
+#: "Copyright 2020 X"): the agent slot of English, whatever the verb.
+_AGENT_MARKS = frozenset(
+    stem(w)
+    for w in wordset(
+        "by author authors authored maintainer maintainers maintained creator created developer developers "
+        "developed written wrote writer copyright owner owned steward stewardship"
+    )
+)
+#: Where the role words after "who" end: the thing the role is held over begins.
+_ROLE_STOPS = wordset("the a an this that these those of for in on at to his her its their")
+#: Words between a name and the word that gives it its role, at most.
+AGENT_WINDOW = 4
+
+
+def names_agent(answer: str, question: str) -> bool:
+    """A "who" answer names someone in the role asked about: a capitalised word
+    or a name by its form (``FORMED_NAME_RE``) the question does not hold,
+    within ``AGENT_WINDOW`` words of the
+    question's own verb or noun ("wrote", "stewardship") or of a word that
+    marks an agent ("by", "author", "copyright"). A name elsewhere is someone
+    or something doing another thing ("iniconfig raises an Error")."""
+    asked = set(bag(question))
+    named = {stem(t.lower()) for e in entities(question) for t in tokenize(e.text)}
+    named |= {stem(t.lower()) for n in bare_names(question) for t in tokenize(n)}
+    # The role is said right after "who", up to the thing it is held over:
+    # "Who created | the Hypothesis testing library?", "Who has taken over
+    # stewardship | of HTTPX?", "Who wrote | iniconfig?" (the last word).
+    # Words describing that thing ("testing") do not place a name.
+    cues = set(_AGENT_MARKS)
+    for t in tokenize(question)[1:-1]:
+        key = stem(t.lower())
+        if t.lower() in _ROLE_STOPS or key in named:
+            break
+        if t.lower() not in STOP_EN:
+            cues.add(key)
+    for sent in split_sentences(answer):
+        words = words_of(sent)
+        keys = [stem(w.lower().strip(".,;:'’")) for w in words]
+        for i, w in enumerate(words):
+            # a name is capitalised, or a name by its form in lower case
+            # ("xeus-python", "quill_labs"): projects act too
+            named_here = w[:1].isupper() or FORMED_NAME_RE.match(w.strip(".,;:'’()\"")) is not None
+            if not named_here or w.lower() in STOP_EN or keys[i] in asked:
+                continue
+            near = keys[max(0, i - AGENT_WINDOW) : i] + keys[i + 1 : i + 1 + AGENT_WINDOW]
+            if any(k in cues for k in near):
+                return True
+    return False
+
+
+#: A word that is a name by its form wherever it stands, even first in a
+#: sentence where any word is capitalised: inner capitals or digits, joined
+#: parts ("pyzmq-2.1.11", "X-Ray", "pyca/cryptography"), or an acronym ("AWS").
+FORMED_NAME_RE = re.compile(r"^(?:\w*[a-z]\w*[A-Z]\w*|[A-Za-z]\w*\d[\w.]*|\w+[-_./]\w[\w./-]*|[A-Z]{2,})$")
+
+
+#: Verbs that open an instruction ("Use ...", "Set ...", "Pass ..."): the
+#: imperative is how English tells someone what to do.
+_INSTRUCTION_VERBS = wordset(
+    "use set run call pass add install import configure enable disable create write put define decorate "
+    "mark wrap apply specify register replace remove change edit open select click type enter provide "
+    "choose include append insert start stop restart upgrade update download build compile load save "
+    "export send return subclass inherit override assign declare initialise initialize try check see"
+)
+#: "you can use ...", "users need to set ...": an instruction in the second person.
+_MODAL_RE = re.compile(
+    r"\b(?:you|one|users?)\s+(?:can|could|should|must|may|need\s+to|have\s+to|will\s+need\s+to)\s+\w+",
+    re.IGNORECASE,
+)
+#: "by passing ...", "by setting ...": the means.
+_BY_ING_RE = re.compile(r"\bby\s+\w+ing\b", re.IGNORECASE)
+#: Something to type: inline code, a call, a decorator, an option, a setting,
+#: a dotted name ("gc.disable()", "@evented", "--timeout", "max_age=600").
+_CODE_TOKEN_RE = re.compile(
+    r"`[^`]+`|\w\((?:[^)]*)\)|(?<![\w@])@[A-Za-z_]\w*|(?<![\w-])--?[A-Za-z][\w-]*|\w=\S|"
+    r"\b[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*\b"
+)
+
+
+#: A command line: lower-case words, no sentence ending ("pip install tool").
+_COMMAND_RE = re.compile(r"^\s*\$?\s*[a-z][\w.-]*\s+[a-z][\w.:/=-]*(?:\s+\S+)*?\s*$(?<![.!?:])")
+
+
+def instructs(answer: str) -> bool:
+    """The answer to a how-to question says what to do: an imperative, a
+    "you can / need to ...", a "by <doing>", or something to type. An answer
+    that only describes how a thing works ("the plugin starts a timer thread
+    which ...") does not."""
+    if _MODAL_RE.search(answer) or _BY_ING_RE.search(answer) or _CODE_TOKEN_RE.search(answer):
+        return True
+    for line in answer.splitlines():
+        bare, _ = strip_citations(line)
+        if _COMMAND_RE.match(bare) and len(bare.split()) <= 8:
+            return True
+    for sent in split_sentences(answer):
+        words = words_of(sent.strip().lstrip("-*•0123456789.) "))
+        if words and words[0].lower() in _INSTRUCTION_VERBS:
+            return True
+    return False
+
+
+def counts(answer: str, things: set[str]) -> bool:
+    """A number in the answer; for "how many <things>", a number that counts
+    them: within ``COUNT_WINDOW`` words of one of their words in one sentence.
+    A number elsewhere in the sentence counts something else ("pip 24.2+ ...
+    verifying certificates" says nothing about how many certificates)."""
+    if not things:
+        return bool(NUMBER_RE.search(answer))
+    for sent in split_sentences(answer):
+        words = words_of(sent)
+        at_number = [i for i, w in enumerate(words) if NUMBER_RE.search(w)]
+        at_thing = [i for i, w in enumerate(words) if stem(w.lower().strip(".'’-")) in things]
+        if any(abs(i - j) <= COUNT_WINDOW for i in at_number for j in at_thing):
+            return True
+    return False
