@@ -17,6 +17,8 @@ top of each module, ``a <- b`` reads "b builds on a":
     4      relevance    grade, rerank, exact_adjustment, asked_head
     3      question     decide, rewrite, is_follow_up, effective_question
     2      phrases      social phrases, arithmetic, entities
+    2      quotable     the whole sentences of chunk text an answer may quote; lead-ins
+                        read with their lists or code
     2      surface      readable chunk text (no control characters, table rows as
                         sentences), table markup, key terms a claim names
     1      lexical      tokens, weights, bags, coverage, exact terms, sentences,

@@ -2,8 +2,8 @@
 
     lexical <- phrases <- question <- ... <- answer_kind <- usefulness <- model
                                              ^^^^^^^^^^^ here: imports lexical,
-                                             phrases, subject; the usefulness
-                                             judge asks it.
+                                             phrases, question, subject; the
+                                             usefulness judge asks it.
 
     question --asked_head()--> the kind's noun: "license" in "What license is X
                 released under?", "version" in "What is the oldest ... version?"
@@ -14,6 +14,8 @@
     "how many <things>" --counted()--> their stems --counts()--> a number next to them
     "who ..." --names_agent()--> a name next to the question's verb or an
                 agent word ("by", "author")
+    "which environment variable ..." --names_variable()--> a variable's name
+                (question.ENV_VAR_RE: "QUILL_LOG_SCOPE", "$HOME")
     "how do I ..." --instructs()--> an imperative (first, or after a fronted
                 "To / If / When ..." clause), "you can ...", "by <doing>", or
                 something to type (code, an option, an environment variable)
@@ -29,6 +31,7 @@ from collections import Counter
 
 from selfrag_nb.llm.offline.lexical import STOP_EN, bag, stem, strip_citations, wordset
 from selfrag_nb.llm.offline.phrases import entities
+from selfrag_nb.llm.offline.question import ENV_Q_RE, ENV_VAR_RE
 from selfrag_nb.llm.offline.subject import bare_names
 from selfrag_nb.text import split_sentences, tokenize
 
@@ -43,6 +46,7 @@ __all__ = [
     "instructs",
     "names_agent",
     "names_kind",
+    "names_variable",
     "spelled",
     "stem_prefix",
     "words_of",
@@ -310,7 +314,13 @@ _INSTRUCTION_VERBS = wordset(
     "use set run call pass add install import configure enable disable create write put define decorate "
     "mark wrap apply specify register replace remove change edit open select click type enter provide "
     "choose include append insert start stop restart upgrade update download build compile load save "
-    "export send return subclass inherit override assign declare initialise initialize try check see"
+    "export send return subclass inherit override assign declare initialise initialize try check see "
+    "turn switch"
+)
+#: A clause put before the main one, saying the goal or the condition ("To
+#: enable logging without code changes, set ...", "If it is off, turn ...").
+_FRONTED_CLAUSE_RE = re.compile(
+    r"^\s*(?:to|in order to|if|when|once|before|after|for)\b[^,;:]{1,160},\s*", re.IGNORECASE
 )
 #: "you can use ...", "users need to set ...": an instruction in the second person.
 _MODAL_RE = re.compile(
@@ -320,7 +330,8 @@ _MODAL_RE = re.compile(
 #: "by passing ...", "by setting ...": the means.
 _BY_ING_RE = re.compile(r"\bby\s+\w+ing\b", re.IGNORECASE)
 #: Something to type: inline code, a call, a decorator, an option, a setting,
-#: a dotted name ("gc.disable()", "@evented", "--timeout", "max_age=600").
+#: a dotted name ("gc.disable()", "@evented", "--timeout", "max_age=600");
+#: an environment variable's name is one too (question.ENV_VAR_RE).
 _CODE_TOKEN_RE = re.compile(
     r"`[^`]+`|\w\((?:[^)]*)\)|(?<![\w@])@[A-Za-z_]\w*|(?<![\w-])--?[A-Za-z][\w-]*|\w=\S|"
     r"\b[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*\b"
@@ -332,21 +343,36 @@ _COMMAND_RE = re.compile(r"^\s*\$?\s*[a-z][\w.-]*\s+[a-z][\w.:/=-]*(?:\s+\S+)*?\
 
 
 def instructs(answer: str) -> bool:
-    """The answer to a how-to question says what to do: an imperative, a
-    "you can / need to ...", a "by <doing>", or something to type. An answer
+    """The answer to a how-to question says what to do: an imperative (the
+    sentence's or, after a fronted "To ... ," / "If ... ," clause, the main
+    clause's first word), a "you can / need to ...", a "by <doing>", or
+    something to type. An answer
     that only describes how a thing works ("the plugin starts a timer thread
     which ...") does not."""
     if _MODAL_RE.search(answer) or _BY_ING_RE.search(answer) or _CODE_TOKEN_RE.search(answer):
+        return True
+    if ENV_VAR_RE.search(answer):
         return True
     for line in answer.splitlines():
         bare, _ = strip_citations(line)
         if _COMMAND_RE.match(bare) and len(bare.split()) <= 8:
             return True
     for sent in split_sentences(answer):
-        words = words_of(sent.strip().lstrip("-*•0123456789.) "))
-        if words and words[0].lower() in _INSTRUCTION_VERBS:
-            return True
+        bare = sent.strip().lstrip("-*•0123456789.) ")
+        # The imperative opens the main clause, which a goal or a condition
+        # may come before: "To enable X, set ...".
+        for clause in (bare, _FRONTED_CLAUSE_RE.sub("", bare, count=1)):
+            words = words_of(clause)
+            if words and words[0].lower() in _INSTRUCTION_VERBS:
+                return True
     return False
+
+
+def names_variable(answer: str, question: str) -> bool:
+    """A question asking for an environment variable ("Which environment
+    variable ...?", "How do I ... through an environment variable?") is
+    answered by one's name; any other question needs none."""
+    return not ENV_Q_RE.search(question) or bool(ENV_VAR_RE.search(answer))
 
 
 def counts(answer: str, things: set[str]) -> bool:

@@ -2,24 +2,28 @@
 
     lexical <- phrases <- question <- relevance <- evidence <- assess | generate <- verify <- model
                                                                         ^^^^^^^^ here: imports
-                                                                        lexical, surface, phrases,
-                                                                        question, evidence.
+                                                                        lexical, surface, quotable,
+                                                                        phrases, question, evidence.
 
     GenerateInputs -> direct: greeting / thanks / arithmetic (phrases) / "I don't know"
                    -> grounded/strict: effective question (question.effective_question),
                       without a "... instead of X" clause (question.without_excluded)
                       -> every evidence sentence scored (_candidates): coverage,
                          heading on topic, word pairs, exact terms, answer type
-                         (number, date, names), negation, language, precision;
+                         (number, date, a duration, names, an environment
+                         variable),
+                         negation, language, precision;
                          chunk text (clean: selfrag_nb.cleantext) read through
                          surface.readable (table rows as sentences, header rows
                          dropped, control characters removed), whole sentences
-                         only (_quotable: no code, heading, name or fragment;
+                         only (quotable.quotable: no code, heading, name or fragment;
                          a bracketed remark kept with its sentence; a lead-in
-                         whose items are gone is a statement; a lead-in with
-                         its short items is one, "X:" a, b, c, when the
-                         question asks for several things, and one with its
-                         short code block, "... using: `cmd`.", for a how-to),
+                         whose items are gone is a statement, and so is one
+                         announcing an example ("..., e.g.:") without it; a
+                         lead-in with its short items is one, "X:" a, b, c (an
+                         ellipsis "X..." for the colon), when the question asks
+                         for several things or who, and one with its short
+                         code block, "... using: `cmd`.", for a how-to),
                          injections, lead-ins and ``avoid`` never quoted,
                          superseded evidence scored lower
                       -> 1-3 (strict: 1-2) sentences that add something, and
@@ -40,7 +44,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from selfrag_nb.codelines import FENCE_RE, ITEM_RE, lines
+from selfrag_nb.codelines import lines
 from selfrag_nb.llm.offline.evidence import evidence_status
 from selfrag_nb.llm.offline.lexical import (
     bag,
@@ -49,6 +53,7 @@ from selfrag_nb.llm.offline.lexical import (
     defined_name,
     defines,
     exact_terms,
+    expansion_of,
     has_negation,
     looks_like_injection,
     quantities,
@@ -62,14 +67,19 @@ from selfrag_nb.llm.offline.phrases import arithmetic, format_number, social_kin
 from selfrag_nb.llm.offline.question import (
     DATE_Q_RE,
     DATE_RE_ANY,
+    DURATION_Q_RE,
+    ENV_Q_RE,
+    ENV_VAR_RE,
     HOW_TO_Q_RE,
     PURPOSE_Q_RE,
     PURPOSE_RE,
     QUANTITY_Q_RE,
+    TIME_UNITS,
     answer_language,
     effective_question,
     without_excluded,
 )
+from selfrag_nb.llm.offline.quotable import quotable, table_leads
 from selfrag_nb.llm.offline.subject import subject_names, subject_share
 from selfrag_nb.llm.offline.surface import readable
 from selfrag_nb.llm.schemas import Evidence, GenerateInputs, GenerateOut
@@ -200,69 +210,10 @@ OTHER_LANGUAGE = 0.8
 #: Factor for a sentence from evidence that mentions none of what the question
 #: names, while other evidence does (scaled by the share it mentions).
 OFF_SUBJECT = 0.4
-
-
-#: A sentence that ends: closing punctuation, then closing quotes or brackets.
-_ENDED_RE = re.compile(r"[.!?。！？；…][\"'”’)\]）」』]*$")
-
-
-_TERM_DASH_RE = re.compile(r"\s(?:--|—|–|\|)\s")
-
-
-def _prose(line: str) -> bool:
-    """A whole line of prose without a full stop ("Library to resolve JSON
-    Pointers according to RFC 6901"): six words or more, mostly lower-case
-    after the first. A title capitalises its words; a fragment is short."""
-    if _TERM_DASH_RE.search(line):
-        return False  # "Platform details -- default paths": a term and its gloss
-    words = line.split()
-    rest = [w for w in words[1:] if w[:1].isalpha()]
-    return len(words) >= 6 and bool(rest) and sum(w[:1].islower() for w in rest) / len(rest) >= 0.5
-
-
-#: A sentence that opens by pointing back at the one before it: its subject
-#: is that sentence's ("Older versions required X. This is no longer necessary.").
-_REFERS_BACK_RE = re.compile(r"^(?:this|that|these|those|it|they|such)\b(?!\s*[:=(])", re.IGNORECASE)
-
-
-def _bracketed(said: list[str]) -> list[str]:
-    """Sentences of one line with a bracket kept whole: a remark in brackets
-    after a full stop belongs to the sentence before it ("wsproto - WebSocket
-    support. (Optional, with httpx2[ws])"), and a sentence does not end
-    inside brackets ("(Optional. On 3.14+ it installs nothing.)")."""
-    out: list[str] = []
-    for sent in said:
-        open_before = bool(out) and out[-1].count("(") > out[-1].count(")")
-        if out and (open_before or sent.lstrip().startswith("(")):
-            out[-1] = f"{out[-1]} {sent}"
-        else:
-            out.append(sent)
-    return out
-
-
-def _table_leads(text: str) -> set[str]:
-    """Lines of ``text`` that end with ":" and introduce a table: its rows
-    are the lead-in's items once ``surface.readable`` turns them into sentences."""
-    rows = [ln.strip() for ln in text.split("\n") if ln.strip()]
-    return {a for a, b in itertools.pairwise(rows) if a.endswith((":", "：")) and b.startswith("|")}
-
-
-#: A lead-in whose last conjunct points at the items that follow
-#: ("... and supports the following platforms:").
-_LEAD_CONJUNCT_RE = re.compile(
-    r"^(?P<first>.{12,}?)\s+and\s+(?:[\w-]+\s+){0,3}?(?:the\s+following|these|as\s+follows|below)\b[^.!?]*:\s*$",
-    re.IGNORECASE,
-)
-
-
-def _first_conjunct(sentence: str) -> str:
-    """The statement before "and" in a lead-in whose second conjunct
-    announces the list ("X requires Python 3.10 and supports the following
-    platforms:" -> "X requires Python 3.10."), or ""."""
-    m = _LEAD_CONJUNCT_RE.match(sentence.strip())
-    if m is None:
-        return ""
-    return m.group("first").rstrip(" ,;") + "."
+#: Factor for a sentence that names no environment variable, when the
+#: question asks for one: whatever else it shares with the question, it
+#: cannot say which variable to set.
+NO_VARIABLE = 0.5
 
 
 #: The question asks for several things of a kind ("Which language servers
@@ -273,143 +224,7 @@ _SEVERAL_RE = re.compile(
     r"(?!\s+of\b)(?!['’])|^\s*what\s+are\b|^\s*哪些",
     re.IGNORECASE,
 )
-#: A list read with its lead-in: between two and this many items, each a
-#: phrase or one sentence of at most _ITEM_WORDS_MAX words.
-LIST_ITEMS_MAX = 12
-_ITEM_WORDS_MAX = 30
-
-
-def _with_items(lead: str, rest: list[tuple[str, str]]) -> str:
-    """A lead-in ending with ":" read with the list items right after it,
-    as one sentence ("Formats: a, b and c."), or "" when it has no such
-    list. Only items that are a phrase or one sentence of up to
-    _ITEM_WORDS_MAX words are gathered: a list of longer items is quoted item
-    by item, and "term -- what it is" items (a table of contents) are not
-    instances of anything."""
-    if not lead.rstrip().endswith(":"):
-        return ""
-    items: list[str] = []
-    for kind, line in rest:
-        if kind != "item" or len(items) > LIST_ITEMS_MAX:
-            break
-        m = ITEM_RE.match(line)
-        item = line[m.end() :].strip().rstrip(".;,") if m else ""
-        if not item or len(tokenize(item)) > _ITEM_WORDS_MAX or len(sentences(item)) > 1:
-            return ""
-        if _TERM_DASH_RE.search(item):
-            return ""  # "Guides -- recipes for ...": a table of contents, not instances
-        items.append(item)
-    if not 2 <= len(items) <= LIST_ITEMS_MAX:
-        return ""
-    sep = "; " if any("," in i for i in items) else ", "
-    return f"{lead.rstrip()} {sep.join(items)}."
-
-
-#: Code read with its lead-in: at most this many commands and characters.
-CODE_LINES_MAX = 4
-CODE_CHARS_MAX = 240
-_CODE_PROMPT_RE = re.compile(r"^\s*(?:\$|>>>|\.\.\.)(?:\s+|$)")
-
-
-def _with_code(lead: str, rest: list[tuple[str, str]]) -> str:
-    """A lead-in ending with ":" read with the code block right after it, as
-    one sentence ("... is installed using: `env X=1 pip install y`."), or ""
-    when no short block follows. Shell and REPL prompts are dropped; when a
-    block has prompts, the lines without one are output and are dropped too;
-    a line ending in a backslash continues on the next."""
-    if not lead.rstrip().endswith(":"):
-        return ""
-    block: list[str] = []
-    for kind, line in rest:
-        if kind != "code":
-            break
-        if FENCE_RE.match(line):
-            if block:
-                break  # the closing fence
-            continue
-        block.append(line.strip())
-    commands: list[str] = []
-    for ln in (ln for ln in block if ln):
-        if commands and commands[-1].endswith("\\"):
-            commands[-1] = f"{commands[-1][:-1].rstrip()} {ln}"
-        else:
-            commands.append(ln)
-    if any(_CODE_PROMPT_RE.match(c) for c in commands):
-        commands = [_CODE_PROMPT_RE.sub("", c, count=1) for c in commands if _CODE_PROMPT_RE.match(c)]
-    code = "; ".join(commands)
-    if not commands or len(commands) > CODE_LINES_MAX or len(code) > CODE_CHARS_MAX or "`" in code:
-        return ""
-    return f"{lead.rstrip()} `{code}`."
-
-
-def listed(text: str) -> list[str]:
-    """Every lead-in of clean chunk text read with its list ("Formats: a, b
-    and c.") or its code ("... using: `pip install x`."): what verify reads
-    as one evidence sentence, as generate quotes it."""
-    found = lines(text)
-    out: list[str] = []
-    for n, (kind, line) in enumerate(found):
-        said = sentences(line) if kind != "code" else []
-        for read in (_with_items, _with_code):
-            if said and (joined := read(said[-1], found[n + 1 :])):
-                out.append(joined)
-    return out
-
-
-def _quotable(
-    text: str,
-    table_leads: frozenset[str] | set[str] = frozenset(),
-    *,
-    several: bool = False,
-    how_to: bool = False,
-) -> list[tuple[str, bool]]:
-    """The sentences of clean chunk text an answer may quote: whole ones,
-    each with whether it points back at the quotable sentence right before
-    it in the same paragraph (``_REFERS_BACK_RE``). Code (fenced blocks,
-    prompts, imports, commands) never; a piece without closing punctuation
-    (a heading, a caption, a name, the end of a chunk cut mid-sentence) only
-    as a list item of three words or more, or a whole line of prose (``_prose``).
-    ``several`` (the question asks for several things): a lead-in read with
-    its list items is quotable too, as one sentence (``_with_items``);
-    ``how_to``: a lead-in read with its code block (``_with_code``)."""
-    out: list[tuple[str, bool]] = []
-    found = lines(text)
-    for n, (kind, line) in enumerate(found):
-        if kind == "code":
-            continue
-        previous = False  # the sentence before, in this line, was quotable
-        said = sentences(line)
-        if (
-            said
-            and said[-1].rstrip().endswith((":", "："))
-            and n + 1 < len(found)
-            and found[n + 1][0] == "text"
-            and line.strip() not in table_leads
-        ):
-            # A lead-in whose items, code or figure are not there (a paragraph
-            # follows: the picture was markup) says what it says by itself:
-            # "X is 3-6x faster than a comparable tokeniser:" is a statement.
-            said[-1] = said[-1].rstrip()[:-1] + ("。" if said[-1].rstrip().endswith("：") else ".")
-        # "There are a few language servers that use Jedi:" over a list of
-        # names: the lead-in and its items are one statement, the answer to
-        # "Which language servers use Jedi?" (one item is not).
-        with_items = _with_items(said[-1], found[n + 1 :]) if said and several else ""
-        # "... can be disabled if it is installed using:" over a command: the
-        # lead-in and its command are the answer to "How do I ...?".
-        with_code = _with_code(said[-1], found[n + 1 :]) if said and how_to else ""
-        if said and (first := _first_conjunct(said[-1])):
-            # "X requires 3.10 or later and supports the following:": only
-            # the second conjunct points at the items; the first is a statement.
-            said[-1:] = [first]
-        for sent in _bracketed(said):
-            item = kind == "item" and len(tokenize(sent)) >= 3 and not _TERM_DASH_RE.search(sent)
-            if _ENDED_RE.search(sent) or item or _prose(sent):
-                out.append((sent, previous and bool(_REFERS_BACK_RE.match(sent))))
-                previous = True
-            else:
-                previous = False
-        out.extend((joined, False) for joined in (with_items, with_code) if joined)
-    return out
+_WHO_RE = re.compile(r"^\s*who\b|^\s*谁", re.IGNORECASE)
 
 
 #: A setext underline or a Markdown heading's hashes around a title line.
@@ -461,7 +276,7 @@ def _title_lead(ev: Evidence, name: str) -> str:
             for kind, line in found[at + 1 :]
             if kind != "code" and not set(line.strip()) <= set("=-~^*#")
         )
-    lead = _quotable(text)
+    lead = quotable(text)
     return lead[0][0] if lead else ""
 
 
@@ -474,11 +289,16 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     wants_number = bool(QUANTITY_Q_RE.search(question))
     wants_date = bool(DATE_Q_RE.search(question))
     wants_purpose = bool(PURPOSE_Q_RE.search(question))
+    wants_variable = bool(ENV_Q_RE.search(question))
+    how_to = bool(HOW_TO_Q_RE.search(question))
+    # "What is the default timeout?" wants "10 minutes", not any number.
+    wants_duration = bool(DURATION_Q_RE.search(question)) and not how_to
     negative_q = has_negation(question)
     wants_names = bool(_WHICH_RE.match(question))
-    several = bool(_SEVERAL_RE.match(question))
-    how_to = bool(HOW_TO_Q_RE.search(question))
-    definition = defines(question)
+    # "Who maintains X?" may be answered by several people, named as a
+    # lead-in's items ("authored and maintained by:" over a list of names).
+    several = bool(_SEVERAL_RE.match(question) or _WHO_RE.match(question))
+    definition = defines(question) or expansion_of(question)  # "X is a ...", or X's words
     defined = defined_name(question)
     lang = answer_language(question)
     any_current = any(evidence_status(e) != "superseded" for e in inputs.evidence)
@@ -496,11 +316,11 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
         lead = _title_lead(ev, defined) if defined else ""
         # Tables arrive as one sentence per row and without control characters,
         # so no raw "| a | b |" markup or terminal escape reaches an answer;
-        # only whole sentences of text are candidates (_quotable).
-        quotable = _quotable(readable(ev.text), _table_leads(ev.text), several=several, how_to=how_to)
+        # only whole sentences of text are candidates (quotable).
+        said = quotable(readable(ev.text), table_leads(ev.text), several=several, how_to=how_to)
         if value := heading_value(ev):
-            quotable = [(value, False), *quotable]
-        for sent, refers_back in quotable:
+            said = [(value, False), *said]
+        for sent, refers_back in said:
             order += 1
             if looks_like_injection(sent) or (inputs.avoid and _similar(sent, inputs.avoid)):
                 continue
@@ -524,8 +344,12 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += ANSWER_TYPE_BONUS
             if wants_date and DATE_RE_ANY.search(sent):
                 score += ANSWER_TYPE_BONUS
+            if wants_duration and TIME_UNITS & set(quantities(sent)):
+                score += ANSWER_TYPE_BONUS
             if wants_purpose and PURPOSE_RE.search(sent):
                 score += ANSWER_TYPE_BONUS  # "It is intended to be a fallback ..." says what X is for
+            if wants_variable and ENV_VAR_RE.search(sent):
+                score += ANSWER_TYPE_BONUS  # "... set QUILL_NO_EXT to a non-empty value"
             if negative_q and has_negation(sent):
                 score += NEGATION_BONUS
             if wants_names and len(_NAMES_RE.findall(sent)) >= 2:
@@ -541,6 +365,8 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += PRECISION_BONUS * coverage(sterms, qbag + header)[0]
             if stale:
                 score *= 0.6
+            if wants_variable and not ENV_VAR_RE.search(sent):
+                score *= NO_VARIABLE
             if best_share > 0:
                 score *= OFF_SUBJECT + (1 - OFF_SUBJECT) * shares[ev.index] / best_share
             keys = frozenset(k for k in qterms if k in sb)

@@ -14,7 +14,9 @@
     text --quantities()--> {unit: numbers} --disagree()-->     conflicts, number mismatches
     text --has_negation() / negated_terms()-->                 polarity, negation scope
     text --looks_like_injection()-->                           never quoted
-    question --defines()--> "X is a/an ..." pattern             "What is X?" wants a definition
+    question --defines()--> "X is a/an ..." pattern             "What is X?", "What does X
+                                                                refer to?" want a definition
+    question --expansion_of()--> initials pattern               "What does X stand for?" wants X's words
 
 The heuristics (stopwords, weights, saturation, caps) are documented in one
 place: ``docs/offline_model.md``. Everything here is a pure function of its
@@ -45,6 +47,7 @@ __all__ = [
     "disagree",
     "doc_names",
     "exact_terms",
+    "expansion_of",
     "has_negation",
     "joined_words",
     "looks_like_injection",
@@ -586,24 +589,62 @@ def looks_like_injection(sentence: str) -> bool:
 
 #: "What is X?" / "What are Xs?": X alone, a name or a short term, nothing else asked.
 _DEFINE_Q_RE = re.compile(
-    r"^\s*what\s+(?:is|are)\s+(?:an?\s+)?([\w.+#-]+(?:\s+[\w.+#-]+){0,2})\s*\??\s*$", re.IGNORECASE
+    r"^\s*what\s+(?:is|are)\s+(?:an?\s+)?(?P<x>[\w.+#-]+(?:\s+[\w.+#-]+){0,2})\s*\??\s*$|"
+    r"^\s*what\s+(?:does|do)\s+(?:the\s+)?(?:(?:name|word|term)\s+)?(?P<y>[\w.+#-]+(?:\s+[\w.+#-]+){0,2}?)"
+    r"\s+(?:in\s+[^?]{1,60}?\s+)?refers?\s+to\s*\??\s*$",
+    re.IGNORECASE,
 )
 
 
 def defined_name(question: str) -> str:
-    """X of "What is X?" ("" for any other question, and for "What is the X?")."""
+    """X of "What is X?" and "What does X refer to?" ("" for any other
+    question, and for "What is the X?")."""
     m = _DEFINE_Q_RE.match(question)
-    if m is None or m.group(1).lower().startswith("the "):
+    if m is None or (m.group("x") or "").lower().startswith("the "):
         return ""
-    return m.group(1)
+    return m.group("x") or m.group("y")
 
 
 def defines(question: str) -> re.Pattern[str] | None:
-    """For "What is X?", the sentence that defines X: "X is a/an/the ...",
-    "X, a ..."; None for any other question. "What is the refund window?"
-    asks for a value, not a definition ("the" before X)."""
-    m = _DEFINE_Q_RE.match(question)
-    if m is None or m.group(1).lower().startswith("the "):
+    """For "What is X?" and "What does X refer to?", the sentence that defines
+    X: "X is a/an/the ...", "X, a ...", "X — the ..."; None for any other
+    question. "What is the refund window?" asks for a value, not a definition
+    ("the" before X)."""
+    name = defined_name(question)
+    if not name:
         return None
-    name = r"[\W_]*".join(re.escape(p) for p in re.findall(r"[^\W_]+", m.group(1)))
-    return re.compile(rf"(?<![\w-]){name}(?![\w-])\W{{0,3}}\s*(?:is|are|,)\s+(?:a|an|the)\b", re.IGNORECASE)
+    name = r"[\W_]*".join(re.escape(p) for p in re.findall(r"[^\W_]+", name))
+    return re.compile(
+        rf"(?<![\w-]){name}(?![\w-])\W{{0,3}}\s*(?:is|are|,|—|–|--)\s+(?:a|an|the)\b", re.IGNORECASE
+    )
+
+
+#: "What does X stand for?", "What does the "ng" in X stand for?", "What is X
+#: short for?", "What does the acronym X mean?": X's letters are initials.
+_STANDS_FOR_Q_RE = re.compile(
+    r"^\s*what\s+(?:does|do|did)\s+(?:the\s+(?:name|word|acronym|abbreviation|initialism|letters?)\s+)?"
+    r"(?:the\s+)?[\"'“‘]?(?P<a>[A-Za-z][\w.-]{1,11}?)[\"'”’]?\s+(?:in\s+[\"'“‘]?[\w.-]+[\"'”’]?\s+)?stands?\s+for\b|"
+    r"^\s*what\s+is\s+[\"'“‘]?(?P<b>[A-Za-z][\w.-]{1,11}?)[\"'”’]?\s+short\s+for\b|"
+    r"^\s*what\s+does\s+the\s+(?:acronym|abbreviation|initialism)\s+[\"'“‘]?(?P<c>[A-Za-z][\w.-]{1,11}?)[\"'”’]?"
+    r"\s+mean\b",
+    re.IGNORECASE,
+)
+
+
+def expansion_of(question: str) -> re.Pattern[str] | None:
+    """For "What does X stand for?", the words X's letters are the initials
+    of: capitalised words in a row, parts joined by a hyphen counting as words
+    and function words in lower case skipped ("Command Line Interface Creation
+    Kit" for "Click", "Next-Generation" for "ng", "JSON Object Signing and
+    Encryption" for "JOSE"); None for any other question."""
+    m = _STANDS_FOR_Q_RE.match(question)
+    if m is None:
+        return None
+    letters = re.sub(r"[^A-Za-z]", "", m.group("a") or m.group("b") or m.group("c"))
+    if not 2 <= len(letters) <= 12:
+        return None
+    # Function words in lower case between them carry no initial ("JSON
+    # Object Signing and Encryption" for "JOSE").
+    joint = r"(?:[\s-]+(?:and|or|of|for|the|in|on|to|with|a|an|&))*[\s-]+"
+    words = joint.join(rf"{c.upper()}[A-Za-z]*" for c in letters)
+    return re.compile(rf"(?<![\w-]){words}(?![\w-])")

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from selfrag_nb.llm.offline.lexical import exact_terms, stem, terms
+from selfrag_nb.llm.offline.lexical import exact_terms, stem, terms, wordset
 from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
 from selfrag_nb.llm.schemas import DecideInputs, DecisionOut, Message, RewriteInputs, RewriteOut
 from selfrag_nb.text import detect_language, normalize_key, tokenize
@@ -35,10 +35,14 @@ from selfrag_nb.text import detect_language, normalize_key, tokenize
 __all__ = [
     "DATE_Q_RE",
     "DATE_RE_ANY",
+    "DURATION_Q_RE",
+    "ENV_Q_RE",
+    "ENV_VAR_RE",
     "HOW_TO_Q_RE",
     "PURPOSE_Q_RE",
     "PURPOSE_RE",
     "QUANTITY_Q_RE",
+    "TIME_UNITS",
     "answer_language",
     "decide",
     "effective_question",
@@ -58,12 +62,39 @@ QUANTITY_Q_RE = re.compile(
     r"多少|多久|几[个天次]|多大|上限|期限|价格|费用",
     re.IGNORECASE,
 )
+#: The question asks for a length of time by naming one ("What is the default
+#: timeout?", "How long ...?"): a number with a unit of time answers it. "How
+#: are timeouts measured?" asks for no length, and "Which timeout method ...?"
+#: for a method: the word of time must be what is asked, not a modifier.
+DURATION_Q_RE = re.compile(
+    r"^\s*(?:what|which)\b[^?]*(?<![\w-])(?:time-?outs?|intervals?|delays?|ttl|expiry|expiration|lifetime)\b"
+    r"(?=\s*(?:[?.,]|$|(?:in|for|of|on|when|before|after|between|is|are|was|does|do|that)\b))|"
+    r"\bhow long\b|多久|超时",
+    re.IGNORECASE,
+)
+#: Units of time, as lexical.quantities stems them ("10 minutes" -> "minut").
+TIME_UNITS = wordset(
+    "s sec second ms millisecond us microsecond ns nanosecond min minut h hr hour day week month year 秒 分钟 小时 天"
+)
 #: The question asks for a date.
 DATE_Q_RE = re.compile(r"\bwhen\b|\bdates?\b|\bdeadline\b|什么时候|何时|日期|哪天", re.IGNORECASE)
 DATE_RE_ANY = re.compile(
     r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}\b|"
     r"\d{4}年\d{1,2}月",
     re.IGNORECASE,
+)
+#: The question asks for an environment variable ("Which environment variable
+#: ...?", "How do I disable X through an environment variable?"): its name is
+#: the answer. A yes/no question ("Does X read environment variables?") is not.
+ENV_Q_RE = re.compile(
+    r"^\s*(?:which|what|how)\b[^?]*\b(?:environment\s+variables?|env\s+vars?|envvars?)\b|环境变量", re.I
+)
+#: An environment variable's name: capitals joined by underscores
+#: ("QUILL_LOG_SCOPE"), "$NAME", "%NAME%", or a capitalised word right before
+#: or after the word "variable" ("the TZ environment variable").
+ENV_VAR_RE = re.compile(
+    r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\$[A-Za-z_]\w*|%[A-Za-z_]\w*%|"
+    r"\b[A-Z][A-Z0-9]+\s+(?:environment\s+)?variable\b|\bvariable\s+[A-Z][A-Z0-9]+\b"
 )
 #: The question asks how to do something: what to do, type or set is the answer.
 HOW_TO_Q_RE = re.compile(r"\bhow (?:do|can|should|to|would)\b|如何|怎么|怎样", re.IGNORECASE)

@@ -5,7 +5,9 @@
                                                 grades evidence through grade().
 
     GradeInputs  -> injection sentences dropped
-                 -> weighted term coverage (title/heading/metadata boost; an acronym
+                 -> weighted term coverage (title/heading/metadata boost, and the
+                    document's own name, "quillpath-ng" for quillpath-ng.rst, when
+                    the chunk has another word asked; an acronym
                     counts as the question's words it abbreviates: "GC", and a name
                     written apart as the word that writes it together: "ONNX
                     Runtime" / "onnxruntime", lexical.joined_words) + best sentence
@@ -41,6 +43,7 @@ from selfrag_nb.llm.offline.lexical import (
     defines,
     doc_names,
     exact_terms,
+    expansion_of,
     joined_words,
     looks_like_injection,
     sentences,
@@ -253,6 +256,19 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
         + acronym_words(inputs.question, text)
         + joined_words(inputs.question, f"{header}\n{text}")
     )
+    # A name the question asks about that is the document's own (its file
+    # name or title: "jsonpath-ng" for jsonpath-ng.rst) is what a chunk of it
+    # is about without repeating it, once the chunk says something else asked.
+    own = doc_names(inputs.title, inputs.source)
+    own_keys = {k for k in qterms if k not in doc and len(k) >= 3 and compact(k) in own}
+    if own_keys and coverage({k: w for k, w in qterms.items() if k not in own_keys}, doc)[0] > 0:
+        boost += Counter(dict.fromkeys(own_keys, 1))
+        doc += Counter(dict.fromkeys(own_keys, 1))
+    expanded = expansion_of(inputs.question)
+    if expanded is not None and expanded.search(f"{header}\n{text}"):
+        # "It's the Command Line Interface Creation Kit" answers "What does the
+        # name Click stand for?" with none of the question's words but the name.
+        doc += Counter(dict.fromkeys(qterms, 1))
     kind = asked_kind(inputs.question)
     if kind and enumerates(text):
         # "Which operating systems ...?" is answered by naming them: a list of
@@ -268,7 +284,7 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
     } | {str(v) for k, v in inputs.metadata.items() if k.lower() == "version" and isinstance(v, int | float)}
     bonus, cap, notes = exact_adjustment(inputs.question, f"{header} {text} {inputs.source}", meta_versions)
     # Sharing only the question's names ("Quillstack") is not being about it.
-    names = _name_keys(inputs.question, frozenset(doc_names(inputs.title, inputs.source)))
+    names = _name_keys(inputs.question, frozenset(own))
     topical = {k: w for k, w in qterms.items() if k not in names}
     if names & set(qterms) and topical and coverage(topical, doc, boost)[0] < 0.35:
         cap = min(cap, CAP_OFF_TOPIC)
@@ -315,7 +331,7 @@ def rerank(inputs: RerankInputs) -> RerankOut:
     reasons: list[str] = []
     # "What is X?": the passage that says "X is a ..." is the answer, however
     # many shorter passages repeat X's name.
-    definition = defines(inputs.query)
+    definition = defines(inputs.query) or expansion_of(inputs.query)
     defining: set[int] = set()
     for i, (text, d) in enumerate(zip(inputs.candidates, docs, strict=True)):
         dl = sum(d.values()) or 1

@@ -13,11 +13,16 @@
          rest a fragment cut mid-sentence, a bare name or only
          questions                                                -> no
       -> the answer says the documents hold no answer             -> no
+      -> a question asking for an environment variable and no variable's
+         name ("QUILL_LOG_SCOPE", "$HOME")                          -> no
+      -> "what does X stand for" and no capitalised words X's letters begin
+         (lexical.expansion_of: "Command Line Interface Creation Kit")  -> no
       -> a how-to question and no instruction (imperative, "you can",
          "by <doing>", something to type); English answers only  -> no
       -> "what is X for / meant for / the purpose of X" and no intent,
          use or goal ("intended", "used to", "for <doing>", "so that")  -> no
-      -> answer type: "how many / how long / 多少" needs a number ("how many
+      -> answer type: "how many / how long / 多少" or a timeout, an interval,
+         a delay asked for needs a number ("how many
          <things>": next to their name, which it counts), "when / 何时" a date,
          digits or a time word, "who" a name the question does not hold (capitalised,
          or by its form: "xeus-python") next to the question's verb or an agent word
@@ -64,6 +69,7 @@ from selfrag_nb.llm.offline.answer_kind import (
     instructs,
     names_agent,
     names_kind,
+    names_variable,
     spelled,
     stem_prefix,
     words_of,
@@ -72,6 +78,7 @@ from selfrag_nb.llm.offline.lexical import STOP_EN, bag, coverage, stem, strip_c
 from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
 from selfrag_nb.llm.offline.question import (
     DATE_RE_ANY,
+    DURATION_Q_RE,
     HOW_TO_Q_RE,
     PURPOSE_Q_RE,
     PURPOSE_RE,
@@ -107,7 +114,7 @@ _FRAME = frozenset(
         "main mainly describe explain happen happens exist exists possible recommended recommend work "
         "works name named example examples information info details detail function role "
         "goal goals idea reason reasons often make makes made give gives given take takes taken get gets got "
-        "come comes put puts"
+        "come comes put puts stand stands"
     )
 )
 
@@ -304,6 +311,13 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     answer = prose
     if _NO_ANSWER_RE.search(answer):
         return _out("no", 5, f"an answer to: {asked}", "the answer says the documents do not answer it")
+    if not names_variable(answer, question):
+        return _out(
+            "no",
+            20,
+            "the environment variable's name",
+            "the question asks for an environment variable, and the answer names none",
+        )
     # The verbs and modals below are English: a Chinese answer (a question
     # answered from Chinese documents) is not judged by them.
     if how_to and not zh and not any(is_cjk(c) for c in answer) and not instructs(answer):
@@ -312,6 +326,14 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
             20,
             "the step, command or option to use",
             "the question asks how to do something, and the answer gives no step, command or option",
+        )
+    expanded = lexical.expansion_of(question)
+    if expanded is not None and not expanded.search(answer):
+        return _out(
+            "no",
+            20,
+            "the words its letters stand for",
+            "the question asks what a name stands for, and the answer gives no words its letters begin",
         )
     purpose = bool(PURPOSE_Q_RE.search(question))
     if purpose and not zh and not PURPOSE_RE.search(answer):
@@ -325,7 +347,9 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
         )
     # A purpose stated answers "What problem does X solve?" without the word "problem".
     head = "" if purpose else asked_head(question)
-    if _NUMBER_Q_RE.search(question) and not counts(answer, counted(question)):
+    # "What is the default timeout?" asks for a length of time, as "how long" does.
+    wants_number = _NUMBER_Q_RE.search(question) or (DURATION_Q_RE.search(question) and not how_to)
+    if wants_number and not counts(answer, counted(question)):
         what = "数量或时长" if zh else f"the number of {head}" if head else "a number or duration"
         return _out("no", 20, what, f"the question asks {asked!r}, and the answer states no such number")
     if head and not HOW_MANY_RE.search(question) and not names_kind(answer, head, question):

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from selfrag_nb.llm.offline.evidence import evidence_status
-from selfrag_nb.llm.offline.generate import NO_INFO, NOT_FOUND, heading_value, listed
+from selfrag_nb.llm.offline.generate import NO_INFO, NOT_FOUND, heading_value
 from selfrag_nb.llm.offline.lexical import (
     bag,
     coverage,
@@ -45,6 +45,7 @@ from selfrag_nb.llm.offline.lexical import (
     strip_citations,
     terms,
 )
+from selfrag_nb.llm.offline.quotable import listed
 from selfrag_nb.llm.offline.surface import missing_key_terms, readable, table_markup
 from selfrag_nb.llm.schemas import ClaimVerdict, EvidenceQuote, SupportOut, VerifyInputs
 from selfrag_nb.text import MARKER, normalize_key
