@@ -19,7 +19,8 @@
       -> several=True: a lead-in (":" or an ellipsis) read with its short
          items as one sentence, "X: a, b, c." (_with_items)
       -> how_to=True: a lead-in read with its short code block, "... using:
-         `cmd`." (_with_code)
+         `cmd`." (_with_code; a line without closing punctuation right over
+         the block is a lead-in whose colon was left out)
     listed(text) -> every lead-in read with its list or its code
 
 Heuristics: ``docs/offline_model.md`` (generate).
@@ -146,11 +147,16 @@ _CODE_PROMPT_RE = re.compile(r"^\s*(?:\$|>>>|\.\.\.)(?:\s+|$)")
 def _with_code(lead: str, rest: list[tuple[str, str]]) -> str:
     """A lead-in ending with ":" read with the code block right after it, as
     one sentence ("... is installed using: `env X=1 pip install y`."), or ""
-    when no short block follows. Shell and REPL prompts are dropped; when a
+    when no short block follows. A line of three words or more without
+    closing punctuation right over the block is a lead-in whose colon was
+    left out ("Convert notebooks with the CLI: `tool convert x`."). Shell and REPL prompts are dropped; when a
     block has prompts, the lines without one are output and are dropped too;
     a line ending in a backslash continues on the next."""
-    if not lead.rstrip().endswith(":"):
-        return ""
+    lead = lead.rstrip()
+    if not lead.endswith(":"):
+        if _ENDED_RE.search(lead) or len(tokenize(lead)) < 3 or not rest or rest[0][0] != "code":
+            return ""
+        lead += ":"
     block: list[str] = []
     for kind, line in rest:
         if kind != "code":
@@ -171,7 +177,7 @@ def _with_code(lead: str, rest: list[tuple[str, str]]) -> str:
     code = "; ".join(commands)
     if not commands or len(commands) > CODE_LINES_MAX or len(code) > CODE_CHARS_MAX or "`" in code:
         return ""
-    return f"{lead.rstrip()} `{code}`."
+    return f"{lead} `{code}`."
 
 
 def listed(text: str) -> list[str]:
@@ -237,6 +243,10 @@ def quotable(
         # "... can be disabled if it is installed using:" over a command: the
         # lead-in and its command are the answer to "How do I ...?".
         with_code = _with_code(said[-1], found[n + 1 :]) if said and how_to else ""
+        if with_code and not said[-1].rstrip().endswith((":", "：")):
+            # "Convert notebooks with the CLI" over its command: the colon
+            # left out; read with the command, not without it.
+            said = said[:-1]
         if said and (whole := _EXAMPLE_NEXT_RE.sub(".", said[-1].rstrip())) != said[-1].rstrip():
             # "..., set X to a non-empty value, e.g.:" over an example: the
             # statement is whole before the example is announced.
