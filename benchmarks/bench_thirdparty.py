@@ -18,6 +18,9 @@
                                             earlier set asks about, answerable questions in
                                             the forms analysts use; not split, never part of
                                             --half both
+    benchmarks/thirdparty/questions_tune6.jsonl  a sixth tune set (ids t6-...), written like the
+                                            fifth from READMEs no earlier set asks about; not
+                                            split, never part of --half both
     benchmarks/thirdparty/judgments.jsonl   a person's verdict per (id, sha of the exact answer)
 
     KnowledgeBase.open(--dir, embedder=--embedder) <- ingest public, ingest restricted (finance)
@@ -41,7 +44,7 @@
                    beside plain RAG's (correct / wrong / declined / unjudged), counted
 
     .venv/bin/python benchmarks/bench_thirdparty.py --half both [--variants default]
-        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | heldout3 | tune5 | both
+        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | heldout3 | tune5 | tune6 | both
                                       (both = tune and heldout; the others only by name)
         [--dir KB] [--embedder minilm] [--write-answers answers.jsonl] [--json figures.json]
 
@@ -83,7 +86,7 @@ DOCS = HERE / "docs"
 HALVES = ("tune", "heldout")
 #: Question sets run only when named: the fresh sets are not part of "both",
 #: so the figures of the first split's halves keep their meaning.
-EXTRA_SETS = ("tune2", "tune3", "heldout2", "tune4", "heldout3", "tune5")
+EXTRA_SETS = ("tune2", "tune3", "heldout2", "tune4", "heldout3", "tune5", "tune6")
 GIVEN = frozenset({"answered", "disclaimed", "regenerated", "direct"})
 ANSWERED = frozenset({"answered", "disclaimed", "regenerated"})
 DECLINED = frozenset({"refused", "clarify"})
