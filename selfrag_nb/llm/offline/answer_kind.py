@@ -126,6 +126,8 @@ def asked_head(question: str) -> str:
             break  # "version of attrs": the kind is "version"
         phrase.append(w)
     words = [w for w in phrase if w.lower() not in STOP_EN]
+    if words and words[-1].lower() in _KIND_OF:
+        return ""  # "In what form does X ship ...?" asks for a description, not a "form"
     return words[-1].lower() if words else ""
 
 
@@ -317,6 +319,8 @@ _INSTRUCTION_VERBS = wordset(
     "export send return subclass inherit override assign declare initialise initialize try check see "
     "turn switch"
 )
+#: "Please" before an imperative is politeness: "please use the contact form".
+_PLEASE_RE = re.compile(r"^\s*please,?\s+", re.IGNORECASE)
 #: A clause put before the main one, saying the goal or the condition ("To
 #: enable logging without code changes, set ...", "If it is off, turn ...").
 _FRONTED_CLAUSE_RE = re.compile(
@@ -358,10 +362,10 @@ def instructs(answer: str) -> bool:
         if _COMMAND_RE.match(bare) and len(bare.split()) <= 8:
             return True
     for sent in split_sentences(answer):
-        bare = sent.strip().lstrip("-*•0123456789.) ")
+        bare = _PLEASE_RE.sub("", sent.strip().lstrip("-*•0123456789.) "))
         # The imperative opens the main clause, which a goal or a condition
         # may come before: "To enable X, set ...".
-        for clause in (bare, _FRONTED_CLAUSE_RE.sub("", bare, count=1)):
+        for clause in (bare, _PLEASE_RE.sub("", _FRONTED_CLAUSE_RE.sub("", bare, count=1))):
             words = words_of(clause)
             if words and words[0].lower() in _INSTRUCTION_VERBS:
                 return True

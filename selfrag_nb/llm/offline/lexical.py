@@ -596,13 +596,25 @@ _DEFINE_Q_RE = re.compile(
 )
 
 
+#: Kinds of software a name is followed by: "the referencing library".
+_SOFTWARE_KINDS = wordset(
+    "library package module tool project framework application app service plugin extension server client"
+)
+
+
 def defined_name(question: str) -> str:
-    """X of "What is X?" and "What does X refer to?" ("" for any other
-    question, and for "What is the X?")."""
+    """X of "What is X?", "What is the X library?" and "What does X refer
+    to?" ("" for any other question, and for "What is the X?")."""
     m = _DEFINE_Q_RE.match(question)
-    if m is None or (m.group("x") or "").lower().startswith("the "):
+    if m is None:
         return ""
-    return m.group("x") or m.group("y")
+    x = m.group("x") or ""
+    if x.lower().startswith("the "):
+        # "What is the referencing library?" asks what the thing named is;
+        # "What is the refund window?" asks for a value.
+        words = x.split()[1:]
+        return " ".join(words[:-1]) if len(words) >= 2 and words[-1].lower() in _SOFTWARE_KINDS else ""
+    return x or m.group("y")
 
 
 def defines(question: str) -> re.Pattern[str] | None:

@@ -13,6 +13,8 @@
                     Runtime" / "onnxruntime", lexical.joined_words) + best sentence
                  -> exact_adjustment: IDs / versions / numbers present -> bonus,
                     absent -> cap 45, other version -> cap 30
+                 -> "version" is said by a dotted number ("3.10"), "minimum" /
+                    "oldest" by a lower bound (">=", "or later", "3.9+")
                  -> "which <things>" (asked_kind): a list of three or more short
                     items stands for the kind's words ("macOS, Windows and iOS")
                  -> only the question's names match (a code name such as
@@ -211,17 +213,25 @@ def _name_keys(question: str, own: frozenset[str] = frozenset()) -> set[str]:
 #: "Which <things> does X ...?": a plural kind of thing asked for, which an
 #: answer names by its instances ("macOS, Windows and iOS"), not by the kind.
 _WHICH_KIND_RE = re.compile(
-    r"^\s*(?:(?:in|on|for|from|with|under|by|to|at)\s+)?(?:which|what)\s+((?:[\w\-]+\s+){0,2}?[a-z][\w\-]*s)"
+    r"^\s*(?:(?:in|on|for|from|with|under|by|to|at)\s+)?(?:which|what)\s+"
+    r"((?:[\w\-]+\s+){0,2}?(?:[a-z][\w\-]*s\s+(?:and|or)\s+(?:[\w\-]+\s+){0,2}?)?[a-z][\w\-]*s)"
     r"\s+(?:are|were|do|does|did|can|could|will|would|should|is|has|have)\b",
     re.IGNORECASE,
 )
+_DOTTED_RE = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?![\w.])|(?<=[<>=~])\d+\.\d+")
+_LOWER_BOUND_RE = re.compile(
+    r">=|≥|\bor\s+(?:later|newer|higher|above|greater)\b|\d\+(?!\w)|\bat\s+least\b", re.IGNORECASE
+)
+#: Question words a lower bound answers ("minimum", "oldest", "least"), as stems.
+_LOWER_BOUND_WORDS = frozenset({"minimum", "min", "oldest", "earliest", "lowest", "least"})
 _LIST_SPLIT_RE = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 
 
 def asked_kind(question: str) -> set[str]:
     """The stems of the plural kind a "which <things>" question asks for
-    ("operating systems"), its capitalised words aside (a name qualifies
-    the kind: "Python versions")."""
+    ("operating systems"; two joined by "and" / "or": "Python versions and
+    operating systems"), its capitalised words aside (a name qualifies the
+    kind: "Python versions")."""
     m = _WHICH_KIND_RE.match(question)
     if m is None:
         return set()
@@ -230,11 +240,13 @@ def asked_kind(question: str) -> set[str]:
 
 def enumerates(text: str) -> bool:
     """A sentence of ``text`` lists three or more short items (up to three
-    words each) in a row: "macOS, Windows, Linux/Unix, Android, and iOS"."""
+    words each) in a row: "macOS, Windows, Linux/Unix, Android, and iOS".
+    The first item ends the clause that introduces the list ("supports
+    Python>=3.6 on Linux, OSX and Windows"): a long part begins a run."""
     for sent in sentences(text):
         run = 0
         for part in _LIST_SPLIT_RE.split(sent):
-            run = run + 1 if 1 <= len(part.split()) <= 3 else 0
+            run = run + 1 if 1 <= len(part.split()) <= 3 else 1
             if run >= 3:
                 return True
     return False
@@ -269,6 +281,12 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
         # "It's the Command Line Interface Creation Kit" answers "What does the
         # name Click stand for?" with none of the question's words but the name.
         doc += Counter(dict.fromkeys(qterms, 1))
+    # "Python>=3.10" says "minimum ... version": a dotted number is a version,
+    # and ">=" / "or later" / "3.9+" a lower bound.
+    if "version" in qterms and _DOTTED_RE.search(text):
+        doc["version"] += 1
+    if _LOWER_BOUND_WORDS & set(qterms) and _LOWER_BOUND_RE.search(text):
+        doc += Counter(dict.fromkeys(_LOWER_BOUND_WORDS & set(qterms), 1))
     kind = asked_kind(inputs.question)
     if kind and enumerates(text):
         # "Which operating systems ...?" is answered by naming them: a list of
