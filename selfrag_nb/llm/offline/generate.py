@@ -11,8 +11,7 @@
                       -> every evidence sentence scored (_candidates): coverage,
                          heading on topic, word pairs, exact terms, answer type
                          (number, date, a duration, names, an environment
-                         variable),
-                         negation, language, precision;
+                         variable), negation, language, precision;
                          chunk text (clean: selfrag_nb.cleantext) read through
                          surface.readable (table rows as sentences, header rows
                          dropped, control characters removed), whole sentences

@@ -618,9 +618,9 @@ def defined_name(question: str) -> str:
 
 
 def defines(question: str) -> re.Pattern[str] | None:
-    """For "What is X?" and "What does X refer to?", the sentence that defines
-    X: "X is a/an/the ...", "X, a ...", "X — the ..."; None for any other
-    question. "What is the refund window?" asks for a value, not a definition
+    """For "What is X?", "What is the X library?" and "What does X refer
+    to?", the sentence that defines X: "X is a/an/the ...", "X, a ...", "X —
+    the ..."; None for any other question. "What is the refund window?" asks for a value, not a definition
     ("the" before X)."""
     name = defined_name(question)
     if not name:

@@ -1,7 +1,7 @@
 """What an answer may quote: the whole sentences of clean chunk text.
 
     lexical <- quotable <- generate | verify
-               ^^^^^^^^ here (layer 2): imports lexical only; generate quotes
+               ^^^^^^^^ here (layer 2): of this package, imports lexical; generate quotes
                         what it returns, verify reads a lead-in with its list
                         as generate quotes it (listed).
 
