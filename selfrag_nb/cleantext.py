@@ -10,7 +10,8 @@ text is found again in the original (views highlight it there).
       -> _parse: line by line, into blocks
            code     ``` / ~~~ fences and <pre> kept verbatim; RST literal blocks
                     (after "::"), ``.. code-block::`` bodies, indented blocks
-                    after a blank line and >>> sessions, fenced in ```
+                    after a blank line, >>> sessions and a paragraph of one
+                    `code span`, fenced in ```
            dropped  RST directive headers and options, comments, ``.. _targets:``,
                     ``.. |sub| image::`` definitions (``replace::`` ones are
                     remembered), Markdown ``[label]: url`` definitions (labels
@@ -36,7 +37,8 @@ text is found again in the original (views highlight it there).
         .span(a, b)                   the original span of clean[a:b]
         .locate(quote)                a quote of the clean text -> its original span
 
-Which lines are code (``lines``, ``code_line``, ``code_only``): selfrag_nb.codelines.
+Which lines are code (``lines``, ``code_line``, ``code_only``): selfrag_nb.codelines;
+what the markup languages' lines look like: selfrag_nb._markup.
 Pure ``re`` and ``html.unescape``; the rules are properties of Markdown, RST
 and HTML, never words of one corpus. Not read: CSS (display:none text stays),
 RST grid-table cells, nested Markdown inside HTML blocks.
@@ -52,6 +54,39 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from selfrag_nb._markup import (
+    ADORN_RE,
+    AMBIGUOUS_TAGS,
+    ANON_TARGET_RE,
+    ATX_RE,
+    BADGES_RE,
+    BLOCK_TAGS,
+    BORDER_RE,
+    CODE_DIRECTIVES,
+    CRLF_RE,
+    DIRECTIVE_RE,
+    DOCTEST_RE,
+    DROPPED_DIRECTIVES,
+    EXPLICIT_RE,
+    FIELD_RE,
+    FOOTNOTE_RE,
+    HTML_END_RE,
+    HTML_START_RE,
+    LANGUAGE_ARGUMENT,
+    NOTEDEF_RE,
+    OPENERS,
+    OPTION_RE,
+    PRE_RE,
+    QUOTE_RE,
+    REFDEF_RE,
+    ROW_RE,
+    SENTENCE_END,
+    SUBST_DEF_RE,
+    TAGS,
+    TARGET_RE,
+    TEXT_ARGUMENT,
+    names,
+)
 from selfrag_nb.codelines import FENCE_RE, ITEM_RE, code_line, code_only, lines
 
 __all__ = ["CleanText", "clean", "clean_text", "code_line", "code_only", "lines"]
@@ -174,7 +209,7 @@ class CleanText:
 def clean(text: str) -> CleanText:
     """``text`` without markup, with the map back to it (cached: every stage
     of a question reads the same chunks)."""
-    src = _T.of(text).sub(_CRLF_RE, lambda m: ["\n"])
+    src = _T.of(text).sub(CRLF_RE, lambda m: ["\n"])
     defs = _Defs()
     blocks = _parse(_split_lines(src), defs)
     out: list[_T] = []
@@ -223,74 +258,6 @@ class _Defs:
     subs: dict[str, str] = field(default_factory=dict)
 
 
-_CRLF_RE = re.compile(r"\r\n?")
-_EXPLICIT_RE = re.compile(r"^\s*\.\.(?:\s+(.*))?$")
-_TARGET_RE = re.compile(r"_(?:`[^`]*`|[^:]*):(?:\s|$)")
-_SUBST_DEF_RE = re.compile(r"\|([^|]+)\|\s+([\w:.+-]+)::\s*(.*)$")
-_FOOTNOTE_RE = re.compile(r"\[([^\]\s]+)\]\s+")
-_DIRECTIVE_RE = re.compile(r"([\w:.+-]+)::(?:\s+(.*))?$")
-_OPTION_RE = re.compile(r"^\s*:[\w .+-]+:(?:\s|$)")
-_ANON_TARGET_RE = re.compile(r"^\s*__\s+\S+\s*$")
-_REFDEF_RE = re.compile(
-    r"^\s{0,3}\[([^\]]+)\]:\s*(?:<[^>]*>|\S+)(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*$"
-)
-_NOTEDEF_RE = re.compile(r"^\s{0,3}\[\^[^\]]+\]:\s*")
-# An adornment: three or more of one punctuation character (RST titles, setext
-# headings, rules and transitions).
-_ADORN_RE = re.compile(r"^\s*([=\-~^\"'`#*+:._<>!$%&,;?@\\/|])\1{2,}\s*$")
-_ATX_RE = re.compile(r"^\s{0,3}#{1,6}(?:\s+|$)(.*?)(?:\s+#+)?\s*$")
-_FIELD_RE = re.compile(r"^\s*:([^:\s][^:`]*):(?:\s+|$)")
-_ROW_RE = re.compile(r"^\s*\|.*\|\s*$")
-_BORDER_RE = re.compile(r"^\s*(?:\+(?:[-=]+\+)+|=+(?:\s+=+)+)\s*$")
-_BADGES_RE = re.compile(r"^\s*(?:\|[^|\s][^|]*\|_{0,2}\s*)+$")
-_DOCTEST_RE = re.compile(r"^\s*>>>(?:\s|$)")
-_PRE_RE = re.compile(r"^\s*<pre\b", re.IGNORECASE)
-_QUOTE_RE = re.compile(r"^\s{0,3}>(?!>>)\s?")
-_OPENERS: tuple[re.Pattern[str], ...] = (FENCE_RE, _EXPLICIT_RE, _REFDEF_RE, _NOTEDEF_RE, _ADORN_RE)
-_OPENERS += (_ATX_RE, ITEM_RE, _FIELD_RE, _ROW_RE, _BORDER_RE, _DOCTEST_RE, _QUOTE_RE)
-
-
-def _names(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
-# The HTML elements a README uses. A bare "<name>" of the second set is also a
-# usual placeholder in prose ("cp <source> <dest>"): it counts as a tag only
-# with attributes, "/>" or a closing tag.
-_TAGS = _names(
-    "a abbr address article aside audio b bdi bdo big blockquote body br caption center cite code col "
-    "colgroup dd del details dfn div dl dt em figcaption figure font footer h1 h2 h3 h4 h5 h6 header hr "
-    "html i iframe img ins kbd li main mark nav noscript ol p picture pre q rp rt ruby s samp section "
-    "small span strike strong sub summary sup svg table tbody td tfoot th thead tr tt u ul var video wbr"
-)
-_AMBIGUOUS_TAGS = _names(
-    "area base button canvas data dialog embed form head input label link map menu meta object option "
-    "output param select slot source template textarea time title track"
-)
-_BLOCK_TAGS = _names(
-    "address article aside blockquote body center dd details div dl dt figcaption figure footer h1 h2 h3 "
-    "h4 h5 h6 header hr html li main nav ol p pre section summary table tbody td tfoot th thead tr ul"
-)
-_HTML_START_RE = re.compile(r"^\s*</?([A-Za-z][A-Za-z0-9]*)\b")
-_HTML_END_RE = re.compile(r"</([A-Za-z][A-Za-z0-9]*)\s*>\s*$")
-# RST directives whose body is code, and those whose body is not text at all.
-_CODE_DIRECTIVES = _names(
-    "code code-block sourcecode testcode testoutput doctest ipython jupyter-execute math parsed-literal "
-    "prompt"
-)
-_DROPPED_DIRECTIVES = _names(
-    "image raw include literalinclude toctree contents meta highlight index autosummary sectnum "
-    "target-notes header footer default-role role title class csv-table"
-)
-_LANGUAGE_ARGUMENT = _names("code code-block sourcecode")
-# Directives whose argument is text (an admonition's first words, a topic's title).
-_TEXT_ARGUMENT = _names(
-    "note warning tip hint important caution danger attention error seealso admonition topic sidebar "
-    "rubric deprecated versionadded versionchanged todo"
-)
-_SENTENCE_END = ".!?。！？,;:，；：、-–—/&+=("
-
-
 def _split_lines(t: _T) -> list[_T]:
     breaks = [m.start() for m in re.finditer("\n", t.s)]
     return [t.cut(a, b) for a, b in zip([0, *(x + 1 for x in breaks)], [*breaks, len(t.s)], strict=True)]
@@ -315,8 +282,8 @@ def _width(s: str) -> int:
 
 
 def _html_tag(stripped: str) -> str:
-    m = _HTML_START_RE.match(stripped)
-    return m.group(1).lower() if m and m.group(1).lower() in _TAGS else ""
+    m = HTML_START_RE.match(stripped)
+    return m.group(1).lower() if m and m.group(1).lower() in TAGS else ""
 
 
 def _fenced(ls: Sequence[_T], lang: _T | None = None) -> _T:
@@ -331,9 +298,19 @@ def _starts_block(ls: Sequence[_T], k: int) -> bool:
     """Line ``k`` cannot continue a paragraph: it opens a block of its own
     (or is a title: an adornment follows it)."""
     s = ls[k].s
-    if any(p.match(s) for p in _OPENERS) or s.strip().startswith("<!--") or _html_tag(s) in _BLOCK_TAGS:
+    if any(p.match(s) for p in OPENERS) or s.strip().startswith("<!--") or _html_tag(s) in BLOCK_TAGS:
         return True
-    return k + 1 < len(ls) and bool(_ADORN_RE.match(ls[k + 1].s))
+    return k + 1 < len(ls) and _underlines(s, ls[k + 1].s)
+
+
+def _underlines(title: str, line: str) -> bool:
+    """``line`` underlines ``title``. A run of backticks or tildes shorter than
+    the title is a code fence opening right under a paragraph ("... with the
+    following command:" then "```"), not a reStructuredText underline, which
+    is at least as long as its title."""
+    if not ADORN_RE.match(line):
+        return False
+    return not (FENCE_RE.match(line) and len(line.strip()) < len(title.strip()))
 
 
 def _unclosed(acc: str) -> bool:
@@ -347,7 +324,7 @@ def _unclosed(acc: str) -> bool:
 
 
 #: Lower-case English words that need what follows (articles, prepositions, conjunctions).
-_OPEN_END = _names("a an the of on in at to for from by with into onto about as than and or nor but via per")
+_OPEN_END = names("a an the of on in at to for from by with into onto about as than and or nor but via per")
 
 
 def _soft(acc: str, done: Sequence[str], nxt: str, width: int) -> bool:
@@ -359,7 +336,7 @@ def _soft(acc: str, done: Sequence[str], nxt: str, width: int) -> bool:
     first word would not have fitted on this one: the wrap width is the longest
     line so far (``width``, with the next one), at least 60 columns."""
     a, b = done[-1].strip(), nxt.strip()
-    if not a or not b or _unclosed(acc) or a[-1] in _SENTENCE_END or a[0].islower():
+    if not a or not b or _unclosed(acc) or a[-1] in SENTENCE_END or a[0].islower():
         return True
     if a.split()[-1] in _OPEN_END:
         return True  # "... with modern versions of Python on" / "Linux, macOS and Windows."
@@ -402,8 +379,8 @@ def _collect(ls: Sequence[_T], i: int, first: _T) -> tuple[_T, int]:
 
 
 def _html_close(s: str) -> bool:
-    m = _HTML_END_RE.search(s)
-    return bool(m and m.group(1).lower() in _BLOCK_TAGS)
+    m = HTML_END_RE.search(s)
+    return bool(m and m.group(1).lower() in BLOCK_TAGS)
 
 
 def _body_end(ls: Sequence[_T], i: int, indent: int) -> int:
@@ -421,35 +398,39 @@ def _explicit(ls: Sequence[_T], i: int, j: int, rest: _T, defs: _Defs) -> list[_
     target, a substitution definition, a footnote or a comment."""
     body = list(ls[i + 1 : j])
     r = rest.s
-    if _TARGET_RE.match(r):
+    if TARGET_RE.match(r):
         return []
-    m = _SUBST_DEF_RE.match(r)
+    m = SUBST_DEF_RE.match(r)
     if m:
         if m.group(2) == "replace":
             defs.subs[m.group(1)] = " ".join([m.group(3), *(x.s.strip() for x in body)]).strip()
         return []
-    m = _FOOTNOTE_RE.match(r)
+    m = FOOTNOTE_RE.match(r)
     if m:
         return _parse([rest.cut(m.end()), *_dedent(body)], defs)
-    m = _DIRECTIVE_RE.match(r)
+    m = DIRECTIVE_RE.match(r)
     if m is None:
         return []  # a comment
     name = m.group(1).lower()
-    while body and (_OPTION_RE.match(body[0].s) or not body[0].s.strip()):
+    while body and (OPTION_RE.match(body[0].s) or not body[0].s.strip()):
         # options, and the blank line that ends them
         if not body[0].s.strip():
             body = body[1:]
             break
         body = body[1:]
-    if name in _CODE_DIRECTIVES:
-        lang = rest.cut(m.start(2), m.end(2)).strip() if m.group(2) and name in _LANGUAGE_ARGUMENT else None
+    if name in CODE_DIRECTIVES:
+        lang = rest.cut(m.start(2), m.end(2)).strip() if m.group(2) and name in LANGUAGE_ARGUMENT else None
         return [_Block("code", _fenced(body, lang))] if any(x.s.strip() for x in body) else []
-    if name in _DROPPED_DIRECTIVES:
+    if name in DROPPED_DIRECTIVES:
         return []
     lines_ = _dedent(body)
-    if name in _TEXT_ARGUMENT and m.group(2):
+    if name in TEXT_ARGUMENT and m.group(2):
         lines_ = [rest.cut(m.start(2)), *lines_]
     return _parse(lines_, defs)
+
+
+#: A paragraph that is one inline code span and nothing else.
+_SPAN_PARA_RE = re.compile(r"^(`+)(?P<code>[^`\n]*[^`\s][^`\n]*)\1$")
 
 
 def _parse(ls: Sequence[_T], defs: _Defs) -> list[_Block]:
@@ -477,7 +458,7 @@ def _parse(ls: Sequence[_T], defs: _Defs) -> list[_Block]:
             out.append(_Block("code", _join_lines(ls[i : min(j + 1, n)])))
             i, literal = j + 1, False
             continue
-        if _PRE_RE.match(s):
+        if PRE_RE.match(s):
             j = i
             while j < n and "</pre" not in ls[j].s.lower():
                 j += 1
@@ -506,15 +487,15 @@ def _parse(ls: Sequence[_T], defs: _Defs) -> list[_Block]:
             i, literal = j, False
             continue
         literal = False
-        em = _EXPLICIT_RE.match(s)
+        em = EXPLICIT_RE.match(s)
         if em:
             j = _body_end(ls, i, ind)
             rest = line.cut(em.start(1)) if em.group(1) is not None else line.cut(len(s))
             out += _explicit(ls, i, j, rest, defs)
             i, blank = j, True
             continue
-        rd = _REFDEF_RE.match(s)
-        if rd or _ANON_TARGET_RE.match(s) or _BORDER_RE.match(s) or _BADGES_RE.match(s):
+        rd = REFDEF_RE.match(s)
+        if rd or ANON_TARGET_RE.match(s) or BORDER_RE.match(s) or BADGES_RE.match(s):
             if rd:
                 defs.labels.add(rd.group(1).casefold())
             i += 1
@@ -524,35 +505,35 @@ def _parse(ls: Sequence[_T], defs: _Defs) -> list[_Block]:
                 i += 1
             i += 1
             continue
-        if _ADORN_RE.match(s):
+        if ADORN_RE.match(s):
             over = i + 2 < n and ls[i + 1].s.strip() and ls[i + 2].s.strip()[:1] == st[:1]
-            if over and _ADORN_RE.match(ls[i + 2].s):
+            if over and ADORN_RE.match(ls[i + 2].s):
                 out.append(_Block("heading", ls[i + 1].strip()))
                 i += 3
             else:
                 i += 1  # a rule or transition
             continue
-        if i + 1 < n and _ADORN_RE.match(ls[i + 1].s) and not _ROW_RE.match(s):
+        if i + 1 < n and _underlines(s, ls[i + 1].s) and not ROW_RE.match(s):
             out.append(_Block("heading", line.strip()))
             i += 2
             continue
-        hm = _ATX_RE.match(s)
+        hm = ATX_RE.match(s)
         if hm:
             out.append(_Block("heading", line.cut(hm.start(1), hm.end(1))))
             i += 1
             continue
-        if _ROW_RE.match(s):
+        if ROW_RE.match(s):
             out.append(_Block("row", line.strip(), tight))
             i += 1
             continue
-        if _QUOTE_RE.match(s):  # a block quote: its lines without ">", read as blocks
+        if QUOTE_RE.match(s):  # a block quote: its lines without ">", read as blocks
             j = i
-            while j < n and _QUOTE_RE.match(ls[j].s):
+            while j < n and QUOTE_RE.match(ls[j].s):
                 j += 1
-            out += _parse([x.cut(len(x.s) - len(_QUOTE_RE.sub("", x.s, count=1))) for x in ls[i:j]], defs)
+            out += _parse([x.cut(len(x.s) - len(QUOTE_RE.sub("", x.s, count=1))) for x in ls[i:j]], defs)
             i = j
             continue
-        if _DOCTEST_RE.match(s):
+        if DOCTEST_RE.match(s):
             j = i  # a session runs to a blank line, or to the fence a chunk cut it from
             while j < n and ls[j].s.strip() and not FENCE_RE.match(ls[j].s):
                 j += 1
@@ -560,10 +541,17 @@ def _parse(ls: Sequence[_T], defs: _Defs) -> list[_Block]:
             i = j
             continue
         first, kind = _item_start(line)
-        nd = _NOTEDEF_RE.match(s)
+        nd = NOTEDEF_RE.match(s)
         if nd:
             first = line.cut(nd.end())
         text, i = _collect(ls, i, first)
+        span = _SPAN_PARA_RE.match(text.s) if kind == "para" else None
+        if span:
+            # A paragraph of one inline code span ("`pip install x[extra]`"
+            # under "To include the extra, use:") is a command set apart to be
+            # typed: a code block, as if it were fenced.
+            out.append(_Block("code", _fenced([text.cut(span.start("code"), span.end("code"))])))
+            continue
         if kind == "para" and text.s.endswith("::"):
             literal = True
             text = text.cut(0, len(text.s) - 2) if text.s[-3:-2].isspace() else text.cut(0, len(text.s) - 1)
@@ -582,7 +570,7 @@ def _item_start(line: _T) -> tuple[_T, str]:
         if marker[0].isdigit():
             return _join([lead, line.cut(m.start(2))]), "item"
         return _join([lead, _T.lit("- ", line.at(m.start(2)), line.at(m.end())), line.cut(m.end())]), "item"
-    f = _FIELD_RE.match(s)
+    f = FIELD_RE.match(s)
     if f:
         sep = _T.lit(": ", line.at(f.end(1)), line.at(f.end()))
         return _join([line.cut(f.start(1), f.end(1)), sep, line.cut(f.end())]), "item"
@@ -643,9 +631,9 @@ def _entity(m: re.Match[str]) -> list[int | str | _T]:
 def _tag(m: re.Match[str]) -> list[int | str | _T]:
     name = m.group(2).lower()
     closing, attrs, selfclose = m.group(1), m.group(3).strip(), m.group(4)
-    if name not in _TAGS and not (name in _AMBIGUOUS_TAGS and (closing or attrs or selfclose)):
+    if name not in TAGS and not (name in AMBIGUOUS_TAGS and (closing or attrs or selfclose)):
         return [0]  # not a tag: a placeholder such as <path> or <name>
-    return [" "] if name in _BLOCK_TAGS or name == "br" else []
+    return [" "] if name in BLOCK_TAGS or name == "br" else []
 
 
 def _code_span(t: _T, m: re.Match[str]) -> _T:

@@ -243,6 +243,7 @@ def _joiner(left: str, right: str) -> str:
 
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+_LEADING_BLANKS = re.compile(r"^(?:[ \t]*\n)+")
 
 
 def _paragraphs(body: str) -> Iterator[str]:
@@ -271,8 +272,12 @@ def _pack(body: str, max_chars: int) -> Iterator[str]:
     for para in _paragraphs(body):
         if not para.strip():
             continue
-        # keep a paragraph's own line breaks (lists, tables) when it fits whole
-        units = [para.strip()] if len(para.strip()) <= max_chars else split_sentences(para)
+        # keep a paragraph's own line breaks (lists, tables) when it fits whole,
+        # and its first line's indentation: an indented paragraph is a code
+        # block (reStructuredText after "::" or ".. code-block::", Markdown's
+        # four spaces), which cleantext can only tell by the indentation
+        whole = _LEADING_BLANKS.sub("", para.rstrip())
+        units = [whole] if len(whole.strip()) <= max_chars else split_sentences(para)
         for i, unit in enumerate(units):
             for piece in _hard_split(unit, max_chars) if len(unit) > max_chars else [unit]:
                 sep = "\n\n" if i == 0 else _joiner(current, piece)

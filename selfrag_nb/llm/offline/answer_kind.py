@@ -10,7 +10,8 @@
     (answer, head, question) --names_kind()--> the answer gives a thing of that
                 kind: the kind's word, a version the question does not hold, a
                 name where the question's preposition points ("written in
-                Rust"), the object of its verb ("raises AssertionError")
+                Rust"), the object of its verb ("raises AssertionError"), a
+                name written as code for a class, function, exception ...
     "how many <things>" --counted()--> their stems --counts()--> a number next to them
     "who ..." --names_agent()--> a name next to the question's verb or an
                 agent word ("by", "author")
@@ -29,9 +30,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from selfrag_nb.llm.offline.lexical import STOP_EN, bag, stem, strip_citations, wordset
+from selfrag_nb.llm.offline.lexical import INSTRUCTION_VERBS, STOP_EN, bag, stem, strip_citations, wordset
 from selfrag_nb.llm.offline.phrases import entities
-from selfrag_nb.llm.offline.question import ENV_Q_RE, ENV_VAR_RE
+from selfrag_nb.llm.offline.question import CODE_Q_RE, ENV_Q_RE, ENV_VAR_RE, code_names
 from selfrag_nb.llm.offline.subject import bare_names
 from selfrag_nb.text import split_sentences, tokenize
 
@@ -149,6 +150,8 @@ def names_kind(answer: str, head: str, question: str) -> bool:
         )
     if _slot_filled(question, answer) or _object_named(question, answer):
         return True
+    if CODE_Q_RE.match(question) and code_names(answer, question):
+        return True  # "defaults to OAS32Validator" names the class asked for
     if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
         # A plural asks for instances ("Which payment methods ...?" -> "cheques
         # and cash"), which a list names without repeating the kind.
@@ -312,13 +315,6 @@ FORMED_NAME_RE = re.compile(r"^(?:\w*[a-z]\w*[A-Z]\w*|[A-Za-z]\w*\d[\w.]*|\w+[-_
 
 #: Verbs that open an instruction ("Use ...", "Set ...", "Pass ..."): the
 #: imperative is how English tells someone what to do.
-_INSTRUCTION_VERBS = wordset(
-    "use set run call pass add install import configure enable disable create write put define decorate "
-    "mark wrap apply specify register replace remove change edit open select click type enter provide "
-    "choose include append insert start stop restart upgrade update download build compile load save "
-    "export send return subclass inherit override assign declare initialise initialize try check see "
-    "turn switch"
-)
 #: "Please" before an imperative is politeness: "please use the contact form".
 _PLEASE_RE = re.compile(r"^\s*please,?\s+", re.IGNORECASE)
 #: A clause put before the main one, saying the goal or the condition ("To
@@ -367,7 +363,7 @@ def instructs(answer: str) -> bool:
         # may come before: "To enable X, set ...".
         for clause in (bare, _PLEASE_RE.sub("", _FRONTED_CLAUSE_RE.sub("", bare, count=1))):
             words = words_of(clause)
-            if words and words[0].lower() in _INSTRUCTION_VERBS:
+            if words and words[0].lower() in INSTRUCTION_VERBS:
                 return True
     return False
 

@@ -11,7 +11,9 @@
                       -> every evidence sentence scored (_candidates): coverage,
                          heading on topic, word pairs, exact terms, answer type
                          (number, date, a duration, names, an environment
-                         variable), negation, language, precision;
+                         variable, a code name for "which class ...?"; none
+                         stated for "when" or a variable: halved), negation,
+                         language, precision;
                          chunk text (clean: selfrag_nb.cleantext) read through
                          surface.readable (table rows as sentences, header rows
                          dropped, control characters removed), whole sentences
@@ -27,7 +29,9 @@
                          superseded evidence scored lower
                       -> 1-3 (strict: 1-2) sentences that add something, and
                          the sentence after the best one when it points back
-                         at it ("This is no longer necessary."), in document
+                         at it ("This is no longer necessary."), for "why"
+                         the one before a best one that opens "Therefore"
+                         (its reason), in document
                          order, each cited [n]; a version question answered
                          without a version gets the chunk's heading that names
                          one ("v2.14.0 (2026-10-08): This release drops ...")
@@ -64,6 +68,7 @@ from selfrag_nb.llm.offline.lexical import (
 )
 from selfrag_nb.llm.offline.phrases import arithmetic, format_number, social_kind
 from selfrag_nb.llm.offline.question import (
+    CODE_Q_RE,
     DATE_Q_RE,
     DATE_RE_ANY,
     DURATION_Q_RE,
@@ -74,8 +79,11 @@ from selfrag_nb.llm.offline.question import (
     PURPOSE_RE,
     QUANTITY_Q_RE,
     TIME_UNITS,
+    WHEN_Q_RE,
     answer_language,
+    code_names,
     effective_question,
+    gives_time,
     without_excluded,
 )
 from selfrag_nb.llm.offline.quotable import quotable, table_leads
@@ -210,8 +218,9 @@ OTHER_LANGUAGE = 0.8
 #: names, while other evidence does (scaled by the share it mentions).
 OFF_SUBJECT = 0.4
 #: Factor for a sentence that names no environment variable, when the
-#: question asks for one: whatever else it shares with the question, it
-#: cannot say which variable to set.
+#: question asks for one, or states no point in time, when it asks when:
+#: whatever else it shares with the question, it cannot say which or when
+#: (the usefulness check turns such an answer down).
 NO_VARIABLE = 0.5
 
 
@@ -289,6 +298,8 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     wants_date = bool(DATE_Q_RE.search(question))
     wants_purpose = bool(PURPOSE_Q_RE.search(question))
     wants_variable = bool(ENV_Q_RE.search(question))
+    wants_code = bool(CODE_Q_RE.match(question))
+    wants_time = bool(WHEN_Q_RE.search(question))
     how_to = bool(HOW_TO_Q_RE.search(question))
     # "What is the default timeout?" wants "10 minutes", not any number.
     wants_duration = bool(DURATION_Q_RE.search(question)) and not how_to
@@ -349,6 +360,8 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += ANSWER_TYPE_BONUS  # "It is intended to be a fallback ..." says what X is for
             if wants_variable and ENV_VAR_RE.search(sent):
                 score += ANSWER_TYPE_BONUS  # "... set QUILL_NO_EXT to a non-empty value"
+            if wants_code and code_names(sent, question):
+                score += ANSWER_TYPE_BONUS  # "... defaults to OAS32Validator" for "Which class ...?"
             if negative_q and has_negation(sent):
                 score += NEGATION_BONUS
             if wants_names and len(_NAMES_RE.findall(sent)) >= 2:
@@ -364,7 +377,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += PRECISION_BONUS * coverage(sterms, qbag + header)[0]
             if stale:
                 score *= 0.6
-            if wants_variable and not ENV_VAR_RE.search(sent):
+            if (wants_variable and not ENV_VAR_RE.search(sent)) or (wants_time and not gives_time(sent)):
                 score *= NO_VARIABLE
             if best_share > 0:
                 score *= OFF_SUBJECT + (1 - OFF_SUBJECT) * shares[ev.index] / best_share
@@ -446,6 +459,17 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     nxt = next((c for c in candidates if c.order == lead.order + 1), None)
     if nxt is not None and nxt.refers_back and nxt.index == lead.index and nxt not in chosen:
         chosen.append(nxt)
+    # "Why ...?" answered by a consequence ("Therefore you have to import
+    # from _x."): the reason is the sentence it follows from, quoted with it.
+    before = next((c for c in candidates if c.order == lead.order - 1), None)
+    if (
+        _WHY_Q_RE.match(question)
+        and _CONSEQUENCE_RE.match(lead.text)
+        and before is not None
+        and before.index == lead.index
+        and before not in chosen
+    ):
+        chosen.append(before)
     # A version question answered by a sentence that names no version ("This
     # release drops support for 3.9"): the release is the section's heading,
     # which the sentence points at. It goes before the quote.
@@ -472,6 +496,16 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
             parts.append(joiner + quote if parts else quote)
         previous = c.text
     return GenerateOut(answer="".join(parts))
+
+
+#: A why-question, and a sentence that opens as the consequence of the one
+#: before it (its reason).
+_WHY_Q_RE = re.compile(r"^\s*why\b", re.IGNORECASE)
+_CONSEQUENCE_RE = re.compile(
+    r"^\s*(?:therefore|thus|hence|consequently|accordingly|as a result|for this reason|"
+    r"(?:this|that) is why|so(?=\s*,|\s+(?:you|we|it|they|the|this|that)\b))\b",
+    re.IGNORECASE,
+)
 
 
 def _cite(sentence: str, index: int) -> str:

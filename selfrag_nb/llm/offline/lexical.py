@@ -36,6 +36,7 @@ from selfrag_nb.text import is_cjk, split_sentences, tokenize
 
 __all__ = [
     "ID_RE",
+    "INSTRUCTION_VERBS",
     "STOP_EN",
     "SYNONYMS",
     "Exact",
@@ -185,6 +186,17 @@ def terms(text: str) -> dict[str, float]:
         if w > out.get(key, 0.0):
             out[key] = w
     return out
+
+
+#: Verbs an instruction opens with, in the imperative ("Install it with:",
+#: "Set X to 1"): English's own words for telling someone what to do.
+INSTRUCTION_VERBS = wordset(
+    "use set run call pass add install import configure enable disable create write put define decorate "
+    "mark wrap apply specify register replace remove change edit open select click type enter provide "
+    "choose include append insert start stop restart upgrade update download build compile load save "
+    "export send return subclass inherit override assign declare initialise initialize try check see "
+    "turn switch"
+)
 
 
 _HYPHEN_WORD_RE = re.compile(r"[a-z]+(?:-[a-z]+)+")

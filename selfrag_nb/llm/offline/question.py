@@ -19,6 +19,10 @@
                      "instead of X" clause (what generate matches sentences against,
                      and the subject the usefulness check looks for)
     question --answer_language()--> "zh" | "en"
+    answer types (shared by generate and the usefulness judge): a quantity,
+                     a duration, a date (WHEN_Q_RE --gives_time()-->), an
+                     environment variable, a purpose, a code name (CODE_Q_RE
+                     --code_names()-->)
 
 Heuristics: ``docs/offline_model.md`` (decide, rewrite).
 """
@@ -33,6 +37,7 @@ from selfrag_nb.llm.schemas import DecideInputs, DecisionOut, Message, RewriteIn
 from selfrag_nb.text import detect_language, normalize_key, tokenize
 
 __all__ = [
+    "CODE_Q_RE",
     "DATE_Q_RE",
     "DATE_RE_ANY",
     "DURATION_Q_RE",
@@ -43,9 +48,12 @@ __all__ = [
     "PURPOSE_RE",
     "QUANTITY_Q_RE",
     "TIME_UNITS",
+    "WHEN_Q_RE",
     "answer_language",
+    "code_names",
     "decide",
     "effective_question",
+    "gives_time",
     "is_follow_up",
     "rewrite",
     "without_excluded",
@@ -83,6 +91,20 @@ DATE_RE_ANY = re.compile(
     r"\d{4}年\d{1,2}月",
     re.IGNORECASE,
 )
+#: "When ...?", "What date / year / time ...?": a point in time is the answer.
+WHEN_Q_RE = re.compile(r"^\s*when\b|\bwhat (?:date|year|time)\b|什么时候|何时|哪一?天|哪一?年", re.I)
+# A point in time: a date, digits (a year, a clock time, a version's date), or
+# a word placing it ("since", "until"); not the number words of "how often"
+# ("every", "few").
+_DIGIT_RE = re.compile(r"\d|[一二两三四五六七八九十]")
+_TIME_WORD_RE = re.compile(r"\b(?:since|until|before|after|ago|year|month|day|today|now)\b|年|月|日", re.I)
+
+
+def gives_time(text: str) -> bool:
+    """``text`` states a point in time, as a when-question asks."""
+    return bool(DATE_RE_ANY.search(text) or _DIGIT_RE.search(text) or _TIME_WORD_RE.search(text))
+
+
 #: The question asks for an environment variable ("Which environment variable
 #: ...?", "How do I disable X through an environment variable?"): its name is
 #: the answer. A yes/no question ("Does X read environment variables?") is not.
@@ -96,6 +118,31 @@ ENV_VAR_RE = re.compile(
     r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\$[A-Za-z_]\w*|%[A-Za-z_]\w*%|"
     r"\b[A-Z][A-Z0-9]+\s+(?:environment\s+)?variable\b|\bvariable\s+[A-Z][A-Z0-9]+\b"
 )
+#: The question asks which class, function, method, exception ... ("Which
+#: validator class does validate() use ...?", "What exception does X raise?"):
+#: a name in code is the answer. The kind is the noun right before the verb,
+#: so "Which error message is shown?" asks for a message, not code.
+CODE_Q_RE = re.compile(
+    r"^\s*(?:(?:in|from|on|at|for|with|by|to)\s+)?(?:which|what)\s+(?:[\w.-]+\s+){0,2}?"
+    r"(?:class|function|method|exception|error|decorator|attribute|hook|fixture|callback)(?:es|s)?\s+"
+    r"(?:is|are|was|were|do|does|did|can|could|should|will|would|has|have|gets?|[a-z]+ed)\b",
+    re.I,
+)
+#: A name as code writes it: mixed case ("OAS32Validator", "HTTPError",
+#: "getLogger"), words joined by "_" ("read_timeout") or dots ("os.path.join",
+#: two letters or more each, so not "e.g"), or a call ("validate()").
+_CODE_NAME_RE = re.compile(
+    r"\b(?:[A-Za-z]\w*?[a-z0-9][A-Z]\w*|[A-Z]{2,}[a-z]{2,}\w*|[A-Za-z]\w*_\w+|"
+    r"[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+|[A-Za-z_]\w*\(\))"
+)
+
+
+def code_names(text: str, question: str) -> list[str]:
+    """The names in ``text`` written as code that ``question`` does not hold."""
+    held = question.casefold()
+    return [n for n in _CODE_NAME_RE.findall(text) if n.casefold() not in held]
+
+
 #: The question asks how to do something: what to do, type or set is the answer.
 HOW_TO_Q_RE = re.compile(r"\bhow (?:do|can|should|to|would)\b|如何|怎么|怎样", re.IGNORECASE)
 #: The question asks what a thing is for: its purpose, not what it is. "What

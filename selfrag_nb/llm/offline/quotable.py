@@ -13,7 +13,8 @@
       -> a bracketed remark kept with its sentence (_bracketed); a sentence
          pointing back at the one before ("This is no longer necessary.")
          marked so
-      -> lead-ins ("...:"): whose items are gone, a statement; announcing an
+      -> lead-ins ("...:"): whose items are gone, or over code not asked for
+         when the clause is whole (_stands_alone), a statement; announcing an
          example ("..., e.g.:"), the statement before it; "X and supports the
          following:", the first conjunct (_first_conjunct)
       -> several=True: a lead-in (":" or an ellipsis) read with its short
@@ -32,7 +33,7 @@ import itertools
 import re
 
 from selfrag_nb.codelines import FENCE_RE, ITEM_RE, lines
-from selfrag_nb.llm.offline.lexical import sentences
+from selfrag_nb.llm.offline.lexical import INSTRUCTION_VERBS, STOP_EN, sentences
 from selfrag_nb.text import tokenize
 
 __all__ = ["CODE_CHARS_MAX", "CODE_LINES_MAX", "LIST_ITEMS_MAX", "listed", "quotable", "table_leads"]
@@ -74,6 +75,22 @@ def _bracketed(said: list[str]) -> list[str]:
         else:
             out.append(sent)
     return out
+
+
+#: Words after which a lead-in points at what follows ("as follows:", "the following:").
+_POINTING = frozenset({"following", "follows", "e.g", "example", "instance"})
+
+
+def _stands_alone(lead: str) -> bool:
+    """A lead-in ending in ":" is a statement without what follows it: its
+    last clause (after the last comma) has three words or more and does not
+    end in a function word or a pointer, and it does not open with an
+    imperative, which the code carries out ("To add it, use:", "Run it with:",
+    "as follows:", "Install the latest version of X:" need their code;
+    "Released under the BSD license:" does not)."""
+    words = tokenize(lead.rstrip().rstrip(":：").rsplit(",", 1)[-1])
+    opens = {w[0] for w in (tokenize(lead), words) if w}
+    return len(words) >= 3 and words[-1] not in STOP_EN | _POINTING and not opens & INSTRUCTION_VERBS
 
 
 def table_leads(text: str) -> set[str]:
@@ -222,16 +239,18 @@ def quotable(
             continue
         previous = False  # the sentence before, in this line, was quotable
         said = sentences(line)
+        follows = found[n + 1][0] if n + 1 < len(found) else ""
         if (
             said
             and said[-1].rstrip().endswith((":", "："))
-            and n + 1 < len(found)
-            and found[n + 1][0] == "text"
+            and (follows == "text" or (follows == "code" and not how_to and _stands_alone(said[-1])))
             and line.strip() not in table_leads
         ):
             # A lead-in whose items, code or figure are not there (a paragraph
             # follows: the picture was markup) says what it says by itself:
             # "X is 3-6x faster than a comparable tokeniser:" is a statement.
+            # So does a whole clause over code the question does not ask for
+            # ("Released under the BSD license::" over the licence's text).
             said[-1] = said[-1].rstrip()[:-1] + ("。" if said[-1].rstrip().endswith("：") else ".")
         # "There are a few language servers that use Jedi:" over a list of
         # names: the lead-in and its items are one statement, the answer to

@@ -19,7 +19,8 @@
     name + evidence --mentions()--> the evidence's text, title, heading,
         source or metadata values hold the name: every word of it, or the name
         as a whole word, written apart or together ("sortedcontainers" for
-        "Sorted Containers"); a longer word that starts with it is another
+        "Sorted Containers"), a hyphenated word by its parts ("Protobuf over
+        HTTP" for "Protobuf-over-HTTP"); a longer word that starts with it is another
         name ("httpx2" is not "HTTPX")
     names + evidence --about()--> the share of the names it mentions
     names + evidence --subject_share()--> about(), plus 1 for the document
@@ -34,6 +35,7 @@ refuses when no passage mentions it, and says which name is missing.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from selfrag_nb.llm.offline.lexical import STOP_EN, bag, compact, doc_names, stem
 from selfrag_nb.llm.offline.phrases import entities
@@ -169,9 +171,19 @@ def mentions(name: str, ev: Evidence) -> bool:
     whole = _whole(name)
     if whole is not None and whole.search(where.lower()):
         return True
-    words = [stem(t) for t in tokenize(name)]
+    words = tokenize(name)
     found = bag(where)
-    return bool(words) and all(found.get(w, 0) for w in words)
+    return bool(words) and all(_said(w, found) for w in words)
+
+
+def _said(word: str, found: Counter[str]) -> bool:
+    """``word`` of a name is in the bag: whole, or, for a hyphenated compound,
+    every part that is a content word ("Protobuf-over-HTTP" in "Protobuf
+    over HTTP"): the hyphens bind a compound modifier, the words are its."""
+    if found.get(stem(word), 0):
+        return True
+    parts = [p for p in word.split("-") if len(p) > 3 and p not in STOP_EN] if "-" in word else []
+    return bool(parts) and all(found.get(stem(p), 0) for p in parts)
 
 
 def about(names: list[str], ev: Evidence) -> float:

@@ -77,13 +77,14 @@ from selfrag_nb.llm.offline.answer_kind import (
 from selfrag_nb.llm.offline.lexical import STOP_EN, bag, coverage, stem, strip_citations, terms, wordset
 from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
 from selfrag_nb.llm.offline.question import (
-    DATE_RE_ANY,
     DURATION_Q_RE,
     HOW_TO_Q_RE,
     PURPOSE_Q_RE,
     PURPOSE_RE,
+    WHEN_Q_RE,
     answer_language,
     effective_question,
+    gives_time,
     without_excluded,
 )
 from selfrag_nb.llm.offline.subject import subject_names
@@ -94,13 +95,7 @@ __all__ = ["usefulness"]
 
 #: The question asks explicitly for an amount or a duration.
 _NUMBER_Q_RE = re.compile(r"\bhow (?:many|much|long|often|old)\b|多少|多久|几[个天次年月周]", re.IGNORECASE)
-#: The question asks explicitly for a point in time.
-_WHEN_Q_RE = re.compile(r"^\s*when\b|\bwhat (?:date|year|time)\b|什么时候|何时|哪一?天|哪一?年", re.I)
 _WHICH_Q_RE = re.compile(r"^\s*(?:which|who|what(?:'s| is) the name)\b|哪个|哪些|谁", re.IGNORECASE)
-# "When" is answered by a point in time: digits (a year, a version's date),
-# not the number words of "how often" ("every", "few").
-_DIGIT_RE = re.compile(r"\d|[一二两三四五六七八九十]")
-_TIME_WORD_RE = re.compile(r"\b(?:since|until|before|after|ago|year|month|day|today|now)\b|年|月|日", re.I)
 
 
 # Words that frame a question (what kind of answer it wants) rather than name
@@ -359,9 +354,7 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
             f"the {head} asked about",
             f"the question asks which {head}, and the answer names none",
         )
-    if _WHEN_Q_RE.search(question) and not (
-        DATE_RE_ANY.search(answer) or _DIGIT_RE.search(answer) or _TIME_WORD_RE.search(answer)
-    ):
+    if WHEN_Q_RE.search(question) and not gives_time(answer):
         what = "日期或时间" if zh else "a date or time"
         return _out("no", 20, what, "the question asks when, and the answer gives no date or time")
     if WHO_Q_RE.match(question) and not names_agent(answer, question):
