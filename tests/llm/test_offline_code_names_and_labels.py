@@ -6,6 +6,10 @@
   does not hold is the answer, for generate and for the usefulness check;
   the kind is the noun right before the verb, so "Which error message is
   shown?" asks for a message, not code.
+- "What is the X library?" asks what X is: "library" classifies X, and a
+  README's definition of itself ("An implementation-agnostic implementation
+  of ...") seldom repeats it. The grade of a chunk of X's own document and
+  the usefulness check do not count it as missing.
 - A when-question is answered by a sentence that states a point in time, as
   the usefulness check demands ("When: Thursdays 8:00am" over "Our meetings
   are open to everyone"): one that states none is scored down, as one that
@@ -21,8 +25,9 @@ from selfrag_nb.cleantext import clean_text
 from selfrag_nb.llm.offline.answer_kind import asked_head, names_kind
 from selfrag_nb.llm.offline.generate import generate
 from selfrag_nb.llm.offline.question import CODE_Q_RE, code_names
+from selfrag_nb.llm.offline.relevance import grade
 from selfrag_nb.llm.offline.usefulness import usefulness
-from selfrag_nb.llm.schemas import Evidence, GenerateInputs, UsefulnessInputs
+from selfrag_nb.llm.schemas import Evidence, GenerateInputs, GradeInputs, UsefulnessInputs
 
 PARSER_DOC = (
     "Usage\n=====\n\n"
@@ -98,3 +103,36 @@ def test_a_when_question_is_answered_by_a_point_in_time() -> None:
     no_time = MEETINGS_DOC.replace("- When: Tuesdays 9:30am, Central European time\n", "")
     out = generate(GenerateInputs(question=question, evidence=[ev(no_time, MEETINGS)]))
     assert out.answer.startswith("Our community meetings are open to everyone")
+
+
+def test_what_is_the_x_library_does_not_need_the_word_library() -> None:
+    question = "What is the inkwell library?"
+    lead = "A lightweight implementation of JSON pointer resolution."
+    own = grade(
+        GradeInputs(question=question, text=lead, title="inkwell", heading="inkwell", source="inkwell.rst")
+    )
+    assert own.isRelevant
+    assert "library" not in own.gaps
+    # Another document's chunk is not credited with the kind: the rule is
+    # about the document the name is the title of.
+    other = grade(
+        GradeInputs(question=question, text=lead, title="quillkit", heading="quillkit", source="quillkit.md")
+    )
+    assert not other.isRelevant
+    # The usefulness check misses the name the lead leaves to its title, not the kind.
+    said = usefulness(UsefulnessInputs(question=question, answer=lead + " [1]"))
+    assert said.missing == "inkwell", said
+    named = usefulness(UsefulnessInputs(question=question, answer="inkwell: " + lead + " [1]"))
+    assert named.verdict == "yes", named
+    # The kind is framing only for a definition question.
+    assert (
+        "library"
+        in grade(
+            GradeInputs(
+                question="Which library does inkwell use for parsing?",
+                text=lead,
+                title="inkwell",
+                source="inkwell.rst",
+            )
+        ).gaps
+    )

@@ -37,6 +37,7 @@ from selfrag_nb.text import is_cjk, split_sentences, tokenize
 __all__ = [
     "ID_RE",
     "INSTRUCTION_VERBS",
+    "SOFTWARE_KINDS",
     "STOP_EN",
     "SYNONYMS",
     "Exact",
@@ -609,7 +610,7 @@ _DEFINE_Q_RE = re.compile(
 
 
 #: Kinds of software a name is followed by: "the referencing library".
-_SOFTWARE_KINDS = wordset(
+SOFTWARE_KINDS = wordset(
     "library package module tool project framework application app service plugin extension server client"
 )
 
@@ -625,7 +626,7 @@ def defined_name(question: str) -> str:
         # "What is the referencing library?" asks what the thing named is;
         # "What is the refund window?" asks for a value.
         words = x.split()[1:]
-        return " ".join(words[:-1]) if len(words) >= 2 and words[-1].lower() in _SOFTWARE_KINDS else ""
+        return " ".join(words[:-1]) if len(words) >= 2 and words[-1].lower() in SOFTWARE_KINDS else ""
     return x or m.group("y")
 
 

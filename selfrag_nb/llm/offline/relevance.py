@@ -7,7 +7,8 @@
     GradeInputs  -> injection sentences dropped
                  -> weighted term coverage (title/heading/metadata boost, and the
                     document's own name, "quillpath-ng" for quillpath-ng.rst, when
-                    the chunk has another word asked; an acronym
+                    the chunk has another word asked, and the kind in "What is
+                    the X library?" over X's own document; an acronym
                     counts as the question's words it abbreviates: "GC", and a name
                     written apart as the word that writes it together: "ONNX
                     Runtime" / "onnxruntime", lexical.joined_words) + best sentence
@@ -36,12 +37,14 @@ from collections import Counter
 from typing import Any
 
 from selfrag_nb.llm.offline.lexical import (
+    SOFTWARE_KINDS,
     SYNONYMS,
     acronym_words,
     bag,
     best_sentence,
     compact,
     coverage,
+    defined_name,
     defines,
     doc_names,
     exact_terms,
@@ -276,6 +279,12 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
     if own_keys and coverage({k: w for k, w in qterms.items() if k not in own_keys}, doc)[0] > 0:
         boost += Counter(dict.fromkeys(own_keys, 1))
         doc += Counter(dict.fromkeys(own_keys, 1))
+    defined = defined_name(inputs.question)
+    if defined and compact(defined) in own:
+        # "What is the referencing library?" over referencing's own document:
+        # "library" classifies the name, and a README's definition of itself
+        # ("An implementation-agnostic implementation of ...") seldom repeats it.
+        doc += Counter(dict.fromkeys((k for k in qterms if k in {stem(w) for w in SOFTWARE_KINDS}), 1))
     expanded = expansion_of(inputs.question)
     if expanded is not None and expanded.search(f"{header}\n{text}"):
         # "It's the Command Line Interface Creation Kit" answers "What does the

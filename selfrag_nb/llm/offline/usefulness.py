@@ -74,7 +74,17 @@ from selfrag_nb.llm.offline.answer_kind import (
     stem_prefix,
     words_of,
 )
-from selfrag_nb.llm.offline.lexical import STOP_EN, bag, coverage, stem, strip_citations, terms, wordset
+from selfrag_nb.llm.offline.lexical import (
+    SOFTWARE_KINDS,
+    STOP_EN,
+    bag,
+    coverage,
+    defined_name,
+    stem,
+    strip_citations,
+    terms,
+    wordset,
+)
 from selfrag_nb.llm.offline.phrases import arithmetic, entities, social_kind
 from selfrag_nb.llm.offline.question import (
     DURATION_Q_RE,
@@ -112,6 +122,10 @@ _FRAME = frozenset(
         "come comes put puts stand stands"
     )
 )
+
+# "What is the X library?": the kind classifies X, and a definition of X
+# ("An implementation-agnostic implementation of ...") seldom repeats it.
+_KIND_STEMS = frozenset(stem(w) for w in SOFTWARE_KINDS)
 
 # Form: what is not a statement, whatever the question.
 _HTML_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|&(?:[a-z]{2,8}|#\d{2,5});")
@@ -259,7 +273,8 @@ def _excluded_case(answer: str, question: str) -> str:
 
 def _subject(question: str) -> tuple[dict[str, float], list[str]]:
     """(content terms without frame words, the question's named things)."""
-    qterms = {k: w for k, w in terms(question).items() if k not in _FRAME}
+    frame = _FRAME | _KIND_STEMS if defined_name(question) else _FRAME
+    qterms = {k: w for k, w in terms(question).items() if k not in frame}
     named = [e.text for e in entities(question) if e.rank <= 2]
     return qterms, named
 
