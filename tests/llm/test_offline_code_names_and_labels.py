@@ -13,7 +13,9 @@
 - A when-question is answered by a sentence that states a point in time, as
   the usefulness check demands ("When: Thursdays 8:00am" over "Our meetings
   are open to everyone"): one that states none is scored down, as one that
-  names no variable is for a question asking for an environment variable.
+  names no variable is for a question asking for an environment variable;
+  and a how-to question by one that says what to do (an imperative, "you
+  can ...", something to type), over one that describes how a thing works.
 
 The documents are invented; each rule is a property of English questions and
 of how code names are written, not of one corpus.
@@ -136,3 +138,22 @@ def test_what_is_the_x_library_does_not_need_the_word_library() -> None:
             )
         ).gaps
     )
+
+
+TIMEOUT_DOC = (
+    "quillkit gives each test its own timeout thread, which watches one test at a time.\n\n"
+    "To override the timeout for a single test, use the marker ``@quillkit.timeout(60)``.\n"
+)
+
+
+def test_a_how_to_question_is_answered_by_what_to_do() -> None:
+    question = "How do I give one test its own timeout with quillkit?"
+    out = generate(GenerateInputs(question=question, evidence=[ev(TIMEOUT_DOC)]))
+    # The instruction is chosen (quoted in document order, after the description).
+    assert (
+        "To override the timeout for a single test, use the marker @quillkit.timeout(60) [1]." in out.answer
+    )
+    assert usefulness(UsefulnessInputs(question=question, answer=out.answer)).verdict != "no"
+    # A question that is not a how-to is answered by the description.
+    what = generate(GenerateInputs(question="What does quillkit give each test?", evidence=[ev(TIMEOUT_DOC)]))
+    assert what.answer.startswith("quillkit gives each test its own timeout thread")

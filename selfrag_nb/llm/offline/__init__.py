@@ -6,11 +6,11 @@ layers (``tests/llm/test_offline_model.py`` checks it). In the diagram at the
 top of each module, ``a <- b`` reads "b builds on a":
 
     layer  module       holds
-    8      model        OfflineModel: role -> rule, Completion, token estimate
-    7      verify       verify: claims x evidence sentences -> verdicts, recommendation
-    7      usefulness   usefulness: form, answer type, subject -> yes / partly / no
-    6      assess       assess: cover / qualifiers / conflicts -> ANSWER, CLARIFY, REFUSE
-    6      generate     generate: scored sentences quoted and cited; direct replies
+    9      model        OfflineModel: role -> rule, Completion, token estimate
+    8      verify       verify: claims x evidence sentences -> verdicts, recommendation
+    8      usefulness   usefulness: form, answer type, subject -> yes / partly / no
+    7      assess       assess: cover / qualifiers / conflicts -> ANSWER, CLARIFY, REFUSE
+    7      generate     generate: scored sentences quoted and cited; direct replies
     6      answer_kind  the kind of answer a question asks for, and whether an answer gives one
     5      evidence     evidence status (current / superseded) and label
     5      subject      what the question names, and how much a chunk is about it
@@ -24,7 +24,7 @@ top of each module, ``a <- b`` reads "b builds on a":
     1      lexical      tokens, weights, bags, coverage, exact terms, sentences,
                         quantities, negation, injections
 
-    ModelRequest -> model.OfflineModel.complete -> role rule (layers 3-7)
+    ModelRequest -> model.OfflineModel.complete -> role rule (layers 3-8)
                  -> built from phrases and lexical -> Completion(raw JSON)
 
 The heuristics are documented in ``docs/offline_model.md``.

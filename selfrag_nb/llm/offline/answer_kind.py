@@ -3,7 +3,8 @@
     lexical <- phrases <- question <- ... <- answer_kind <- usefulness <- model
                                              ^^^^^^^^^^^ here: imports lexical,
                                              phrases, question, subject; the
-                                             usefulness judge asks it.
+                                             usefulness judge asks it, and
+                                             generate (instructs) for how-tos.
 
     question --asked_head()--> the kind's noun: "license" in "What license is X
                 released under?", "version" in "What is the oldest ... version?"

@@ -3,7 +3,8 @@
     lexical <- phrases <- question <- relevance <- evidence <- assess | generate <- verify <- model
                                                                         ^^^^^^^^ here: imports
                                                                         lexical, surface, quotable,
-                                                                        phrases, question, evidence.
+                                                                        phrases, question, evidence,
+                                                                        answer_kind (instructs).
 
     GenerateInputs -> direct: greeting / thanks / arithmetic (phrases) / "I don't know"
                    -> grounded/strict: effective question (question.effective_question),
@@ -12,7 +13,8 @@
                          heading on topic, word pairs, exact terms, answer type
                          (number, date, a duration, names, an environment
                          variable, a code name for "which class ...?"; none
-                         stated for "when" or a variable: halved), negation,
+                         stated for "when" or a variable, or nothing to do for
+                         a how-to: halved), negation,
                          language, precision;
                          chunk text (clean: selfrag_nb.cleantext) read through
                          surface.readable (table rows as sentences, header rows
@@ -48,6 +50,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from selfrag_nb.codelines import lines
+from selfrag_nb.llm.offline.answer_kind import instructs
 from selfrag_nb.llm.offline.evidence import evidence_status
 from selfrag_nb.llm.offline.lexical import (
     bag,
@@ -218,9 +221,10 @@ OTHER_LANGUAGE = 0.8
 #: names, while other evidence does (scaled by the share it mentions).
 OFF_SUBJECT = 0.4
 #: Factor for a sentence that names no environment variable, when the
-#: question asks for one, or states no point in time, when it asks when:
-#: whatever else it shares with the question, it cannot say which or when
-#: (the usefulness check turns such an answer down).
+#: question asks for one, states no point in time, when it asks when, or
+#: says nothing to do, when it asks how to: whatever else it shares with the
+#: question, it cannot say which, when or how (the usefulness check turns
+#: such an answer down).
 NO_VARIABLE = 0.5
 
 
@@ -377,7 +381,11 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += PRECISION_BONUS * coverage(sterms, qbag + header)[0]
             if stale:
                 score *= 0.6
-            if (wants_variable and not ENV_VAR_RE.search(sent)) or (wants_time and not gives_time(sent)):
+            if (
+                (wants_variable and not ENV_VAR_RE.search(sent))
+                or (wants_time and not gives_time(sent))
+                or (how_to and not instructs(sent))
+            ):
                 score *= NO_VARIABLE
             if best_share > 0:
                 score *= OFF_SUBJECT + (1 - OFF_SUBJECT) * shares[ev.index] / best_share

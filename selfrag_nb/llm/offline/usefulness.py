@@ -1,7 +1,7 @@
 """The usefulness role: does the answer answer the question that was asked?
 
     lexical <- phrases <- question <- ... <- answer_kind <- usefulness <- model
-                                                            ^^^^^^^^^^ here (layer 7):
+                                                            ^^^^^^^^^^ here (layer 8):
                                              imports lexical, phrases, question,
                                              subject, answer_kind (the answer types).
 
