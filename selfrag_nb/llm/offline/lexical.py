@@ -38,6 +38,7 @@ __all__ = [
     "ID_RE",
     "INSTRUCTION_VERBS",
     "SOFTWARE_KINDS",
+    "SOFTWARE_KIND_STEMS",
     "STOP_EN",
     "SYNONYMS",
     "Exact",
@@ -613,6 +614,8 @@ _DEFINE_Q_RE = re.compile(
 SOFTWARE_KINDS = wordset(
     "library package module tool project framework application app service plugin extension server client"
 )
+#: The same, as stems (the keys of ``terms``).
+SOFTWARE_KIND_STEMS = frozenset(stem(w) for w in SOFTWARE_KINDS)
 
 
 def defined_name(question: str) -> str:

@@ -37,7 +37,7 @@ from collections import Counter
 from typing import Any
 
 from selfrag_nb.llm.offline.lexical import (
-    SOFTWARE_KINDS,
+    SOFTWARE_KIND_STEMS,
     SYNONYMS,
     acronym_words,
     bag,
@@ -284,7 +284,7 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
         # "What is the referencing library?" over referencing's own document:
         # "library" classifies the name, and a README's definition of itself
         # ("An implementation-agnostic implementation of ...") seldom repeats it.
-        doc += Counter(dict.fromkeys((k for k in qterms if k in {stem(w) for w in SOFTWARE_KINDS}), 1))
+        doc += Counter(dict.fromkeys((k for k in qterms if k in SOFTWARE_KIND_STEMS), 1))
     expanded = expansion_of(inputs.question)
     if expanded is not None and expanded.search(f"{header}\n{text}"):
         # "It's the Command Line Interface Creation Kit" answers "What does the

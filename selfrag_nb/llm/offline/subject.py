@@ -182,7 +182,7 @@ def _said(word: str, found: Counter[str]) -> bool:
     over HTTP"): the hyphens bind a compound modifier, the words are its."""
     if found.get(stem(word), 0):
         return True
-    parts = [p for p in word.split("-") if len(p) > 3 and p not in STOP_EN] if "-" in word else []
+    parts = [p for p in word.split("-") if len(p) > 3 and p.lower() not in STOP_EN] if "-" in word else []
     return bool(parts) and all(found.get(stem(p), 0) for p in parts)
 
 

@@ -75,7 +75,7 @@ from selfrag_nb.llm.offline.answer_kind import (
     words_of,
 )
 from selfrag_nb.llm.offline.lexical import (
-    SOFTWARE_KINDS,
+    SOFTWARE_KIND_STEMS,
     STOP_EN,
     bag,
     coverage,
@@ -122,10 +122,6 @@ _FRAME = frozenset(
         "come comes put puts stand stands"
     )
 )
-
-# "What is the X library?": the kind classifies X, and a definition of X
-# ("An implementation-agnostic implementation of ...") seldom repeats it.
-_KIND_STEMS = frozenset(stem(w) for w in SOFTWARE_KINDS)
 
 # Form: what is not a statement, whatever the question.
 _HTML_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|&(?:[a-z]{2,8}|#\d{2,5});")
@@ -273,7 +269,9 @@ def _excluded_case(answer: str, question: str) -> str:
 
 def _subject(question: str) -> tuple[dict[str, float], list[str]]:
     """(content terms without frame words, the question's named things)."""
-    frame = _FRAME | _KIND_STEMS if defined_name(question) else _FRAME
+    # "What is the X library?": the kind classifies X, and a definition of X
+    # ("An implementation-agnostic implementation of ...") seldom repeats it.
+    frame = _FRAME | SOFTWARE_KIND_STEMS if defined_name(question) else _FRAME
     qterms = {k: w for k, w in terms(question).items() if k not in frame}
     named = [e.text for e in entities(question) if e.rank <= 2]
     return qterms, named
