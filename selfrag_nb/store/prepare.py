@@ -54,8 +54,10 @@ __all__ = [
 #: Version of what a stored row means; part of every content hash, so a change
 #: re-writes each source on its next ingest. 2: the origin column, and
 #: documents naming only users are no longer public. 3: underlined titles
-#: (Markdown setext, reStructuredText, plain text) are headings.
-FORMAT = 3
+#: (Markdown setext, reStructuredText, plain text) are headings. 4: a packed
+#: paragraph keeps its first line's indentation (an indented block stays code).
+#: ``tests/store/test_store_format.py`` pins the chunker's output to it.
+FORMAT = 4
 CONFLICT_POLICIES = ("skip", "replace")
 
 
