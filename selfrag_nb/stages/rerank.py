@@ -3,7 +3,7 @@
     settings.rerank False                 -> skipped (None, no record)
     Grades.kept[:rerank_max_candidates]   (authorised, relevant, at most 50)
       -> validate the request: query not blank, keep >= 1, <= 50 candidates
-      -> reranker.arank / rank(query, clean texts)  (timeout: per-call, cut to the deadline)
+      -> reranker.arank / rank(query, clean texts under their heading path)  (timeout: per-call, cut to the deadline)
       -> validate_ranking(): not None, not empty, each item (index, score) with
          0 <= index < n, no duplicate index, finite score; optional full coverage
       -> sort by score desc (higher is better; a subset is allowed), keep rerank_keep
@@ -27,6 +27,7 @@ from selfrag_nb.cleantext import clean_text
 from selfrag_nb.errors import RerankProtocolError
 from selfrag_nb.rerankers import RankResponse
 from selfrag_nb.stages.base import Stage, StageContext, resolved_question
+from selfrag_nb.store.types import Hit
 from selfrag_nb.trace import Fallback, ModelCall, Rerank, Trace
 
 __all__ = ["RerankStage", "ranking_reasons", "validate_ranking"]
@@ -129,6 +130,17 @@ def ranking_reasons(ranking: Sequence[Any], n: int) -> dict[int, str]:
     return out
 
 
+def _placed(hit: Hit) -> str:
+    """What a reranker reads of a chunk: its place in its document (title and
+    heading path, the header the search index embedded with it) over its
+    text, both clean (no markup reaches a reranker). A README's title is
+    often the only place its subject is named ("CFFI" over "Foreign
+    Function Interface for Python calling C code.")."""
+    text = clean_text(hit.text)
+    header = clean_text(hit.context)
+    return f"{header}\n{text}" if header else text
+
+
 class RerankStage(Stage):
     name = "rerank"
 
@@ -171,7 +183,7 @@ class RerankStage(Stage):
         query = resolved_question(trace, ctx)
         if not query.strip() or keep < 1 or len(before) > MAX_CANDIDATES:
             return fallback("invalid rerank request (blank query, keep < 1 or more than 50 candidates)")
-        texts = [clean_text(by_id[c].text) for c in before]  # no markup reaches a reranker
+        texts = [_placed(by_id[c]) for c in before]
         timeout = ctx.call_timeout()
         try:
             arank = getattr(ctx.reranker, "arank", None)

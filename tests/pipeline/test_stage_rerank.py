@@ -173,6 +173,27 @@ def test_only_authorised_relevant_chunks_reach_the_reranker(kb: Any) -> None:
     assert all("Bluefin" not in t for t in sent)
 
 
+def test_the_reranker_reads_each_chunk_under_its_heading_path(kb: Any) -> None:
+    # A chunk's topic is often named only in its document's title or section
+    # heading (a README's tagline under its title): the reranker reads the same
+    # header the search index embedded with the chunk, above its clean text.
+    from selfrag_nb.cleantext import clean_text
+    from selfrag_nb.store.chunking import context_header
+
+    rr = Fixed([(0, 1.0)])
+    step, _ = _step(kb, rr)
+    step.rerank()
+    hits = {h.chunk_id: h for h in step.trace.retrieval.hits}
+    sent = rr.seen[0]
+    before = step.trace.rerank.before
+    assert len(sent) == len(before) >= 2
+    for text, chunk_id in zip(sent, before, strict=True):
+        hit = hits[chunk_id]
+        header = context_header(hit.title, hit.heading)
+        assert header, hit.source
+        assert text == f"{clean_text(header)}\n{clean_text(hit.text)}"
+
+
 def test_model_reranker_records_its_call(kb: Any) -> None:
     step, model = _step(kb, None)
     rec = step.rerank()
