@@ -601,9 +601,12 @@ def looks_like_injection(sentence: str) -> bool:
     return bool(_INJECTION_RE.search(unicodedata.normalize("NFKC", sentence)))
 
 
-#: "What is X?" / "What are Xs?": X alone, a name or a short term, nothing else asked.
+#: "What is X?" / "What are Xs?": X alone, a name or a short term, nothing else
+#: asked; "What is X (used) for?" too, which X's definition answers ("Babel is
+#: a Python library that ... assist with internationalizing ...").
 _DEFINE_Q_RE = re.compile(
-    r"^\s*what\s+(?:is|are)\s+(?:an?\s+)?(?P<x>[\w.+#-]+(?:\s+[\w.+#-]+){0,2})\s*\??\s*$|"
+    r"^\s*what\s+(?:is|are)\s+(?:an?\s+)?(?P<x>[\w.+#-]+(?:\s+[\w.+#-]+){0,2}?)"
+    r"(?:\s+(?:used\s+)?for)?\s*\??\s*$|"
     r"^\s*what\s+(?:does|do)\s+(?:the\s+)?(?:(?:name|word|term)\s+)?(?P<y>[\w.+#-]+(?:\s+[\w.+#-]+){0,2}?)"
     r"\s+(?:in\s+[^?]{1,60}?\s+)?refers?\s+to\s*\??\s*$",
     re.IGNORECASE,
@@ -619,8 +622,8 @@ SOFTWARE_KIND_STEMS = frozenset(stem(w) for w in SOFTWARE_KINDS)
 
 
 def defined_name(question: str) -> str:
-    """X of "What is X?", "What is the X library?" and "What does X refer
-    to?" ("" for any other question, and for "What is the X?")."""
+    """X of "What is X?", "What is X for?", "What is the X library?" and "What
+    does X refer to?" ("" for any other question, and for "What is the X?")."""
     m = _DEFINE_Q_RE.match(question)
     if m is None:
         return ""
@@ -634,8 +637,8 @@ def defined_name(question: str) -> str:
 
 
 def defines(question: str) -> re.Pattern[str] | None:
-    """For "What is X?", "What is the X library?" and "What does X refer
-    to?", the sentence that defines X: "X is a/an/the ...", "X, a ...", "X —
+    """For "What is X?", "What is X for?", "What is the X library?" and "What
+    does X refer to?", the sentence that defines X: "X is a/an/the ...", "X, a ...", "X —
     the ..."; None for any other question. "What is the refund window?" asks for a value, not a definition
     ("the" before X)."""
     name = defined_name(question)

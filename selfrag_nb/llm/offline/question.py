@@ -160,6 +160,7 @@ PURPOSE_Q_RE = re.compile(
 PURPOSE_RE = re.compile(
     r"\b(?:intend\w*|meant|designed|aims?|aimed|purpose|goal|use[ds]?|using|usable|useful|fallback|"
     r"so\s+that|in\s+order\s+to|allows?|allowing|lets?|letting|enables?|enabling|helps?|helping|"
+    r"assists?|assisting|"
     r"for\s+\w+ing|(?:is|are)\s+for|(?:tool|library|package|module|way|utility|framework|helper)s?\s+to\s+\w+)\b|"
     r"用于|用来|目的|为了",
     re.IGNORECASE,
