@@ -65,6 +65,22 @@ def test_grade_uses_title_and_heading() -> None:
     assert with_title >= 80
 
 
+def test_grade_a_chunk_that_was_only_markup_is_not_relevant() -> None:
+    # A README's badge row under its title cleans to nothing: whatever the
+    # title says, there is no sentence to quote or to check a claim against.
+    from selfrag_nb.cleantext import clean_text
+
+    badges = (
+        "[![CI](https://github.com/acme/quillfmt/actions/workflows/ci.yaml/badge.svg)](https://github.com/acme/quillfmt)\n"
+        "[![PyPI version](https://img.shields.io/pypi/v/quillfmt.svg)](https://pypi.org/project/quillfmt)\n"
+    )
+    text = clean_text(badges)
+    assert text.strip() == ""
+    score, relevant, key, gaps = _g("What is quillfmt?", text, title="quillfmt", heading="quillfmt")
+    assert (score, relevant, key) == (0, False, "")
+    assert "markup" in gaps
+
+
 def test_grade_version_contradiction_caps_below_cutoff() -> None:
     match, *_ = _g("Which formats does the v2 export endpoint support?", EXPORT_V2)
     other, relevant, _, gaps = _g("Which formats does the v3 export endpoint support?", EXPORT_V2)

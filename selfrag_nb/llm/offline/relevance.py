@@ -4,7 +4,8 @@
                                       ^^^^^^^^^ here: imports lexical only; assess
                                                 grades evidence through grade().
 
-    GradeInputs  -> injection sentences dropped
+    GradeInputs  -> no text (a chunk that was only markup: badges, a logo) -> 0
+                 -> injection sentences dropped
                  -> weighted term coverage (title/heading/metadata boost, and the
                     document's own name, "quillpath-ng" for quillpath-ng.rst, when
                     the chunk has another word asked, and the kind in "What is
@@ -257,6 +258,12 @@ def enumerates(text: str) -> bool:
 
 def grade(inputs: GradeInputs) -> RelevanceOut:
     """relevanceScore 0-100 (80+ high, 50-79 partial, <50 irrelevant)."""
+    if not inputs.text.strip():
+        # A chunk that was only markup (a README's badge row or logo block)
+        # has nothing to quote or check a claim against, whatever its title says.
+        return RelevanceOut(
+            relevanceScore=0, isRelevant=False, keyInfo="", gaps="no text once its markup is removed"
+        )
     qterms = terms(inputs.question)
     meta = _meta_text(inputs.metadata)
     header = f"{inputs.title} {inputs.heading}"
