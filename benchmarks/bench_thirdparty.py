@@ -21,6 +21,9 @@
     benchmarks/thirdparty/questions_tune6.jsonl  a sixth tune set (ids t6-...), written like the
                                             fifth from READMEs no earlier set asks about; not
                                             split, never part of --half both
+    benchmarks/thirdparty/questions_tune7.jsonl  a seventh tune set (ids t7-...), written like the
+                                            sixth from READMEs no held-out set asks about; not
+                                            split, never part of --half both
     benchmarks/thirdparty/judgments.jsonl   a person's verdict per (id, sha of the exact answer)
 
     KnowledgeBase.open(--dir, embedder=--embedder) <- ingest public, ingest restricted (finance)
@@ -44,7 +47,7 @@
                    beside plain RAG's (correct / wrong / declined / unjudged), counted
 
     .venv/bin/python benchmarks/bench_thirdparty.py --half both [--variants default]
-        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | heldout3 | tune5 | tune6 | both
+        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | heldout3 | tune5 | tune6 | tune7 | both
                                       (both = tune and heldout; the others only by name)
         [--dir KB] [--embedder minilm] [--write-answers answers.jsonl] [--json figures.json]
 
@@ -86,7 +89,7 @@ DOCS = HERE / "docs"
 HALVES = ("tune", "heldout")
 #: Question sets run only when named: the fresh sets are not part of "both",
 #: so the figures of the first split's halves keep their meaning.
-EXTRA_SETS = ("tune2", "tune3", "heldout2", "tune4", "heldout3", "tune5", "tune6")
+EXTRA_SETS = ("tune2", "tune3", "heldout2", "tune4", "heldout3", "tune5", "tune6", "tune7")
 GIVEN = frozenset({"answered", "disclaimed", "regenerated", "direct"})
 ANSWERED = frozenset({"answered", "disclaimed", "regenerated"})
 DECLINED = frozenset({"refused", "clarify"})
