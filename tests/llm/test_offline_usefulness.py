@@ -164,6 +164,24 @@ def test_same_inputs_same_verdict() -> None:
             "v2.14.0 (2026-10-08): This release drops support for Python 3.9 [1].",
             "yes",
         ),
+        # "Which OpenSSL versions ...?": versions after another name are that
+        # thing's; a bare version, or one after the name asked, may be the answer
+        (
+            "Which OpenSSL versions does quillcrypt support?",
+            "It supports Python 3.9+ and PyPy3 7.3.11+ [1].",
+            "no",
+        ),
+        (
+            "Which OpenSSL versions does quillcrypt support?",
+            "It supports OpenSSL 3.0 and later [1].",
+            "not no",
+        ),
+        (
+            "Which versions of libfoo does quillcrypt support?",
+            "quillcrypt supports 1.1.1 and 3.0 [1].",
+            "not no",
+        ),
+        ("Which Python versions does quillcrypt support?", "It runs on CPython 3.9 to 3.13 [1].", "not no"),
         # "how many <things>": the number sits in a sentence that names them
         (
             "How many root certificates are bundled?",

@@ -95,6 +95,21 @@ _VERSION_NUMBER_RE = re.compile(r"\bv?\d+(?:\.\d+)+\b")
 _VERSIONED_RE = re.compile(r"(?:\b([A-Za-z][\w.-]*?)(?:\s+|/))?(\bv?\d+(?:\.\d+)+)\b")
 #: A number with the word it belongs to, in the question ("Python 3.9", "HTTP/2").
 _OWNED_NUMBER_RE = re.compile(r"\b([A-Za-z][\w.-]*?)(?:\s+|/)v?\d+(?:\.\d+)*\b")
+#: What the versions asked for are of: "Which OpenSSL versions ...", "which
+#: versions of libzmq ...", "which version of the Brindle server ...".
+_VERSIONS_OF_RE = re.compile(
+    r"\b(?:which|what)\s+((?:[\w.+-]+\s+){0,2}?)(?:versions?|releases?)\b"
+    r"(?:\s+of\s+(?:the\s+|an?\s+)?([\w.+-]+(?:\s+[\w.+-]+)?))?",
+    re.I,
+)
+
+
+def _versions_of(question: str) -> set[str]:
+    """The words naming what the asked-for versions belong to (lower case)."""
+    m = _VERSIONS_OF_RE.search(question)
+    if m is None:
+        return set()
+    return {w.lower() for w in f"{m.group(1)} {m.group(2) or ''}".split()}
 
 
 def stem_prefix(key: str) -> str:
@@ -145,8 +160,15 @@ def names_kind(answer: str, head: str, question: str) -> bool:
         # So is a version of a protocol the question names by number: it asks
         # which release added "HTTP/2", and "HTTP/1.1" is not a release.
         others = {m.group(1).lower() for m in _OWNED_NUMBER_RE.finditer(question)}
+        # "Which OpenSSL versions ...?" is not answered by "Python 3.9+ and
+        # PyPy3 7.3.11+": a version after another name (capitalised) is that
+        # thing's ("CPython 3.9" is Python's). A version alone ("supports
+        # 3.9+") may be of what was asked.
+        of = _versions_of(question)
         return any(
-            m.group(2) not in asked and (m.group(1) or "").lower() not in others
+            m.group(2) not in asked
+            and (owner := m.group(1) or "").lower() not in others
+            and (not of or not owner[:1].isupper() or any(w in owner.lower() for w in of))
             for m in _VERSIONED_RE.finditer(answer)
         )
     if _slot_filled(question, answer) or _object_named(question, answer):

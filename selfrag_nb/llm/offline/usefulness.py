@@ -28,7 +28,8 @@
          or by its form: "xeus-python") next to the question's verb or an agent word
          ("by", "author"), "what / which <kind>" or "what is the ... version" a thing
          of that kind: the kind's word, a version number for a version (not another
-         thing's: "Python 3.15"),
+         thing's: "Python 3.15"; for "Which OpenSSL versions" not after
+         another name: "PyPy3 7.3"),
          a name where the question's preposition points ("written in
          Rust"), any name for a project or a person              -> no when absent
       -> another thing: the answer opens with a name by form the question
