@@ -57,15 +57,23 @@ __all__ = [
 
 #: A number, in digits or words, or a frequency ("twice", "daily").
 NUMBER_RE = re.compile(
-    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|hundred|"
-    r"thousand|million|once|twice|daily|weekly|monthly|yearly|annually|hourly|unlimited|infinite|"
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|hundreds?|"
+    r"thousands?|millions?|billions?|dozens?|tens\s+of|once|twice|daily|weekly|monthly|yearly|annually|hourly|unlimited|infinite|"
     r"every|biweekly|fortnightly|quarterly|no limit|none|several|few)\b|[一二两三四五六七八九十百千万]",
     re.IGNORECASE,
 )
 
 
+_WORD_RE = re.compile(r"[\w'’.-]+")
+
+
 def words_of(text: str) -> list[str]:
-    return re.findall(r"[\w'’.-]+", text)
+    return _WORD_RE.findall(text)
+
+
+def commas_after(text: str) -> list[bool]:
+    """For each word of ``words_of(text)``: is a comma right after it?"""
+    return [text[m.end() : m.end() + 1] == "," for m in _WORD_RE.finditer(text)]
 
 
 #: "What/Which <noun phrase> <verb> ...?" and "How many <noun> ...": the
@@ -86,6 +94,8 @@ _NAMED_KINDS = wordset(
     "service services app application"
 )
 _VERSION_KINDS = wordset("version versions release releases")
+#: Kinds a name answers by its form ("Under what module name ...?" -> "typing_inspection").
+_NAME_KINDS = wordset("name names")
 _THE_VERSION_Q_RE = re.compile(r"^\s*what(?:'s| is| are) the (?:\S+ ){0,3}?(versions?|releases?)\b", re.I)
 _PREPOSITIONS = wordset("of for in on to from with at by about under over into")
 #: "What kind / type / sort of X": X is the kind asked for.
@@ -175,6 +185,10 @@ def names_kind(answer: str, head: str, question: str) -> bool:
         return True
     if CODE_Q_RE.match(question) and code_names(answer, question):
         return True  # "defaults to OAS32Validator" names the class asked for
+    if head in _NAME_KINDS and any(
+        FORMED_NAME_RE.match(w) and stem(w.lower()) not in bag(question) for w in words_of(answer)
+    ):
+        return True  # "imported from the typing_inspection module" names the module asked for
     if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
         # A plural asks for instances ("Which payment methods ...?" -> "cheques
         # and cash"), which a list names without repeating the kind.
@@ -288,10 +302,17 @@ _AGENT_MARKS = frozenset(
         "developed written wrote writer copyright owner owned steward stewardship"
     )
 )
+#: The agent marks that are nouns: what an appositive name can rename.
+_ROLE_NOUNS = frozenset(
+    stem(w)
+    for w in wordset("author authors maintainer maintainers creator developer developers writer owner")
+)
 #: Where the role words after "who" end: the thing the role is held over begins.
 _ROLE_STOPS = wordset("the a an this that these those of for in on at to his her its their")
 #: Words between a name and the word that gives it its role, at most.
 AGENT_WINDOW = 4
+#: Words of the phrase a name after a comma renames, at most.
+APPOSITIVE_WORDS = 10
 
 
 def names_agent(answer: str, question: str) -> bool:
@@ -309,14 +330,22 @@ def names_agent(answer: str, question: str) -> bool:
     # stewardship | of HTTPX?", "Who wrote | iniconfig?" (the last word).
     # Words describing that thing ("testing") do not place a name.
     cues = set(_AGENT_MARKS)
+    # The question's own verb in another form: "chose" asked, "chosen" said.
+    verbs: set[str] = set()
     for t in tokenize(question)[1:-1]:
         key = stem(t.lower())
         if t.lower() in _ROLE_STOPS or key in named:
             break
         if t.lower() not in STOP_EN:
             cues.add(key)
+            verbs.add(stem_prefix(key))
+
+    def cue(k: str) -> bool:
+        return k in cues or any(k.startswith(v) for v in verbs)
+
     for sent in split_sentences(answer):
         words = words_of(sent)
+        commas = commas_after(sent)
         keys = [stem(w.lower().strip(".,;:'’")) for w in words]
         for i, w in enumerate(words):
             # a name is capitalised, or a name by its form in lower case
@@ -325,9 +354,24 @@ def names_agent(answer: str, question: str) -> bool:
             if not named_here or w.lower() in STOP_EN or keys[i] in asked:
                 continue
             near = keys[max(0, i - AGENT_WINDOW) : i] + keys[i + 1 : i + 1 + AGENT_WINDOW]
-            if any(k in cues for k in near):
+            if any(cue(k) for k in near) or _appositive(commas[:i], keys[:i]):
                 return True
     return False
+
+
+def _appositive(commas: list[bool], keys: list[str]) -> bool:
+    """A name set off by a comma renames the noun phrase before it: "the
+    author of the original Boto library, Mitch Garnaat". That phrase, back to
+    the comma before it (at most ``APPOSITIVE_WORDS`` words), holds a role
+    noun ("author", "maintainer"); a verb there ("written in 2010, Python 2
+    era") does not make the next name its agent. ``commas`` and ``keys`` are
+    the words before the name."""
+    if not commas or not commas[-1]:
+        return False
+    start = len(commas) - 1
+    while start > 0 and len(commas) - start < APPOSITIVE_WORDS and not commas[start - 1]:
+        start -= 1
+    return any(k in _ROLE_NOUNS for k in keys[start:])
 
 
 #: A word that is a name by its form wherever it stands, even first in a
@@ -408,7 +452,12 @@ def counts(answer: str, things: set[str]) -> bool:
     for sent in split_sentences(answer):
         words = words_of(sent)
         at_number = [i for i, w in enumerate(words) if NUMBER_RE.search(w)]
-        at_thing = [i for i, w in enumerate(words) if stem(w.lower().strip(".'’-")) in things]
+        # "~800 lines-of-code": a hyphenated compound names each of its parts.
+        at_thing = [
+            i
+            for i, w in enumerate(words)
+            if any(stem(p) in things for p in re.split(r"[-/]", w.lower().strip(".'’-")) if p)
+        ]
         if any(abs(i - j) <= COUNT_WINDOW for i in at_number for j in at_thing):
             return True
     return False

@@ -144,7 +144,12 @@ def code_names(text: str, question: str) -> list[str]:
 
 
 #: The question asks how to do something: what to do, type or set is the answer.
-HOW_TO_Q_RE = re.compile(r"\bhow (?:do|can|should|to|would)\b|如何|怎么|怎样", re.IGNORECASE)
+HOW_TO_Q_RE = re.compile(
+    # "What's the pip command to get X?" / "Which command ...?" ask what to type, as "How do I ...?" does.
+    r"\bhow (?:do|can|should|to|would)\b|\b(?:what|which)\s+commands?\b(?![\s-]line)|"
+    r"\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:[\w.-]+\s+){0,2}?commands?\b(?![\s-]line)|如何|怎么|怎样",
+    re.IGNORECASE,
+)
 #: The question asks what a thing is for: its purpose, not what it is. "What
 #: problem does X solve?" asks the same: what X lets one do that was hard.
 PURPOSE_Q_RE = re.compile(
@@ -161,7 +166,8 @@ PURPOSE_RE = re.compile(
     r"\b(?:intend\w*|meant|designed|aims?|aimed|purpose|goal|use[ds]?|using|usable|useful|fallback|"
     r"so\s+that|in\s+order\s+to|allows?|allowing|lets?|letting|enables?|enabling|helps?|helping|"
     r"assists?|assisting|"
-    r"for\s+\w+ing|(?:is|are)\s+for|(?:tool|library|package|module|way|utility|framework|helper)s?\s+to\s+\w+)\b|"
+    r"for\s+\w+ing|(?:is|are)\s+for|(?:tool|library|package|module|way|utility|framework|helper)s?\s+"
+    r"(?:to\s+\w+|for\s+(?:the\s+)?\w+(?:ion|ment|sis|ance|ence)s?))\b|"
     r"用于|用来|目的|为了",
     re.IGNORECASE,
 )

@@ -26,7 +26,8 @@
          <things>": next to their name, which it counts), "when / 何时" a date,
          digits or a time word, "who" a name the question does not hold (capitalised,
          or by its form: "xeus-python") next to the question's verb or an agent word
-         ("by", "author"), "what / which <kind>" or "what is the ... version" a thing
+         ("by", "author"), or set off by a comma after a role noun ("the author of
+         X, Ada Lovelace"), "what / which <kind>" or "what is the ... version" a thing
          of that kind: the kind's word, a version number for a version (not another
          thing's: "Python 3.15"; for "Which OpenSSL versions" not after
          another name: "PyPy3 7.3"),

@@ -1,0 +1,102 @@
+"""Answer forms the usefulness check refused on a tune set it had never seen.
+
+Each is a property of English, not of one document:
+
+* a number in words counts ("tens of thousands of open connections");
+* a hyphenated compound names its parts ("~800 lines-of-code" counts lines);
+* "a package for the creation ... of networks" says what it is for, as
+  "a package to create networks" does;
+* a name set off by a comma renames the role noun before it ("the author of
+  the original library, Ada Lovelace"), and the question's verb may come in
+  another form ("chose" asked, "chosen" said);
+* "What's the pip command to get X?" asks what to type, as "How do I get
+  X?" does;
+* "Under what module name ...?" is answered by a name by its form
+  ("quill_inspect").
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from selfrag_nb.llm.offline.question import HOW_TO_Q_RE
+from selfrag_nb.llm.offline.usefulness import usefulness
+from selfrag_nb.llm.schemas import UsefulnessInputs
+
+
+def verdict(question: str, answer: str) -> str:
+    return usefulness(UsefulnessInputs(question=question, answer=answer)).verdict
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "expected"),
+    [
+        (
+            "How many open connections at once can quillweb scale to?",
+            "By using non-blocking network I/O, quillweb can scale to tens of thousands of open connections [1].",
+            "not no",
+        ),
+        ("How many open connections at once can quillweb scale to?", "quillweb is fast [1].", "no"),
+        (
+            "How many lines of code is the quillparse library?",
+            "The whole library is ~800 lines-of-code [1].",
+            "not no",
+        ),
+        (
+            "How many lines of code is the quillparse library?",
+            "The whole library is small and has 3 modules [1].",
+            "no",
+        ),
+        (
+            "What is quillnet used for?",
+            "quillnet is a Python package for the creation, manipulation, and study of complex networks [1].",
+            "not no",
+        ),
+        ("What is quillnet used for?", "quillnet is a Python package for Python 3 [1].", "no"),
+        (
+            "Who chose the name quillboto?",
+            "The name was chosen by the author of the original quillboto library, Ada Lovelace, as a "
+            "reference to the company [1].",
+            "not no",
+        ),
+        (
+            "Who chose the name quillboto?",
+            "quillboto was named after a river dolphin, Inia geoffrensis [1].",
+            "no",
+        ),
+        # a comma after a verb phrase is no appositive: the name is not its agent
+        (
+            "Who chose the name quillboto?",
+            "The name was chosen early in the project's long and busy history, Python 2 era [1].",
+            "no",
+        ),
+        ("What's the pip command to get the Quill SDK?", "pip install quill-sdk [1]", "not no"),
+        (
+            "Under what module name do I import the Quill Inspect library?",
+            "The library can be imported from the quill_inspect module [1].",
+            "not no",
+        ),
+        (
+            "Under what module name do I import the Quill Inspect library?",
+            "The library can be imported easily [1].",
+            "no",
+        ),
+    ],
+)
+def test_answer_forms(question: str, answer: str, expected: str) -> None:
+    got = verdict(question, answer)
+    assert got != "no" if expected == "not no" else got == expected, got
+
+
+@pytest.mark.parametrize(
+    ("question", "how_to"),
+    [
+        ("What's the pip command to get the Quill SDK?", True),
+        ("Which command starts the quill server?", True),
+        ("What are the commands to build quill?", True),
+        ("What is the command line interface of quill?", False),
+        ("What does the command do?", False),
+    ],
+)
+def test_a_command_question_asks_what_to_type(question: str, how_to: bool) -> None:
+    assert bool(HOW_TO_Q_RE.search(question)) is how_to
