@@ -554,6 +554,8 @@ def _parse(ls: Sequence[_T], defs: _Defs) -> list[_Block]:
             continue
         if kind == "para" and text.s.endswith("::"):
             literal = True
+            if text.s.strip() == "::":
+                continue  # "::" alone only announces the block: it reads as nothing
             text = text.cut(0, len(text.s) - 2) if text.s[-3:-2].isspace() else text.cut(0, len(text.s) - 1)
             text = text.strip()
         out.append(_Block(kind, text, tight))

@@ -190,6 +190,9 @@ def test_rst_readme_clean_text() -> None:
         ("1. one\n2. two", "1. one\n2. two"),
         ("| a | b |\n|---|---|\n| [x](u) | **y** |", "| a | b |\n|---|---|\n| x | y |"),
         ("Code:\n\n    x = 1\n    y = 2\n\nAfter.", "Code:\n\n```\nx = 1\ny = 2\n```\n\nAfter."),
+        # "::" alone only announces the literal block: it reads as nothing, no stray ":"
+        ("Install\n-------\n\n::\n\n    pip install x\n", "Install\n\n```\npip install x\n```"),
+        ("Install it with ::\n\n    pip install x\n", "Install it with\n\n```\npip install x\n```"),
         ("```\nkeep  **this**\n  <b>as is</b>\n```", "```\nkeep  **this**\n  <b>as is</b>\n```"),
         (">>> 1 + 1\n2\n\nText.", "```\n>>> 1 + 1\n2\n```\n\nText."),
         ("> quoted\n> text.", "quoted text."),

@@ -12,7 +12,11 @@ Each is a property of English, not of one document:
 * "What's the pip command to get X?" asks what to type, as "How do I get
   X?" does;
 * "Under what module name ...?" is answered by a name by its form
-  ("quill_inspect").
+  ("quill_inspect");
+* a one- or two-word answer made only of the question's words ("Testing."
+  for "... to run its tests?") names nothing, even for a "which" question;
+* a section that is only a command ("Installation" over "pip install x")
+  answers "How do I install ...?" with its heading as the lead-in.
 """
 
 from __future__ import annotations
@@ -81,6 +85,9 @@ def verdict(question: str, answer: str) -> str:
             "The library can be imported easily [1].",
             "no",
         ),
+        # a word or two the question already holds names nothing ("Testing:" heading quoted)
+        ("Which packages does quillnum need in order to run its tests?", "Testing [1].", "no"),
+        ("Which tool formats quill code?", "Black [1].", "not no"),
     ],
 )
 def test_answer_forms(question: str, answer: str, expected: str) -> None:
@@ -100,3 +107,34 @@ def test_answer_forms(question: str, answer: str, expected: str) -> None:
 )
 def test_a_command_question_asks_what_to_type(question: str, how_to: bool) -> None:
     assert bool(HOW_TO_Q_RE.search(question)) is how_to
+
+
+# "Installation" over a command and nothing else (an RST "::" block, a README
+# install section): the command is the answer, its heading the lead-in.
+INSTALL = "Installation\n------------\n\n::\n\n    pip install quill-sdk\n\nReferences\n----------\n\n* The Quill project.\n"
+
+
+def test_a_section_that_is_a_command_answers_how_to_install() -> None:
+    from selfrag_nb.cleantext import clean_text
+    from selfrag_nb.llm.offline.generate import generate
+    from selfrag_nb.llm.offline.verify import verify
+    from selfrag_nb.llm.schemas import Evidence, GenerateInputs, VerifyInputs
+
+    section = clean_text(INSTALL.split("References", maxsplit=1)[0])
+    assert section == "Installation\n\n```\npip install quill-sdk\n```"
+    ev = Evidence(
+        index=1,
+        chunk_id="a",
+        source="quill-sdk.rst",
+        title="Quill SDK",
+        heading="Quill SDK > Installation",
+        text=section.split("\n\n", 1)[1],
+    )
+    for question in ("How do I install the Quill SDK?", "What's the pip command to get the Quill SDK?"):
+        out = generate(GenerateInputs(question=question, evidence=[ev]))
+        assert out.answer == "Installation: `pip install quill-sdk` [1].", question
+        support = verify(VerifyInputs(question=question, answer=out.answer, evidence=[ev]))
+        assert support.isFullySupported, support
+    # Not a how-to: the command alone does not say what the SDK is.
+    out = generate(GenerateInputs(question="What is the Quill SDK?", evidence=[ev]))
+    assert "pip install" not in out.answer

@@ -89,7 +89,7 @@ from selfrag_nb.llm.offline.question import (
     gives_time,
     without_excluded,
 )
-from selfrag_nb.llm.offline.quotable import quotable, table_leads
+from selfrag_nb.llm.offline.quotable import headed_code, quotable, table_leads
 from selfrag_nb.llm.offline.subject import subject_names, subject_share
 from selfrag_nb.llm.offline.surface import readable
 from selfrag_nb.llm.schemas import Evidence, GenerateInputs, GenerateOut
@@ -334,6 +334,10 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
         said = quotable(readable(ev.text), table_leads(ev.text), several=several, how_to=how_to)
         if value := heading_value(ev):
             said = [(value, False), *said]
+        elif how_to and (command := headed_code(ev.heading, readable(ev.text))):
+            # "Installation" over "pip install x" and nothing else: the command
+            # is the answer to "How do I install ...?", its heading the lead-in.
+            said = [(command, False), *said]
         for sent, refers_back in said:
             order += 1
             if looks_like_injection(sent) or (inputs.avoid and _similar(sent, inputs.avoid)):

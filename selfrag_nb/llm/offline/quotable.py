@@ -23,6 +23,8 @@
          `cmd`." (_with_code; a line without closing punctuation right over
          the block is a lead-in whose colon was left out)
     listed(text) -> every lead-in read with its list or its code
+    headed_code(heading, text) -> a section that is only a short code block,
+         read with its heading: "Installation: `pip install x`."
 
 Heuristics: ``docs/offline_model.md`` (generate).
 """
@@ -36,7 +38,15 @@ from selfrag_nb.codelines import FENCE_RE, ITEM_RE, lines
 from selfrag_nb.llm.offline.lexical import INSTRUCTION_VERBS, STOP_EN, sentences
 from selfrag_nb.text import tokenize
 
-__all__ = ["CODE_CHARS_MAX", "CODE_LINES_MAX", "LIST_ITEMS_MAX", "listed", "quotable", "table_leads"]
+__all__ = [
+    "CODE_CHARS_MAX",
+    "CODE_LINES_MAX",
+    "LIST_ITEMS_MAX",
+    "headed_code",
+    "listed",
+    "quotable",
+    "table_leads",
+]
 
 
 #: A sentence that ends: closing punctuation, then closing quotes or brackets.
@@ -195,6 +205,18 @@ def _with_code(lead: str, rest: list[tuple[str, str]]) -> str:
     if not commands or len(commands) > CODE_LINES_MAX or len(code) > CODE_CHARS_MAX or "`" in code:
         return ""
     return f"{lead} `{code}`."
+
+
+def headed_code(heading: str, text: str) -> str:
+    """A section whose whole body is a short code block ("Installation" over
+    "pip install x" and nothing else) read as one sentence with its
+    heading's last part as the lead ("Installation: `pip install x`."), or
+    "" (no heading, any text in the body, or no short block)."""
+    last = heading.rsplit(">", maxsplit=1)[-1].strip()
+    found = [(kind, line) for kind, line in lines(text) if line.strip()]
+    if not last or not found or any(kind != "code" for kind, _ in found):
+        return ""
+    return _with_code(f"{last}:", found)
 
 
 def listed(text: str) -> list[str]:

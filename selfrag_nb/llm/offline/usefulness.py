@@ -10,8 +10,8 @@
       -> small talk / arithmetic question                         -> yes when a reply / a number is given
       -> form: lines that are JSON, markup or code are set aside (how-to
          questions may be answered by a command); nothing else left, or the
-         rest a fragment cut mid-sentence, a bare name or only
-         questions                                                -> no
+         rest a fragment cut mid-sentence, a bare name, only
+         questions, or a word or two the question holds           -> no
       -> the answer says the documents hold no answer             -> no
       -> a question asking for an environment variable and no variable's
          name ("QUILL_LOG_SCOPE", "$HOME")                          -> no
@@ -175,6 +175,13 @@ def _line_problem(line: str, how_to: bool) -> str:
     return ""
 
 
+def _echo(answer: str, question: str) -> bool:
+    """A short answer (one or two words) all of whose words the question holds."""
+    words = words_of(strip_citations(answer)[0])
+    asked = set(bag(question))
+    return 0 < len(words) <= 2 and all(stem(w.lower().strip(".")) in asked for w in words)
+
+
 def _form_problem(answer: str, which: bool) -> str:
     """What the prose of the answer is, when it is not a readable statement."""
     text = answer.strip()
@@ -314,6 +321,10 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     junk = [p for p in (_line_problem(ln, how_to) for ln in answer.splitlines() if ln.strip()) if p]
     prose = "\n".join(ln for ln in answer.splitlines() if ln.strip() and not _line_problem(ln, how_to))
     form = junk[0] if junk and not prose.strip() else _form_problem(prose, which)
+    if not form and which and _echo(prose, question):
+        # "Testing." for "Which packages does X need to run its tests?": a
+        # word or two the question already holds names nothing asked for.
+        form = "only words of the question"
     if form == "a bare name" and _labelled_value(prose, question):
         form = ""  # "License: MIT": a heading and its value, the kind asked for named
     if form:

@@ -45,7 +45,7 @@ from selfrag_nb.llm.offline.lexical import (
     strip_citations,
     terms,
 )
-from selfrag_nb.llm.offline.quotable import listed
+from selfrag_nb.llm.offline.quotable import headed_code, listed
 from selfrag_nb.llm.offline.surface import missing_key_terms, readable, table_markup
 from selfrag_nb.llm.schemas import ClaimVerdict, EvidenceQuote, SupportOut, VerifyInputs
 from selfrag_nb.text import MARKER, normalize_key
@@ -172,7 +172,8 @@ def verify(inputs: VerifyInputs) -> SupportOut:
         # an instruction may hide in a heading or title as well as in the text
         injected.extend(bag(t) for t in (ev.title, ev.heading) if t and looks_like_injection(t))
         # "## License" over "MIT" states "License: MIT." (the quote generate makes).
-        value = heading_value(ev)
+        # So does "Installation" over a short code block alone: "Installation: `pip install x`."
+        value = heading_value(ev) or headed_code(ev.heading, text)
         # A lead-in read with its list items or its code is one sentence, as generate quotes it.
         for sent in [value] if value else [*sentences(text), *listed(text)]:
             if looks_like_injection(sent):
