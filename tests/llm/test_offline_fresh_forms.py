@@ -138,3 +138,62 @@ def test_a_section_that_is_a_command_answers_how_to_install() -> None:
     # Not a how-to: the command alone does not say what the SDK is.
     out = generate(GenerateInputs(question="What is the Quill SDK?", evidence=[ev]))
     assert "pip install" not in out.answer
+
+
+def _ev(index: int, text: str, heading: str = "") -> object:
+    from selfrag_nb.llm.schemas import Evidence
+
+    return Evidence(
+        index=index,
+        chunk_id=f"c{index}",
+        source="quill.rst",
+        title="quill: HTTP/2 Protocol Stack",
+        heading=heading,
+        text=text,
+    )
+
+
+def test_who_is_answered_by_the_sentence_naming_someone_in_the_role() -> None:
+    # Other sentences share more words with "Who wrote the quill HTTP/2
+    # library?"; only one names who wrote it.
+    from selfrag_nb.llm.offline.generate import generate
+    from selfrag_nb.llm.schemas import GenerateInputs
+
+    ev = [
+        _ev(
+            1,
+            "Instead, quill is a purely in-memory solution, defined in terms of data actions and HTTP/2 frames.",
+        ),
+        _ev(2, "quill is made available under the MIT License."),
+        _ev(
+            3, "quill was authored by Ada Lovelace and is maintained by the members of quill-org.", "Authors"
+        ),
+    ]
+    answer = generate(GenerateInputs(question="Who wrote the quill HTTP/2 library?", evidence=ev)).answer  # type: ignore[arg-type]
+    assert (
+        "quill was authored by Ada Lovelace and is maintained by the members of quill-org [3]." in answer
+    ), answer
+
+
+def test_a_list_completes_a_sentence_that_stops_on_a_function_word() -> None:
+    # "... is also available in" over its items: the colon left out, the list
+    # is the rest of the sentence; a question before it is not an answer.
+    from selfrag_nb.cleantext import clean_text
+    from selfrag_nb.llm.offline.answer_kind import asked_head
+    from selfrag_nb.llm.offline.generate import generate
+    from selfrag_nb.llm.offline.quotable import listed
+    from selfrag_nb.llm.schemas import GenerateInputs
+
+    text = clean_text(
+        "More comfortable in another programming language? Quill is also available in\n"
+        "- [Node.js](https://x.org/node),\n- [.NET](https://x.org/net),\n- [Java](https://x.org/java).\n"
+    )
+    joined = "Quill is also available in Node.js, .NET, Java."
+    assert listed(text) == [joined]
+    question = "Which programming languages other than Python is Quill available for?"
+    assert asked_head(question) == "languages"
+    answer = generate(GenerateInputs(question=question, evidence=[_ev(1, text, "Other languages")])).answer  # type: ignore[list-item]
+    assert answer == "Quill is also available in Node.js, .NET, Java [1].", answer
+    assert verdict(question, answer) != "no"
+    # A line that ends a sentence is no lead-in: its items stay items.
+    assert listed(clean_text("Quill runs anywhere.\n- Linux\n- macOS\n")) == []

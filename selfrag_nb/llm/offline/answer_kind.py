@@ -98,6 +98,8 @@ _VERSION_KINDS = wordset("version versions release releases")
 _NAME_KINDS = wordset("name names")
 _THE_VERSION_Q_RE = re.compile(r"^\s*what(?:'s| is| are) the (?:\S+ ){0,3}?(versions?|releases?)\b", re.I)
 _PREPOSITIONS = wordset("of for in on to from with at by about under over into")
+#: Words that open what a kind excludes ("other than", "except", "besides").
+_EXCEPT_WORDS = wordset("than except besides instead rather apart aside")
 #: "What kind / type / sort of X": X is the kind asked for.
 _KIND_OF = wordset("kind kinds type types sort sorts form forms")
 _VERSION_NUMBER_RE = re.compile(r"\bv?\d+(?:\.\d+)+\b")
@@ -149,8 +151,10 @@ def asked_head(question: str) -> str:
         words_in = words_in[2:]  # "what kind of tokeniser": the kind is "tokeniser"
     phrase = []
     for w in words_in:
-        if w.lower() in _PREPOSITIONS:
-            break  # "version of attrs": the kind is "version"
+        if w.lower() in _PREPOSITIONS or w.lower() in _EXCEPT_WORDS:
+            # "version of attrs": the kind is "version"; "languages other than
+            # Python": "languages" (what follows names what the answer is not)
+            break
         phrase.append(w)
     words = [w for w in phrase if w.lower() not in STOP_EN]
     if words and words[-1].lower() in _KIND_OF:

@@ -50,7 +50,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from selfrag_nb.codelines import lines
-from selfrag_nb.llm.offline.answer_kind import instructs
+from selfrag_nb.llm.offline.answer_kind import WHO_Q_RE, instructs, names_agent
 from selfrag_nb.llm.offline.evidence import evidence_status
 from selfrag_nb.llm.offline.lexical import (
     bag,
@@ -221,10 +221,11 @@ OTHER_LANGUAGE = 0.8
 #: names, while other evidence does (scaled by the share it mentions).
 OFF_SUBJECT = 0.4
 #: Factor for a sentence that names no environment variable, when the
-#: question asks for one, states no point in time, when it asks when, or
-#: says nothing to do, when it asks how to: whatever else it shares with the
-#: question, it cannot say which, when or how (the usefulness check turns
-#: such an answer down).
+#: question asks for one, states no point in time, when it asks when, says
+#: nothing to do, when it asks how to, or names no one in the role asked
+#: about, when it asks who: whatever else it shares with the question, it
+#: cannot say which, when, how or who (the usefulness check turns such an
+#: answer down).
 NO_VARIABLE = 0.5
 
 
@@ -311,6 +312,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     wants_names = bool(_WHICH_RE.match(question))
     # "Who maintains X?" may be answered by several people, named as a
     # lead-in's items ("authored and maintained by:" over a list of names).
+    asks_who = bool(WHO_Q_RE.match(question))
     several = bool(_SEVERAL_RE.match(question) or _WHO_RE.match(question))
     definition = defines(question) or expansion_of(question)  # "X is a ...", or X's words
     defined = defined_name(question)
@@ -343,8 +345,9 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
             if looks_like_injection(sent) or (inputs.avoid and _similar(sent, inputs.avoid)):
                 continue
             # A lead-in ("... you can claim a credit:") says nothing by itself;
-            # the items that follow are candidates of their own.
-            if sent.rstrip().endswith((":", "：")):
+            # the items that follow are candidates of their own. A question
+            # ("More comfortable in another language?") asks; it answers nothing.
+            if sent.rstrip().endswith((":", "：", "?", "？")):
                 continue
             # The lead under the title X is read with its title: it is about X
             # without naming it ("CFFI" / "Foreign Function Interface for ...").
@@ -374,6 +377,9 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += NEGATION_BONUS
             if wants_names and len(_NAMES_RE.findall(sent)) >= 2:
                 score += ANSWER_TYPE_BONUS
+            agent = asks_who and names_agent(sent, question)
+            if agent:
+                score += ANSWER_TYPE_BONUS  # "h2 was authored by Cory Benfield" for "Who wrote h2?"
             if definition is not None and definition.search(sent):
                 score += ANSWER_TYPE_BONUS  # "X is a ..." answers "What is X?"
             elif lead and sent == lead:
@@ -389,6 +395,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 (wants_variable and not ENV_VAR_RE.search(sent))
                 or (wants_time and not gives_time(sent))
                 or (how_to and not instructs(sent))
+                or (asks_who and not agent)
             ):
                 score *= NO_VARIABLE
             if best_share > 0:

@@ -145,9 +145,13 @@ def _with_items(lead: str, rest: list[tuple[str, str]]) -> str:
     list. Only items that are a phrase or one sentence of up to
     _ITEM_WORDS_MAX words are gathered: a list of longer items is quoted item
     by item, and "term -- what it is" items (a table of contents) are not
-    instances of anything."""
+    instances of anything. A line that stops on a function word with no
+    closing punctuation ("Playwright is also available in" over its items)
+    is a lead-in whose colon was left out: the list completes the sentence."""
     if not lead.rstrip().endswith(_LEAD_ENDS):
-        return ""
+        last = tokenize(lead)[-1:]
+        if _ENDED_RE.search(lead) or not last or last[0] not in STOP_EN:
+            return ""
     items: list[str] = []
     for kind, line in rest:
         if kind != "item" or len(items) > LIST_ITEMS_MAX:
