@@ -197,3 +197,32 @@ def test_a_list_completes_a_sentence_that_stops_on_a_function_word() -> None:
     assert verdict(question, answer) != "no"
     # A line that ends a sentence is no lead-in: its items stay items.
     assert listed(clean_text("Quill runs anywhere.\n- Linux\n- macOS\n")) == []
+
+
+def test_a_projects_conventional_file_names_the_document_not_the_subject() -> None:
+    # "the quill-settings README lists": no passage says "README", and none
+    # needs to; the names asked about are the gateway and the stack.
+    from selfrag_nb.llm.offline.subject import subject_names
+
+    question = "What is the Quill AI Gateway that the quill-settings README lists as part of the Quill Stack?"
+    assert subject_names(question, []) == ["Quill AI Gateway", "Quill Stack"]
+    assert subject_names("What does the Quill CHANGELOG say about version 2?", []) == ["Quill"]
+
+
+def test_an_acronym_says_the_words_it_abbreviates_when_quoting() -> None:
+    # "not currently GA" answers "Is it generally available?", as grade reads it.
+    from selfrag_nb.llm.offline.generate import generate
+    from selfrag_nb.llm.schemas import Evidence, GenerateInputs
+
+    text = (
+        "quilltransfer is a Python library for managing Amazon S3 transfers. This project is maintained "
+        "and published by Quill Corp. This project is not currently GA. If you are planning to use this "
+        "code in production, make sure to lock to a minor version as interfaces may break from minor "
+        "version to minor version."
+    )
+    ev = [Evidence(index=1, chunk_id="a", source="quilltransfer.rst", title="quilltransfer", text=text)]
+    question = "Is quilltransfer generally available, and is it safe to rely on in production?"
+    assert (
+        "This project is not currently GA [1]."
+        in generate(GenerateInputs(question=question, evidence=ev)).answer
+    )

@@ -53,6 +53,7 @@ from selfrag_nb.codelines import lines
 from selfrag_nb.llm.offline.answer_kind import WHO_Q_RE, instructs, names_agent
 from selfrag_nb.llm.offline.evidence import evidence_status
 from selfrag_nb.llm.offline.lexical import (
+    acronym_words,
     bag,
     compact,
     coverage,
@@ -352,6 +353,8 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
             # The lead under the title X is read with its title: it is about X
             # without naming it ("CFFI" / "Foreign Function Interface for ...").
             sb = bag(f"{sent} {defined}" if lead and sent == lead else sent)
+            # "not currently GA" says "generally available", as grade reads it.
+            sb += acronym_words(question, sent)
             # The heading lends its words, but a sentence must carry most of the match itself.
             alone, _ = coverage(qterms, sb)
             boosted, _ = coverage(qterms, sb, header)

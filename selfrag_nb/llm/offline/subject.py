@@ -15,7 +15,8 @@
         identifier ("importlib_metadata", "os.environ"), and a bare word
         where English needs a determiner: the subject of an inverted
         question ("does fastjsonschema support", "is filelock released") or
-        the last object of "Who maintains mdurl?" (bare_names)
+        the last object of "Who maintains mdurl?" (bare_names); a project's
+        conventional file ("README", "CHANGELOG") names the document, not a thing
     name + evidence --mentions()--> the evidence's text, title, heading,
         source or metadata values hold the name: every word of it, or the name
         as a whole word, written apart or together ("sortedcontainers" for
@@ -37,7 +38,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from selfrag_nb.llm.offline.lexical import STOP_EN, bag, compact, doc_names, stem
+from selfrag_nb.llm.offline.lexical import STOP_EN, bag, compact, doc_names, stem, wordset
 from selfrag_nb.llm.offline.phrases import entities
 from selfrag_nb.llm.schemas import Evidence
 from selfrag_nb.text import is_cjk, tokenize
@@ -45,6 +46,12 @@ from selfrag_nb.text import is_cjk, tokenize
 __all__ = ["about", "bare_names", "mentions", "subject_names", "subject_share"]
 
 _QUOTES = frozenset("\"'“‘「『《")
+#: The conventional file names of a software project, written in capitals:
+#: a question naming one ("the X README", "its CHANGELOG") names where a
+#: thing is said, not the thing.
+_PROJECT_FILES = wordset(
+    "readme license licence changelog changes contributing authors install copying news history notice todo"
+)
 
 #: A wh-question with subject-auxiliary inversion: the word after the
 #: auxiliary is the subject, and a verb or participle follows it.
@@ -121,7 +128,11 @@ def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
             continue
         if any(is_cjk(c) for c in e.text):
             continue  # Chinese has no capitals or spaces to mark a name: phrases run on
-        found.append(e.text)
+        # "the pydantic-settings README lists ...", "the Quill CHANGELOG": the
+        # document a thing is said in, not the thing.
+        name = " ".join(w for w in e.text.split() if w.lower() not in _PROJECT_FILES)
+        if name:
+            found.append(name)
     found.extend(bare_names(question))
     docs = set().union(*(_doc_names(ev) for ev in evidence)) if evidence else set()
     for tok in tokenize(question):
