@@ -24,6 +24,9 @@
     benchmarks/thirdparty/questions_tune7.jsonl  a seventh tune set (ids t7-...), written like the
                                             sixth from READMEs no held-out set asks about; not
                                             split, never part of --half both
+    benchmarks/thirdparty/questions_tune8.jsonl  an eighth tune set (ids t8-...), new facts of
+                                            READMEs no held-out set asks about; not split,
+                                            never part of --half both
     benchmarks/thirdparty/judgments.jsonl   a person's verdict per (id, sha of the exact answer)
 
     KnowledgeBase.open(--dir, embedder=--embedder) <- ingest public, ingest restricted (finance)
@@ -47,7 +50,7 @@
                    beside plain RAG's (correct / wrong / declined / unjudged), counted
 
     .venv/bin/python benchmarks/bench_thirdparty.py --half both [--variants default]
-        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | heldout3 | tune5 | tune6 | tune7 | both
+        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | heldout3 | tune5 | tune6 | tune7 | tune8 | both
                                       (both = tune and heldout; the others only by name)
         [--dir KB] [--embedder minilm] [--write-answers answers.jsonl] [--json figures.json]
 
@@ -89,7 +92,7 @@ DOCS = HERE / "docs"
 HALVES = ("tune", "heldout")
 #: Question sets run only when named: the fresh sets are not part of "both",
 #: so the figures of the first split's halves keep their meaning.
-EXTRA_SETS = ("tune2", "tune3", "heldout2", "tune4", "heldout3", "tune5", "tune6", "tune7")
+EXTRA_SETS = ("tune2", "tune3", "heldout2", "tune4", "heldout3", "tune5", "tune6", "tune7", "tune8")
 GIVEN = frozenset({"answered", "disclaimed", "regenerated", "direct"})
 ANSWERED = frozenset({"answered", "disclaimed", "regenerated"})
 DECLINED = frozenset({"refused", "clarify"})
