@@ -207,6 +207,8 @@ def test_a_projects_conventional_file_names_the_document_not_the_subject() -> No
     question = "What is the Quill AI Gateway that the quill-settings README lists as part of the Quill Stack?"
     assert subject_names(question, []) == ["Quill AI Gateway", "Quill Stack"]
     assert subject_names("What does the Quill CHANGELOG say about version 2?", []) == ["Quill"]
+    # Written in capitals only: in "the Apache License" the word is part of a name.
+    assert "Apache License" in subject_names("Does Quill ship under the Apache License?", [])
 
 
 def test_an_acronym_says_the_words_it_abbreviates_when_quoting() -> None:

@@ -96,6 +96,10 @@ _NAMED_KINDS = wordset(
 _VERSION_KINDS = wordset("version versions release releases")
 #: Kinds a name answers by its form ("Under what module name ...?" -> "typing_inspection").
 _NAME_KINDS = wordset("name names")
+#: Parts of a text, answered by a part's label ("Which part of the standard
+#: ...?" -> "Annex A", "Section 3.2", "Part II").
+_PART_KINDS = wordset("part parts section sections portion portions chapter chapters")
+_LABELLED_RE = re.compile(r"\b([A-Z][a-z]+)\s+(?:[A-Z]|[IVX]+|\d+(?:\.\d+)*)\b")
 _THE_VERSION_Q_RE = re.compile(r"^\s*what(?:'s| is| are) the (?:\S+ ){0,3}?(versions?|releases?)\b", re.I)
 _PREPOSITIONS = wordset("of for in on to from with at by about under over into")
 #: Words that open what a kind excludes ("other than", "except", "besides").
@@ -193,6 +197,10 @@ def names_kind(answer: str, head: str, question: str) -> bool:
         FORMED_NAME_RE.match(w) and stem(w.lower()) not in bag(question) for w in words_of(answer)
     ):
         return True  # "imported from the typing_inspection module" names the module asked for
+    if head in _PART_KINDS and any(
+        stem(m.group(1).lower()) not in bag(question) for m in _LABELLED_RE.finditer(answer)
+    ):
+        return True  # "the grammar provided in Annex A of the C99 standard"
     if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
         # A plural asks for instances ("Which payment methods ...?" -> "cheques
         # and cash"), which a list names without repeating the kind.

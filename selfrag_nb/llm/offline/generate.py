@@ -479,19 +479,36 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     # score. Only the best one's: the others are there to add, not to be finished.
     lead = chosen[0]
     nxt = next((c for c in candidates if c.order == lead.order + 1), None)
-    if nxt is not None and nxt.refers_back and nxt.index == lead.index and nxt not in chosen:
+    # So does, for "What is the default X?" answered by X's description, the
+    # next sentence of the entry when it labels the default, as parameter
+    # references write it ("... for speed estimates. Ranges from 0 to 1 [default: 0.3].").
+    labels_default = (
+        nxt is not None
+        and bool(_DEFAULT_Q_RE.search(question))
+        and not _DEFAULT_RE.search(lead.text)
+        and bool(_DEFAULT_LABEL_RE.search(nxt.text))
+    )
+    if (
+        nxt is not None
+        and (nxt.refers_back or labels_default)
+        and nxt.index == lead.index
+        and nxt not in chosen
+    ):
         chosen.append(nxt)
     # "Why ...?" answered by a consequence ("Therefore you have to import
-    # from _x."): the reason is the sentence it follows from, quoted with it.
-    before = next((c for c in candidates if c.order == lead.order - 1), None)
-    if (
-        _WHY_Q_RE.match(question)
-        and _CONSEQUENCE_RE.match(lead.text)
-        and before is not None
-        and before.index == lead.index
-        and before not in chosen
-    ):
-        chosen.append(before)
+    # from _x.", "These types therefore use ..."): the reason is the sentence
+    # it follows from, quoted with it, and the one before that when the
+    # reason itself points back ("Relaxing this restriction would be ...").
+    if _WHY_Q_RE.match(question) and _CONSEQUENCE_RE.match(lead.text):
+        at = lead
+        for _ in range(2):
+            before = next((c for c in candidates if c.order == at.order - 1), None)
+            if before is None or before.index != lead.index or before in chosen:
+                break
+            chosen.append(before)
+            if not _POINTS_BACK_RE.match(before.text):
+                break
+            at = before
     # A version question answered by a sentence that names no version ("This
     # release drops support for 3.9"): the release is the section's heading,
     # which the sentence points at. It goes before the quote.
@@ -520,14 +537,26 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     return GenerateOut(answer="".join(parts))
 
 
+#: A question about a default, a sentence that says one, and the label a
+#: parameter reference puts after an entry ("[default: 0.3]", "(default=10)").
+_DEFAULT_Q_RE = re.compile(r"\bdefaults?\b", re.IGNORECASE)
+_DEFAULT_RE = re.compile(r"\bdefault(?:s|ed)?\b", re.IGNORECASE)
+_DEFAULT_LABEL_RE = re.compile(r"[\[(]\s*default\s*[:=]\s*[^\])\s][^\])]*[\])]", re.IGNORECASE)
+
 #: A why-question, and a sentence that opens as the consequence of the one
 #: before it (its reason).
 _WHY_Q_RE = re.compile(r"^\s*why\b", re.IGNORECASE)
 _CONSEQUENCE_RE = re.compile(
     r"^\s*(?:therefore|thus|hence|consequently|accordingly|as a result|for this reason|"
-    r"(?:this|that) is why|so(?=\s*,|\s+(?:you|we|it|they|the|this|that)\b))\b",
+    r"(?:this|that) is why|so(?=\s*,|\s+(?:you|we|it|they|the|this|that)\b)|"
+    # ... or after a short subject: "These types therefore use ...", "It thus needs ..."
+    r"(?:[\w'-]+\s+){1,3}?(?:therefore|thus|hence|consequently)(?=\s+[a-z]))\b",
     re.IGNORECASE,
 )
+#: A sentence whose opening words point at the one before it: "This is ...",
+#: "Relaxing this restriction ...", "Because of these limits, ...". ("that" is left
+#: out: "We found that the ..." opens a clause, not a pointer.)
+_POINTS_BACK_RE = re.compile(r"^\s*(?:[\w'-]+\s+){0,2}?(?:this|these|those|such)\s+[a-z]", re.IGNORECASE)
 
 
 def _cite(sentence: str, index: int) -> str:

@@ -74,8 +74,9 @@ QUANTITY_Q_RE = re.compile(
 #: timeout?", "How long ...?"): a number with a unit of time answers it. "How
 #: are timeouts measured?" asks for no length, and "Which timeout method ...?"
 #: for a method: the word of time must be what is asked, not a modifier.
+#: "What kind of timeout is X?" asks for a kind ("cooperative"), not a length.
 DURATION_Q_RE = re.compile(
-    r"^\s*(?:what|which)\b[^?]*(?<![\w-])(?:time-?outs?|intervals?|delays?|ttl|expiry|expiration|lifetime)\b"
+    r"^\s*(?:what|which)\b(?!\s+(?:kinds?|types?|sorts?)\s+of\b)[^?]*(?<![\w-])(?:time-?outs?|intervals?|delays?|ttl|expiry|expiration|lifetime)\b"
     r"(?=\s*(?:[?.,]|$|(?:in|for|of|on|when|before|after|between|is|are|was|does|do|that)\b))|"
     r"\bhow long\b|多久|超时",
     re.IGNORECASE,

@@ -68,8 +68,12 @@ def _prose(line: str) -> bool:
 
 
 #: A sentence that opens by pointing back at the one before it: its subject
-#: is that sentence's ("Older versions required X. This is no longer necessary.").
-_REFERS_BACK_RE = re.compile(r"^(?:this|that|these|those|it|they|such)\b(?!\s*[:=(])", re.IGNORECASE)
+#: is that sentence's ("Older versions required X. This is no longer necessary."),
+#: or a connective that only means something after it ("X is hashable only
+#: when frozen. Otherwise it throws a RuntimeError.").
+_REFERS_BACK_RE = re.compile(
+    r"^(?:this|that|these|those|it|they|such|otherwise|however|instead)\b(?!\s*[:=(])", re.IGNORECASE
+)
 
 
 def _bracketed(said: list[str]) -> list[str]:

@@ -84,6 +84,13 @@ def _version_match(q: str, d: str) -> bool:
     return q == d or d.startswith(q + ".") or q.startswith(d + ".")
 
 
+def _written(figure: str, text: str) -> bool:
+    """``figure`` stands in ``text`` as a figure of its own: "0.5" in "in 0.5."
+    and "3339" in "RFC3339" (digits glued to a word are still the number), but
+    not in "10.5", "0.55" or "1,200"."""
+    return re.search(rf"(?<![\d.,]){re.escape(figure)}(?![\d]|[.,]\d)", text) is not None
+
+
 def _fold_id(identifier: str) -> str:
     return identifier.replace("_", "-")
 
@@ -99,7 +106,8 @@ def exact_adjustment(
     versions = set(d.versions) | (doc_versions or set())
     bonus, cap, notes = 0, 100, []
     for v in sorted(q.versions):
-        if any(_version_match(v, dv) for dv in versions):
+        # "changed ... in 0.5." mentions version 0.5 without the word "version".
+        if any(_version_match(v, dv) for dv in versions) or _written(v, doc_text):
             bonus += 6
         elif versions:
             cap = min(cap, CAP_CONTRADICTED)
@@ -118,8 +126,7 @@ def exact_adjustment(
             notes.append(f"identifier {i} not mentioned")
     missing_numbers = 0
     for n in sorted(q.numbers):
-        # "RFC 3339" is mentioned by "RFC3339": digits glued to a word are still the number.
-        if n in d.numbers or re.search(rf"(?<![\d.,]){re.escape(n)}(?![\d]|[.,]\d)", doc_text):
+        if n in d.numbers or _written(n, doc_text):
             bonus += 3
         else:
             missing_numbers += 1

@@ -130,7 +130,9 @@ def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
             continue  # Chinese has no capitals or spaces to mark a name: phrases run on
         # "the pydantic-settings README lists ...", "the Quill CHANGELOG": the
         # document a thing is said in, not the thing.
-        name = " ".join(w for w in e.text.split() if w.lower() not in _PROJECT_FILES)
+        # Only the capitalised file name: "Apache License" and "Release History"
+        # are names of things, "LICENSE" and "CHANGELOG" are files.
+        name = " ".join(w for w in e.text.split() if not (w.isupper() and w.lower() in _PROJECT_FILES))
         if name:
             found.append(name)
     found.extend(bare_names(question))

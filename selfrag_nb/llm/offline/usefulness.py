@@ -235,12 +235,15 @@ def _other_subject(answer: str, question: str) -> str:
     if len(words) == 2 and words[0].lower() in _DETERMINERS:
         words = words[1:]
     first = words[0].rstrip(".,;:") if words and not words[0].endswith(":") else ""
-    if not FORMED_NAME_RE.match(first):
+    # "An 8-bit floating point type ...": a number and its unit describe; they name nothing.
+    if not FORMED_NAME_RE.match(first) or _MEASURE_RE.match(first):
         return ""
     asked = set(bag(question))
     return "" if any(k in asked for k in bag(first)) else first
 
 
+#: A number joined to its unit: "8-bit", "64-bit", "2-factor", "3.5-inch".
+_MEASURE_RE = re.compile(r"^\d[\d.]*-[A-Za-z]+$")
 #: Words before a noun that make it definite or a demonstrative: "The AWS SDK".
 _DETERMINERS = wordset("the a an this that these those its their")
 #: "(not free-threaded)", "non-Windows", "other than Linux", "except macOS":
