@@ -233,12 +233,13 @@ NO_VARIABLE = 0.5
 #: The question asks for several things of a kind ("Which language servers
 #: ...?", "What are ...?"): a plural noun after which/what, not an auxiliary
 #: ("does"), a possessive or a noun that only ends in s ("process", "status").
+#: "Who ...?" may be answered by several people, and so may "谁 ...?" (the
+#: English who-question is answer_kind.WHO_Q_RE).
 _SEVERAL_RE = re.compile(
     r"^\s*(?:which|what)\s+(?:[\w\-]+\s+){0,3}?(?!(?:does|has|this|its)\b)[a-z][\w\-]*[a-hj-rtv-z]s\b"
-    r"(?!\s+of\b)(?!['’])|^\s*what\s+are\b|^\s*哪些",
+    r"(?!\s+of\b)(?!['’])|^\s*what\s+are\b|^\s*哪些|^\s*谁",
     re.IGNORECASE,
 )
-_WHO_RE = re.compile(r"^\s*who\b|^\s*谁", re.IGNORECASE)
 
 
 #: A setext underline or a Markdown heading's hashes around a title line.
@@ -314,7 +315,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     # "Who maintains X?" may be answered by several people, named as a
     # lead-in's items ("authored and maintained by:" over a list of names).
     asks_who = bool(WHO_Q_RE.match(question))
-    several = bool(_SEVERAL_RE.match(question) or _WHO_RE.match(question))
+    several = bool(_SEVERAL_RE.match(question)) or asks_who
     definition = defines(question) or expansion_of(question)  # "X is a ...", or X's words
     defined = defined_name(question)
     lang = answer_language(question)
