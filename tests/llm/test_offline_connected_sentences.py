@@ -12,9 +12,7 @@ of English or of how documents are written, not of one document:
 * "An 8-bit type ..." opens with a measure, not with the name of another thing;
 * "What kind of timeout is X?" asks for a kind ("cooperative"), not a length of time;
 * "What is the default X?" answered by X's description takes the next
-  sentence of the entry when it carries the default's label ("[default: 0.3]");
-* a consonant doubled before -ing or -ed is one word with its stem
-  ("spamming" / "spam"), and words joined by a slash ("CI/cloud") are each a word.
+  sentence of the entry when it carries the default's label ("[default: 0.3]").
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ from __future__ import annotations
 import pytest
 
 from selfrag_nb.llm.offline.generate import generate
-from selfrag_nb.llm.offline.lexical import bag, stem
 from selfrag_nb.llm.offline.question import DURATION_Q_RE
 from selfrag_nb.llm.offline.relevance import exact_adjustment
 from selfrag_nb.llm.offline.usefulness import usefulness
@@ -114,23 +111,3 @@ def test_a_default_labelled_after_an_entry_comes_with_its_description() -> None:
     # Not for a question that asks no default.
     answer = _answer("What does the damping weight of quillbar do to its rolling rate?", text)
     assert "0.4" not in answer, answer
-
-
-@pytest.mark.parametrize(
-    ("word", "same_as"),
-    [("spamming", "spam"), ("stopped", "stop"), ("embedding", "embed"), ("committed", "commit")],
-)
-def test_a_doubled_consonant_before_a_suffix_is_the_stems(word: str, same_as: str) -> None:
-    assert stem(word) == stem(same_as)
-
-
-@pytest.mark.parametrize("word", ["adding", "installed", "passing", "buzzing"])
-def test_a_double_letter_of_the_word_itself_stays(word: str) -> None:
-    assert stem(word) == word[: -3 if word.endswith("ing") else -2]
-
-
-def test_words_joined_by_a_slash_are_each_a_word() -> None:
-    found = bag("Set it in CI/cloud jobs to avoid log spam.")
-    assert found["ci"]
-    assert found["cloud"]
-    assert not bag("see 10/20 of the rows")["10"]  # figures are not words

@@ -127,12 +127,6 @@ _SPELLINGS = (
 )
 
 
-#: A consonant doubled before -ing / -ed after one short vowel: "spamming",
-#: "stopped", "embedding" meet "spam", "stop", "embed". Not l, s or z ("installed",
-#: "passing"), and not after a vowel alone ("adding" keeps "add").
-_UNDOUBLE_RE = re.compile(r"(?<=[^aeiou][aeiou])([b-df-hj-km-np-rtv])\1$")
-
-
 def stem(token: str) -> str:
     """A crude suffix stripper for ASCII words (plural, -ing, -ed, final -e), so
     "refunds", "refunded" and "refund" meet. Identifiers and CJK pass unchanged."""
@@ -153,9 +147,9 @@ def stem(token: str) -> str:
     if t.endswith(("able", "ible")) and len(t) > 7:
         t = t[:-4]
     elif t.endswith("ing") and len(t) > 5:
-        t = _UNDOUBLE_RE.sub(r"\1", t[:-3])
+        t = t[:-3]
     elif t.endswith("ed") and len(t) > 5:
-        t = _UNDOUBLE_RE.sub(r"\1", t[:-2])
+        t = t[:-2]
     if t.endswith("e") and len(t) > 4:
         t = t[:-1]
     return t
@@ -211,7 +205,6 @@ _HYPHEN_WORD_RE = re.compile(r"[a-z]+(?:-[a-z]+)+")
 
 
 #: A code name: letters joined by "_" or "." ("save_file", "safetensors.torch").
-_SLASHED_RE = re.compile(r"[a-z]{2,}(?:/[a-z]{2,})+")
 _CODE_NAME_RE = re.compile(r"[a-z][a-z0-9]*(?:[._][a-z][a-z0-9]*)+")
 
 
@@ -219,8 +212,7 @@ def bag(text: str) -> Counter[str]:
     """Stemmed token counts of a text (term frequencies for saturation). A
     hyphenated word also counts its parts ("non-refundable" -> "refund"), so
     a question saying "refund" finds it; identifiers (with digits) stay whole.
-    A word joined by underscores also counts its hyphenated spelling, and
-    words joined by a slash ("CI/cloud") count each word."""
+    A word joined by underscores also counts its hyphenated spelling."""
     out: Counter[str] = Counter()
     for tok in tokenize(text):
         out[stem(tok)] += 1
@@ -239,11 +231,6 @@ def bag(text: str) -> Counter[str]:
             for part in re.split(r"[._]", tok):
                 if len(part) > 3 and part.isalpha():
                     out[stem(part)] += 1
-        elif _SLASHED_RE.fullmatch(tok):
-            # "in CI/cloud jobs" speaks of CI jobs and of cloud jobs: the
-            # slash joins alternatives, each a word of its own.
-            for part in tok.split("/"):
-                out[stem(part)] += 1
     return out
 
 
