@@ -31,9 +31,12 @@
                          superseded evidence scored lower
                       -> 1-3 (strict: 1-2) sentences that add something, and
                          the sentence after the best one when it points back
-                         at it ("This is no longer necessary."), for "why"
-                         the one before a best one that opens "Therefore"
-                         (its reason), in document
+                         at it ("This is no longer necessary.", "Otherwise
+                         ...") or, for "the default X?", labels the default
+                         ("... [default: 0.3]."); for "why" the one before a
+                         best one that is a consequence ("Therefore ...",
+                         "These types therefore ...": its reason, and the one
+                         before that when the reason points back), in document
                          order, each cited [n]; a version question answered
                          without a version gets the chunk's heading that names
                          one ("v2.14.0 (2026-10-08): This release drops ...")
@@ -485,7 +488,7 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     # references write it ("... for speed estimates. Ranges from 0 to 1 [default: 0.3].").
     labels_default = (
         nxt is not None
-        and bool(_DEFAULT_Q_RE.search(question))
+        and bool(_DEFAULT_RE.search(question))
         and not _DEFAULT_RE.search(lead.text)
         and bool(_DEFAULT_LABEL_RE.search(nxt.text))
     )
@@ -538,9 +541,8 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     return GenerateOut(answer="".join(parts))
 
 
-#: A question about a default, a sentence that says one, and the label a
+#: A question about a default or a sentence that says one, and the label a
 #: parameter reference puts after an entry ("[default: 0.3]", "(default=10)").
-_DEFAULT_Q_RE = re.compile(r"\bdefaults?\b", re.IGNORECASE)
 _DEFAULT_RE = re.compile(r"\bdefault(?:s|ed)?\b", re.IGNORECASE)
 _DEFAULT_LABEL_RE = re.compile(r"[\[(]\s*default\s*[:=]\s*[^\])\s][^\])]*[\])]", re.IGNORECASE)
 
