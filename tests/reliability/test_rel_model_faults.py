@@ -329,15 +329,17 @@ def test_string_model_honours_retry_after(kb: Any, server: LoopbackServer) -> No
 
 def test_string_model_gives_up_on_retry_after_beyond_the_deadline(kb: Any, server: LoopbackServer) -> None:
     server.clear()
-    server.fail("429", times=500, retry_after=30, role="grade")
-    rag = _rag(kb, server.url, timeout=5, deadline=4)
+    server.fail("429", times=500, retry_after=60, role="grade")
+    rag = _rag(kb, server.url, timeout=5, deadline=20)
     t0 = time.perf_counter()
     trace = rag.ask(QUESTION, user=USER, history=HISTORY)
     wall = time.perf_counter() - t0
     server.clear()
     record("model faults, documented constructor", 1)
-    # Waiting 30 s would pass the deadline: no wait at all, not a 4 s stall.
-    assert wall < 2.0, f"{wall:.2f} s"
+    # Waiting 60 s would pass the 20 s deadline: no wait at all, not a stall
+    # until the deadline. The bound is half the deadline, so a loaded machine
+    # (a whole ask took 2.45 s here with benchmarks running) cannot fail it.
+    assert wall < 10.0, f"{wall:.2f} s"
     grades = trace.grades
     assert grades is not None
     assert grades.kept == []
