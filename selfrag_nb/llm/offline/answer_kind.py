@@ -28,6 +28,7 @@ order, the forms names and code take.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 
@@ -115,7 +116,7 @@ _OWNED_NUMBER_RE = re.compile(r"\b([A-Za-z][\w.-]*?)(?:\s+|/)v?\d+(?:\.\d+)*\b")
 #: versions of libzmq ...", "which version of the Brindle server ...".
 _VERSIONS_OF_RE = re.compile(
     r"\b(?:which|what)\s+((?:[\w.+-]+\s+){0,2}?)(?:versions?|releases?)\b"
-    r"(?:\s+of\s+(?:the\s+|an?\s+)?([\w.+-]+(?:\s+[\w.+-]+)?))?",
+    r"(?:\s+of\s+(?:the\s+|an?\s+)?([\w.+-]+(?:\s+[\w.+-]+){0,3}))?",
     re.I,
 )
 
@@ -125,7 +126,10 @@ def _versions_of(question: str) -> set[str]:
     m = _VERSIONS_OF_RE.search(question)
     if m is None:
         return set()
-    return {w.lower() for w in f"{m.group(1)} {m.group(2) or ''}".split()}
+    # "of the classic Jupyter Notebook does X ...": the of-phrase ends at the
+    # first function word (the verb's auxiliary), at most four words long.
+    of = list(itertools.takewhile(lambda w: w.lower() not in STOP_EN, (m.group(2) or "").split()))
+    return {w.lower() for w in [*m.group(1).split(), *of]}
 
 
 def stem_prefix(key: str) -> str:
@@ -142,10 +146,17 @@ def spelled(abag: Counter[str], qterms: dict[str, float]) -> Counter[str]:
     return out
 
 
+#: "Which versions of <a long name> does X work with?": the head is
+#: "versions" however far the verb is (the of-phrase names whose versions).
+_VERSIONS_OF_Q_RE = re.compile(
+    r"^\s*(?:which|what)\s+(?:[\w.+-]+\s+){0,2}?(versions?|releases?)\s+of\b", re.I
+)
+
+
 def asked_head(question: str) -> str:
     """The noun that names what is asked for ("license" in "What license is
     X released under?"), "" when the question has none ("What is X?")."""
-    if v := _THE_VERSION_Q_RE.match(question):
+    if v := _THE_VERSION_Q_RE.match(question) or _VERSIONS_OF_Q_RE.match(question):
         return v.group(1).lower()  # "What is the oldest Python version X supports?"
     m = _HEAD_Q_RE.match(question) or HOW_MANY_RE.match(question)
     if m is None:

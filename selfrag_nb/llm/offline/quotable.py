@@ -14,7 +14,9 @@
          pointing back at the one before ("This is no longer necessary.")
          marked so
       -> lead-ins ("...:"): whose items are gone, or over code not asked for
-         when the clause is whole (_stands_alone), a statement; announcing an
+         when the clause is whole (_stands_alone), or carrying its own code
+         ("..., pass width=2:", _own_code) when not read with a block, a
+         statement; announcing an
          example ("..., e.g.:"), the statement before it; "X and supports the
          following:", the first conjunct (_first_conjunct)
       -> several=True: a lead-in (":" or an ellipsis) read with its short
@@ -105,6 +107,23 @@ def _stands_alone(lead: str) -> bool:
     words = tokenize(lead.rstrip().rstrip(":：").rsplit(",", 1)[-1])
     opens = {w[0] for w in (tokenize(lead), words) if w}
     return len(words) >= 3 and words[-1] not in STOP_EN | _POINTING and not opens & INSTRUCTION_VERBS
+
+
+#: Code in a lead-in's own words: a keyword argument ("ambiguous_width=2"),
+#: a call ("freeze()"), a long option ("--strict").
+_OWN_CODE_RE = re.compile(
+    r"(?<![\w-])(?:[A-Za-z_][\w.]*=[^\s,:;]+|[A-Za-z_][\w.]*\(\)|--[a-z][\w-]+)(?=[\s,:;.]|$)"
+)
+
+
+def _own_code(lead: str) -> bool:
+    """The lead-in ends on its code ("For wide terminals, pass
+    ambiguous_width=2:"): a statement by itself when its example is not read
+    with it (cut off with the chunk, too long, or not asked for). Code
+    earlier in the clause is its subject, the statement still to come ("By
+    default, load_dotenv() will:" over its items)."""
+    clause = lead.rstrip().rstrip(":：").rsplit(",", 1)[-1]
+    return any(m.end() == len(clause) for m in _OWN_CODE_RE.finditer(clause))
 
 
 def table_leads(text: str) -> set[str]:
@@ -273,7 +292,15 @@ def quotable(
         if (
             said
             and said[-1].rstrip().endswith((":", "："))
-            and (follows == "text" or (follows == "code" and not how_to and _stands_alone(said[-1])))
+            and (
+                follows == "text"
+                or (follows == "code" and not how_to and _stands_alone(said[-1]))
+                or (
+                    follows != "item"
+                    and _own_code(said[-1])
+                    and not (how_to and _with_code(said[-1], found[n + 1 :]))
+                )
+            )
             and line.strip() not in table_leads
         ):
             # A lead-in whose items, code or figure are not there (a paragraph

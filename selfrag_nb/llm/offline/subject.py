@@ -7,7 +7,8 @@
 
     question + evidence --subject_names()--> the things the question names:
         a quoted term, an identifier ("E4012"), a word of three hyphenated
-        parts ("py-partiql-parser"), a run of capitalised words ("Sorted Containers", "Docker
+        parts ("py-partiql-parser") or of two words ("pydantic-settings",
+        not "built-in"), a run of capitalised words ("Sorted Containers", "Docker
         SDK"), a capitalised word inside the sentence ("Pygments"), and any
         document the question names by its own name (a word equal to an
         evidence's file name or title: "idna" for idna.md; the project of
@@ -111,6 +112,20 @@ def _identifier(token: str) -> bool:
     )
 
 
+def _compound(token: str) -> bool:
+    """Two words of three letters or more joined by a hyphen, neither a
+    function word: "pydantic-settings", "read-only" (not "built-in", "e-mail")."""
+    parts = token.split("-")
+    return len(parts) == 2 and all(len(p) >= 3 and p.isalpha() and p.lower() not in STOP_EN for p in parts)
+
+
+def _names_file(question: str, token: str) -> bool:
+    """``token`` owns a project file the question names ("the quill-settings
+    README"): it says where a thing is written, not what is asked about."""
+    after = question.split(token, 1)[-1].split()
+    return bool(after) and after[0].isupper() and after[0].lower() in _PROJECT_FILES
+
+
 def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
     """The things ``question`` names (see the module doc), in question order."""
     found: list[str] = []
@@ -146,8 +161,10 @@ def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
             found.append(tok)
         elif len(compact(tail)) >= 2 and compact(tail) in docs:
             found.append(tail)
-        elif tok.count("-") >= 2:
-            found.append(tok)  # "py-partiql-parser": a compound of three parts is a name
+        elif tok.count("-") >= 2 or (_compound(tok) and not _names_file(question, tok)):
+            # "py-partiql-parser", "pydantic-settings": a name; a compound
+            # modifier ("read-only") is one too, mentioned wherever its words are.
+            found.append(tok)
         elif _identifier(tok):
             found.append(tok)  # "importlib_metadata", "os.environ": code names a thing
     out: list[str] = []

@@ -22,7 +22,7 @@
       -> "what is X for / meant for / the purpose of X" and no intent,
          use or goal ("intended", "used to", "for <doing>", "so that")  -> no
       -> answer type: "how many / how long / 多少" or a timeout, an interval,
-         a delay asked for needs a number ("how many
+         a delay or a measure ("What throughput ...?") asked for needs a number ("how many
          <things>": next to their name, which it counts), "when / 何时" a date,
          digits or a time word, "who" a name the question does not hold (capitalised,
          or by its form: "xeus-python") next to the question's verb or an agent word
@@ -107,6 +107,12 @@ __all__ = ["usefulness"]
 
 #: The question asks explicitly for an amount or a duration.
 _NUMBER_Q_RE = re.compile(r"\bhow (?:many|much|long|often|old)\b|多少|多久|几[个天次年月周]", re.IGNORECASE)
+#: Nouns of measurement: "What shuffle throughput does the paper report?"
+#: is answered by a figure, as "how many" is ("Exoshuffle: large-scale data
+#: shuffle in Ray" names the paper, not its throughput).
+_MEASURES = wordset(
+    "throughput latency speed speedup bandwidth rate percentage ratio overhead accuracy score price cost factor"
+)
 _WHICH_Q_RE = re.compile(r"^\s*(?:which|who|what(?:'s| is) the name)\b|哪个|哪些|谁", re.IGNORECASE)
 
 
@@ -372,9 +378,19 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     # A purpose stated answers "What problem does X solve?" without the word "problem".
     head = "" if purpose else asked_head(question)
     # "What is the default timeout?" asks for a length of time, as "how long" does.
-    wants_number = _NUMBER_Q_RE.search(question) or (DURATION_Q_RE.search(question) and not how_to)
+    wants_number = (
+        _NUMBER_Q_RE.search(question) or (DURATION_Q_RE.search(question) and not how_to) or head in _MEASURES
+    )
     if wants_number and not counts(answer, counted(question)):
-        what = "数量或时长" if zh else f"the number of {head}" if head else "a number or duration"
+        what = (
+            "数量或时长"
+            if zh
+            else f"the {head}'s figure"
+            if head in _MEASURES
+            else f"the number of {head}"
+            if head
+            else "a number or duration"
+        )
         return _out("no", 20, what, f"the question asks {asked!r}, and the answer states no such number")
     if head and not HOW_MANY_RE.search(question) and not names_kind(answer, head, question):
         return _out(
