@@ -92,7 +92,7 @@ DOCS = HERE / "docs"
 HALVES = ("tune", "heldout")
 #: Question sets run only when named: the fresh sets are not part of "both",
 #: so the figures of the first split's halves keep their meaning.
-EXTRA_SETS = ("tune2", "tune3", "heldout2", "tune4", "heldout3", "tune5", "tune6", "tune7", "tune8")
+EXTRA_SETS = ("tune2", "tune3", "heldout2", "tune4", "heldout3", "tune5", "tune6", "tune7", "tune8", "tune9")
 GIVEN = frozenset({"answered", "disclaimed", "regenerated", "direct"})
 ANSWERED = frozenset({"answered", "disclaimed", "regenerated"})
 DECLINED = frozenset({"refused", "clarify"})
