@@ -37,7 +37,10 @@
                          best one that is a consequence ("Therefore ...",
                          "These types therefore ...": its reason, and the one
                          before that when the reason points back), in document
-                         order, each cited [n]; a version question answered
+                         order, each cited [n]; for "why" a sentence giving a
+                         cause ("due to", "so that", "to stay ...") first, and
+                         one such next to a well-answering sentence added when
+                         none chosen gives one; a version question answered
                          without a version gets the chunk's heading that names
                          one ("v2.14.0 (2026-10-08): This release drops ...")
                       -> none: NO_INFO (strict) / NOT_FOUND (grounded)
@@ -314,6 +317,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     # "What is the default timeout?" wants "10 minutes", not any number.
     wants_duration = bool(DURATION_Q_RE.search(question)) and not how_to
     negative_q = has_negation(question)
+    wants_reason = bool(_WHY_Q_RE.match(question))
     wants_names = bool(_WHICH_RE.match(question))
     # "Who maintains X?" may be answered by several people, named as a
     # lead-in's items ("authored and maintained by:" over a list of names).
@@ -382,6 +386,8 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += ANSWER_TYPE_BONUS  # "... defaults to OAS32Validator" for "Which class ...?"
             if negative_q and has_negation(sent):
                 score += NEGATION_BONUS
+            if wants_reason and _CAUSE_RE.search(sent):
+                score += ANSWER_TYPE_BONUS  # "..., which were not working due to ..." says why
             if wants_names and len(_NAMES_RE.findall(sent)) >= 2:
                 score += ANSWER_TYPE_BONUS
             agent = asks_who and names_agent(sent, question)
@@ -503,6 +509,28 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     # from _x.", "These types therefore use ..."): the reason is the sentence
     # it follows from, quoted with it, and the one before that when the
     # reason itself points back ("Relaxing this restriction would be ...").
+    # "Why ...?" answered only by what happened ("No changes since 2.8.0."):
+    # the reason is often the next sentence, which does not point back
+    # ("Version bumped to stay in lockstep with httpx2."). The best such
+    # reason, after a sentence that answers nearly as well as the best one,
+    # is quoted too.
+    if _WHY_Q_RE.match(question) and not any(_CAUSE_RE.search(c.text) for c in chosen):
+        by_order = {c.order: c for c in candidates}
+        floor = ADDED_SHARE * lead.score
+        reason = next(
+            (
+                c
+                for c in candidates
+                if c not in chosen
+                and _CAUSE_RE.search(c.text)
+                and (before := by_order.get(c.order - 1)) is not None
+                and before.index == c.index
+                and before.score >= floor
+            ),
+            None,
+        )
+        if reason is not None:
+            chosen.append(reason)
     if _WHY_Q_RE.match(question) and _CONSEQUENCE_RE.match(lead.text):
         at = lead
         for _ in range(2):
@@ -554,6 +582,15 @@ _CONSEQUENCE_RE = re.compile(
     r"(?:this|that) is why|so(?=\s*,|\s+(?:you|we|it|they|the|this|that)\b)|"
     # ... or after a short subject: "These types therefore use ...", "It thus needs ..."
     r"(?:[\w'-]+\s+){1,3}?(?:therefore|thus|hence|consequently)(?=\s+[a-z]))\b",
+    re.IGNORECASE,
+)
+#: A sentence that gives a reason: a causal connective ("because", "due to",
+#: "since it ...") or a purpose ("so that", "in order to", "to avoid ...",
+#: "to stay in lockstep ...").
+_CAUSE_RE = re.compile(
+    r"\b(?:because|due to|owing to|caused by|thanks to|as a result of|so that|in order to|so as to|"
+    r"since(?=\s+(?:it|they|we|you|he|she|the|this|that|these|those|there|its|their)\b)|"
+    r"to (?:avoid|prevent|ensure|stay|keep|remain|protect|guarantee|reduce))\b",
     re.IGNORECASE,
 )
 #: A sentence whose opening words point at the one before it: "This is ...",

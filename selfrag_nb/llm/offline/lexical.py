@@ -128,8 +128,9 @@ _SPELLINGS = (
 
 
 def stem(token: str) -> str:
-    """A crude suffix stripper for ASCII words (plural, -ing, -ed, final -e), so
-    "refunds", "refunded" and "refund" meet. Identifiers and CJK pass unchanged."""
+    """A crude suffix stripper for ASCII words (plural, -able / -ability, -ing,
+    -ed, final -e), so "refunds", "refunded" and "refund" meet, and so do
+    "compatible" and "compatibility". Identifiers and CJK pass unchanged."""
     if not _ASCII_WORD_RE.fullmatch(token) or len(token) <= 3:
         return token
     t = token
@@ -144,7 +145,9 @@ def stem(token: str) -> str:
         t = t[:-2]
     elif t.endswith("s") and not t.endswith(("ss", "us", "is")):
         t = t[:-1]
-    if t.endswith(("able", "ible")) and len(t) > 7:
+    if t.endswith(("ability", "ibility")) and len(t) > 10:
+        t = t[:-7]  # "compatibility" meets "compatible", "availability" "available"
+    elif t.endswith(("able", "ible")) and len(t) > 7:
         t = t[:-4]
     elif t.endswith("ing") and len(t) > 5:
         t = t[:-3]

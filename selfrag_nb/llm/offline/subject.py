@@ -114,9 +114,14 @@ def _identifier(token: str) -> bool:
 
 def _compound(token: str) -> bool:
     """Two words of three letters or more joined by a hyphen, neither a
-    function word: "pydantic-settings", "read-only" (not "built-in", "e-mail")."""
+    function word nor a participle: "pydantic-settings", "read-only" (not
+    "built-in", "e-mail"; not "free-threaded", "community-maintained", which
+    describe rather than name)."""
     parts = token.split("-")
-    return len(parts) == 2 and all(len(p) >= 3 and p.isalpha() and p.lower() not in STOP_EN for p in parts)
+    return len(parts) == 2 and all(
+        len(p) >= 3 and p.isalpha() and p.lower() not in STOP_EN and not p.lower().endswith(("ed", "ing"))
+        for p in parts
+    )
 
 
 def _names_file(question: str, token: str) -> bool:
