@@ -4,10 +4,15 @@ property of English questions, not of one document:
 * "Which versions of <a long name> does X work with?" asks for versions
   however many words stand between "versions" and the verb;
 * a noun of measurement ("What throughput / latency / speedup does X
-  report?") asks for a figure, as "how many" does;
+  report?") asks for a figure, as "how many" does, and so does a quantity's
+  word ("What is the maximum input length ...?"); a digit inside a name the
+  question holds ("quill-l6-v2") is no figure;
 * two words joined by a hyphen ("quill-settings", "read-only") name a thing:
   evidence that never mentions it does not answer a question about it, and
   evidence that writes its words apart or together does;
+* one bare word before "release" / "version" ("In which quilltest release
+  ...?") is whose release is asked about, unless it says which ("major");
+* a changelog's "v2.14.4" mentions version 2.14.4;
 * a lead-in that carries its own code ("..., pass width=2:") says what to do
   when its example is cut off with the chunk: "How do I ...?" quotes it.
 """
@@ -19,7 +24,7 @@ import pytest
 from selfrag_nb.llm.offline.assess import assess
 from selfrag_nb.llm.offline.generate import generate
 from selfrag_nb.llm.offline.quotable import quotable
-from selfrag_nb.llm.offline.subject import subject_names
+from selfrag_nb.llm.offline.subject import mentions, subject_names
 from selfrag_nb.llm.offline.usefulness import usefulness
 from selfrag_nb.llm.schemas import AssessInputs, Evidence, GenerateInputs, UsefulnessInputs
 
@@ -65,6 +70,19 @@ def test_a_noun_of_measurement_asks_for_a_figure(question: str, answer: str) -> 
     )
 
 
+def test_a_quantity_asked_for_is_not_answered_by_the_digits_of_a_name() -> None:
+    q = "What is the maximum input sequence length, in tokens, of the quill-l6-v2 model?"
+    assert verdict(q, "Minimal CLI: the command quill-l6-v2 prints the model directory [1].") == "no"
+    assert verdict(q, "The quill-l6-v2 model reads at most 256 tokens of input sequence length [1].") == "yes"
+    # "How many" counts as before, and a how-to asks for a step, not a figure.
+    assert (
+        verdict(
+            "How do I raise the maximum upload size of quillpost?", "Set max_upload in quillpost.toml [1]."
+        )
+        != "no"
+    )
+
+
 def test_two_words_joined_by_a_hyphen_name_a_thing() -> None:
     q = "How do I set an environment variable prefix for a quill-settings model?"
     assert subject_names(q, []) == ["quill-settings"]
@@ -78,6 +96,33 @@ def test_two_words_joined_by_a_hyphen_name_a_thing() -> None:
     assert "quill-settings" in out.reason
     own = ev(2, "Quill settings models read an environment variable prefix set with env_prefix.", "quill.md")
     assert assess(AssessInputs(question=q, evidence=[own])).action == "ANSWER"
+
+
+def test_the_word_before_release_names_whose_release_it_is() -> None:
+    q = "In which quilltest release was support for Python 3.9 dropped?"
+    assert "quilltest" in subject_names(q, [])
+    assert subject_names("In which major release was support for Python 3.9 dropped?", []) == ["Python 3.9"]
+    other = ev(1, "Dropped support for Python 3.9 in 1.2.2.", "brindle-timeout.rst")
+    out = assess(AssessInputs(question=q, evidence=[other]))
+    assert out.action == "REFUSE", out
+    assert "quilltest" in out.reason
+    own = ev(2, "quilltest 8.4 dropped support for Python 3.9.", "quilltest.rst")
+    assert assess(AssessInputs(question=q, evidence=[own])).action == "ANSWER"
+
+
+def test_a_version_with_its_v_is_the_version() -> None:
+    q = "Which jiter version does Quill 2.14.4 bump to, and why?"
+    entry = Evidence(
+        index=1,
+        chunk_id="c1",
+        source="quill.md",
+        title="quill",
+        heading="Changelog > v2.14.4 (2026-11-19) > Packaging",
+        text="Bump jiter to v0.19.0. This addresses memory issues of the previous jiter release.",
+    )
+    assert mentions("Quill 2.14.4", entry)
+    assert assess(AssessInputs(question=q, evidence=[entry])).action == "ANSWER"
+    assert not mentions("Quill 2.14.5", entry)
 
 
 def test_a_compound_modifier_is_mentioned_by_its_words_written_apart() -> None:

@@ -7,7 +7,8 @@ each a property of English, found on a fresh tune set:
   and the next one gives the reason without pointing back ("Version bumped
   to stay in lockstep with quillx."), both are quoted;
 * a condition whose verb leaves out what the sentence before says ("If we
-  try, it raises CannotEval.", "If so, ...") finishes that sentence;
+  try, it raises CannotEval.", "If so, ...") finishes that sentence, and so
+  does one opening with a possessive pronoun ("Its support for HTTP ...");
 * "compatibility" and "compatible" (and "availability" / "available") are
   one word to the grader.
 """
@@ -65,6 +66,15 @@ def test_an_elliptical_condition_finishes_the_sentence_before_it() -> None:
     # A condition with its own verb and object opens a new statement.
     said = dict(quotable("It reads the file. If you try to write it, nothing happens."))
     assert said["If you try to write it, nothing happens."] is False
+
+
+def test_a_possessive_pronoun_finishes_the_sentence_before_it() -> None:
+    text = (
+        "If you want a mixed HTTP and WebSocket library: quillsock aims at being a good WebSocket implementation. "
+        "Its support for HTTP is minimal, just enough for a health check."
+    )
+    answer = _answer("Can I serve regular HTTP pages with the quillsock library too?", text)
+    assert "just enough for a health check" in answer, answer
 
 
 def test_a_noun_in_ability_meets_its_adjective() -> None:

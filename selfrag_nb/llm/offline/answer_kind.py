@@ -465,13 +465,17 @@ def names_variable(answer: str, question: str) -> bool:
     return not ENV_Q_RE.search(question) or bool(ENV_VAR_RE.search(answer))
 
 
-def counts(answer: str, things: set[str]) -> bool:
+def counts(answer: str, things: set[str], question: str = "") -> bool:
     """A number in the answer; for "how many <things>", a number that counts
     them: within ``COUNT_WINDOW`` words of one of their words in one sentence.
     A number elsewhere in the sentence counts something else ("pip 24.2+ ...
-    verifying certificates" says nothing about how many certificates)."""
+    verifying certificates" says nothing about how many certificates), and
+    so does one inside a word the question holds (the "6" and "2" of the
+    model "minilm-l6-v2" it asks about)."""
     if not things:
-        return bool(NUMBER_RE.search(answer))
+        held = {w.lower().strip(".") for w in words_of(question) if any(c.isdigit() for c in w)}
+        said = " ".join(w for w in words_of(answer) if w.lower().strip(".") not in held)
+        return bool(NUMBER_RE.search(said))
     for sent in split_sentences(answer):
         words = words_of(sent)
         at_number = [i for i, w in enumerate(words) if NUMBER_RE.search(w)]

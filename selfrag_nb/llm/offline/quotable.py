@@ -70,13 +70,14 @@ def _prose(line: str) -> bool:
 
 
 #: A sentence that opens by pointing back at the one before it: its subject
-#: is that sentence's ("Older versions required X. This is no longer necessary."),
+#: is that sentence's ("Older versions required X. This is no longer necessary.",
+#: "X aims at being a WebSocket library. Its support for HTTP is minimal."),
 #: or a connective that only means something after it ("X is hashable only
 #: when frozen. Otherwise it throws a RuntimeError."), or a condition whose
 #: verb leaves out what the sentence before says ("It will refuse to evaluate
 #: X. If we try, it raises CannotEval.", "If so, ...", "If not, ...").
 _REFERS_BACK_RE = re.compile(
-    r"^(?:(?:this|that|these|those|it|they|such|otherwise|however|instead)\b(?!\s*[:=(])|"
+    r"^(?:(?:this|that|these|those|it|its|they|their|such|otherwise|however|instead)\b(?!\s*[:=(])|"
     r"if\s+(?:so|not|(?:we|you|it|they|one)\s+(?:do|does|did|try|tries|tried))(?=\s*[,;]))",
     re.IGNORECASE,
 )

@@ -229,7 +229,8 @@ _WHICH_KIND_RE = re.compile(
     r"\s+(?:are|were|do|does|did|can|could|will|would|should|is|has|have)\b",
     re.IGNORECASE,
 )
-_DOTTED_RE = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?![\w.])|(?<=[<>=~])\d+\.\d+")
+# A dotted number ending a sentence ("Bump jiter to v0.19.0.") is one too.
+_DOTTED_RE = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?!\w|\.\w)|(?<=[<>=~])\d+\.\d+")
 _LOWER_BOUND_RE = re.compile(
     r">=|≥|\bor\s+(?:later|newer|higher|above|greater)\b|\d\+(?!\w)|\bat\s+least\b", re.IGNORECASE
 )

@@ -15,8 +15,10 @@
         "owner/project", "pyca/cryptography" for cryptography.rst), a code
         identifier ("importlib_metadata", "os.environ"), and a bare word
         where English needs a determiner: the subject of an inverted
-        question ("does fastjsonschema support", "is filelock released") or
-        the last object of "Who maintains mdurl?" (bare_names); a project's
+        question ("does fastjsonschema support", "is filelock released"),
+        the last object of "Who maintains mdurl?", or the word before
+        "release" / "version" in "In which pytest release ...?" (not a
+        qualifier: "major", "latest") (bare_names); a project's
         conventional file ("README", "CHANGELOG") names the document, not a thing
     name + evidence --mentions()--> the evidence's text, title, heading,
         source or metadata values hold the name: every word of it, or the name
@@ -65,6 +67,18 @@ _INVERTED_RE = re.compile(
     r"[a-z][\w-]*\s+(?P<aux>is|was|has|can|will|should|could|would))\s+([A-Za-z][\w.+-]*?)(?:'s)?\s+[a-z]{2,}",
     re.IGNORECASE,
 )
+#: "In which pytest release ...?", "Which jiter version ...?": one bare word
+#: between the wh-word and "release" / "version" is whose release it is,
+#: unless it says which one (a qualifier: "major", "latest", "stable").
+_RELEASE_OF_RE = re.compile(
+    r"^\s*(?:(?:in|from|since|with|by|for|at|after|before|until)\s+)?(?:which|what)\s+([a-z][\w.+-]*)\s+(?:release|version)s?\b",
+    re.IGNORECASE,
+)
+_RELEASE_QUALIFIERS = wordset(
+    "major minor patch point bugfix feature security maintenance lts stable beta alpha final initial "
+    "latest last first next new newer newest old older oldest current earliest previous recent upcoming "
+    "future supported minimum maximum particular specific exact same python"
+)
 #: "Who maintains X?": a verb and one bare word ending the question.
 _WHO_OBJECT_RE = re.compile(r"^\s*who\s+[a-z]+s\s+([A-Za-z][\w.+-]*?)\s*\?*\s*$", re.IGNORECASE)
 
@@ -78,6 +92,8 @@ def bare_names(question: str) -> list[str]:
     "is it") and gerunds, which stand alone as mass nouns ("How does caching
     work?"), are not."""
     out: list[str] = []
+    if (r := _RELEASE_OF_RE.match(question)) and r.group(1).lower() not in STOP_EN | _RELEASE_QUALIFIERS:
+        out.append(r.group(1))
     for rx in (_INVERTED_RE, _WHO_OBJECT_RE):
         m = rx.match(question)
         if m is None:
@@ -212,11 +228,13 @@ def mentions(name: str, ev: Evidence) -> bool:
 
 
 def _said(word: str, found: Counter[str]) -> bool:
-    """``word`` of a name is in the bag: whole, or, for a hyphenated compound,
+    """``word`` of a name is in the bag: whole (a version also with its "v"), or, for a hyphenated compound,
     every part that is a content word ("Protobuf-over-HTTP" in "Protobuf
     over HTTP"): the hyphens bind a compound modifier, the words are its."""
     if found.get(stem(word), 0):
         return True
+    if word[:1].isdigit() and found.get(f"v{word}", 0):
+        return True  # "v2.14.4" in a changelog heading is version 2.14.4
     parts = [p for p in word.split("-") if len(p) > 3 and p.lower() not in STOP_EN] if "-" in word else []
     return bool(parts) and all(found.get(stem(p), 0) for p in parts)
 

@@ -22,7 +22,8 @@
       -> "what is X for / meant for / the purpose of X" and no intent,
          use or goal ("intended", "used to", "for <doing>", "so that")  -> no
       -> answer type: "how many / how long / 多少" or a timeout, an interval,
-         a delay or a measure ("What throughput ...?") asked for needs a number ("how many
+         a delay, a measure ("What throughput ...?") or a quantity ("the maximum
+         ...") asked for needs a number, not one inside a name it holds ("how many
          <things>": next to their name, which it counts), "when / 何时" a date,
          digits or a time word, "who" a name the question does not hold (capitalised,
          or by its form: "xeus-python") next to the question's verb or an agent word
@@ -93,6 +94,7 @@ from selfrag_nb.llm.offline.question import (
     HOW_TO_Q_RE,
     PURPOSE_Q_RE,
     PURPOSE_RE,
+    QUANTITY_Q_RE,
     WHEN_Q_RE,
     answer_language,
     effective_question,
@@ -378,10 +380,14 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     # A purpose stated answers "What problem does X solve?" without the word "problem".
     head = "" if purpose else asked_head(question)
     # "What is the default timeout?" asks for a length of time, as "how long" does.
+    # So does "What is the maximum input length ...?": a quantity's word
+    # (maximum, size, limit, price, ...) outside a how-to.
     wants_number = (
-        _NUMBER_Q_RE.search(question) or (DURATION_Q_RE.search(question) and not how_to) or head in _MEASURES
+        _NUMBER_Q_RE.search(question)
+        or ((DURATION_Q_RE.search(question) or QUANTITY_Q_RE.search(question)) and not how_to)
+        or head in _MEASURES
     )
-    if wants_number and not counts(answer, counted(question)):
+    if wants_number and not counts(answer, counted(question), question):
         what = (
             "数量或时长"
             if zh
