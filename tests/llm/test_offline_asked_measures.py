@@ -90,6 +90,8 @@ def test_two_words_joined_by_a_hyphen_name_a_thing() -> None:
     assert subject_names("How do I list the built-in e-mail handlers?", []) == []
     # A participle describes: "free-threaded", "community-maintained" name nothing.
     assert subject_names("Does quillkit ship free-threaded and community-maintained wheels?", []) == []
+    # An adjective opening a compound modifier describes the noun: "large-file storage".
+    assert subject_names("Which existing large-file storage does quillstore work with?", []) == ["quillstore"]
     other = ev(1, "Make sure the PATH environment variable is set correctly for the model.", "brindle.md")
     out = assess(AssessInputs(question=q, evidence=[other]))
     assert out.action == "REFUSE", out

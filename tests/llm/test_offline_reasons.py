@@ -10,7 +10,9 @@ each a property of English, found on a fresh tune set:
   try, it raises CannotEval.", "If so, ...") finishes that sentence, and so
   does one opening with a possessive pronoun ("Its support for HTTP ...");
 * "compatibility" and "compatible" (and "availability" / "available") are
-  one word to the grader.
+  one word to the grader, and the light verb "make" is no word of a topic;
+* "What is X compiled with to make it faster?" is answered by the sentence
+  that fills the place of its stranded preposition ("compiled with mypyc").
 """
 
 from __future__ import annotations
@@ -89,3 +91,24 @@ def test_a_noun_in_ability_meets_its_adjective() -> None:
         )
     )
     assert "compatible" not in out.gaps, out
+
+
+def test_make_is_a_light_verb_not_a_topic() -> None:
+    out = grade(
+        GradeInputs(
+            question="How can I make quillframe yield every frame of a deep recursion?",
+            text="Pass collapse_repeated=False to quillframe.stack and it will yield every frame of the recursion.",
+            title="quillframe",
+            source="quillframe.md",
+        )
+    )
+    assert "make" not in out.gaps, out
+
+
+def test_the_sentence_that_fills_a_stranded_preposition_answers() -> None:
+    text = (
+        "While quillsig is a pure python package, it is compiled with mypyc to increase performance. "
+        "The quillsig._compiled variable will tell you if you are using the compiled version or not."
+    )
+    answer = _answer("What is quillsig compiled with to make it faster?", text)
+    assert answer.startswith("While quillsig is a pure python package, it is compiled with mypyc"), answer

@@ -50,6 +50,7 @@ __all__ = [
     "names_agent",
     "names_kind",
     "names_variable",
+    "slot_filled",
     "spelled",
     "stem_prefix",
     "words_of",
@@ -200,7 +201,7 @@ def names_kind(answer: str, head: str, question: str) -> bool:
             and (not of or not owner[:1].isupper() or any(w in owner.lower() for w in of))
             for m in _VERSIONED_RE.finditer(answer)
         )
-    if _slot_filled(question, answer) or _object_named(question, answer):
+    if slot_filled(question, answer) or _object_named(question, answer):
         return True
     if CODE_Q_RE.match(question) and code_names(answer, question):
         return True  # "defaults to OAS32Validator" names the class asked for
@@ -248,11 +249,14 @@ _FRONTED_RE = re.compile(
     r"^\s*(in|on|from|with|by|at|for|to|under|into)\s+(?:which|what)\b.*\b([a-z]{3,})\W*$", re.I
 )
 _STRANDED_RE = re.compile(
-    r"^\s*(?:which|what|who)\b.*\b([a-z]{3,})\s+(in|on|from|with|by|at|for|to|under|into|after|of)\W*$", re.I
+    r"^\s*(?:which|what|who)\b.*\b([a-z]{3,})\s+(in|on|from|with|by|at|for|to|under|into|after|of)"
+    # ... also before a purpose clause: "What is X compiled with to make it faster?"
+    r"(?:\s+(?:to|in order to|so that)\s+[^?]*)?\W*$",
+    re.I,
 )
 
 
-def _slot_filled(question: str, answer: str) -> bool:
+def slot_filled(question: str, answer: str) -> bool:
     """The answer puts something new where the question asks: "written in
     Rust" for "In which language is X written?", "parity with Flake8 ... and
     Black" for "Which formatter does X aim for parity with?". The kind's own

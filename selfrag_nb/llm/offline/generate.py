@@ -12,7 +12,9 @@
                       -> every evidence sentence scored (_candidates): coverage,
                          heading on topic, word pairs, exact terms, answer type
                          (number, date, a duration, names, an environment
-                         variable, a code name for "which class ...?"; none
+                         variable, a code name for "which class ...?", a
+                         word in the place of a stranded preposition:
+                         "compiled with mypyc"; none
                          stated for "when" or a variable, or nothing to do for
                          a how-to: halved), negation,
                          language, precision;
@@ -56,7 +58,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from selfrag_nb.codelines import lines
-from selfrag_nb.llm.offline.answer_kind import WHO_Q_RE, instructs, names_agent
+from selfrag_nb.llm.offline.answer_kind import WHO_Q_RE, instructs, names_agent, slot_filled
 from selfrag_nb.llm.offline.evidence import evidence_status
 from selfrag_nb.llm.offline.lexical import (
     acronym_words,
@@ -388,6 +390,11 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += NEGATION_BONUS
             if wants_reason and _CAUSE_RE.search(sent):
                 score += ANSWER_TYPE_BONUS  # "..., which were not working due to ..." says why
+            if slot_filled(question, sent) and shares[ev.index] >= best_share:
+                # "compiled with mypyc" for "What is X compiled with?"; only from
+                # evidence about X ("released under the MIT license" of another
+                # package fills the place as well).
+                score += ANSWER_TYPE_BONUS
             if wants_names and len(_NAMES_RE.findall(sent)) >= 2:
                 score += ANSWER_TYPE_BONUS
             agent = asks_who and names_agent(sent, question)

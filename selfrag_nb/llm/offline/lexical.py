@@ -86,7 +86,8 @@ def doc_names(title: str, source: str) -> set[str]:
     return {n for n in names if len(n) >= 2}
 
 
-# English function words and question scaffolding: they carry no topic.
+# English function words and question scaffolding: they carry no topic (nor
+# does a light verb: "How can I make X yield every frame?" is about X and yielding).
 def wordset(text: str) -> frozenset[str]:
     """The words of ``text`` (split on white space) as a set: word lists written as prose."""
     return frozenset(text.split())
@@ -101,7 +102,8 @@ STOP_EN = wordset(
     also just very much many more most such only own same other else too s t d ll ve re m don
     doesn isn aren wasn weren won didn hasn haven hadn cannot let lets like one ones thing things
     way use used using say said says via per each every out up down over again through across after
-    before between during until while since under above below able whether even still already yet ever"""
+    before between during until while since under above below able whether even still already yet ever
+    make makes"""
 )
 
 # Chinese function characters: a bigram containing one is weak, two is noise.

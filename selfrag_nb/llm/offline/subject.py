@@ -130,14 +130,27 @@ def _identifier(token: str) -> bool:
 
 def _compound(token: str) -> bool:
     """Two words of three letters or more joined by a hyphen, neither a
-    function word nor a participle: "pydantic-settings", "read-only" (not
-    "built-in", "e-mail"; not "free-threaded", "community-maintained", which
-    describe rather than name)."""
+    function word nor a participle, the first not an adjective that opens a
+    compound modifier: "pydantic-settings", "read-only" (not "built-in",
+    "e-mail"; not "free-threaded", "community-maintained" or "large-file",
+    which describe rather than name)."""
     parts = token.split("-")
-    return len(parts) == 2 and all(
-        len(p) >= 3 and p.isalpha() and p.lower() not in STOP_EN and not p.lower().endswith(("ed", "ing"))
-        for p in parts
+    return (
+        len(parts) == 2
+        and parts[0].lower() not in _MODIFIER_HEADS
+        and all(
+            len(p) >= 3 and p.isalpha() and p.lower() not in STOP_EN and not p.lower().endswith(("ed", "ing"))
+            for p in parts
+        )
     )
+
+
+#: Adjectives that open a compound modifier ("large-file storage",
+#: "high-level API", "long-running task"): the compound describes a noun.
+_MODIFIER_HEADS = wordset(
+    "large small big high low long short full half open deep wide fast slow hard soft hot cold new old "
+    "well ill free self multi single double cross real top"
+)
 
 
 def _names_file(question: str, token: str) -> bool:
