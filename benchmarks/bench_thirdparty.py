@@ -27,6 +27,8 @@
     benchmarks/thirdparty/questions_tune8.jsonl  an eighth tune set (ids t8-...), new facts of
                                             READMEs no held-out set asks about; not split,
                                             never part of --half both
+    benchmarks/thirdparty/questions_tune9.jsonl  a ninth tune set (ids t9-...), written like the
+                                            eighth; not split, never part of --half both
     benchmarks/thirdparty/judgments.jsonl   a person's verdict per (id, sha of the exact answer)
 
     KnowledgeBase.open(--dir, embedder=--embedder) <- ingest public, ingest restricted (finance)
@@ -50,7 +52,7 @@
                    beside plain RAG's (correct / wrong / declined / unjudged), counted
 
     .venv/bin/python benchmarks/bench_thirdparty.py --half both [--variants default]
-        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | heldout3 | tune5 | tune6 | tune7 | tune8 | both
+        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | heldout3 | tune5 | tune6 | tune7 | tune8 | tune9 | both
                                       (both = tune and heldout; the others only by name)
         [--dir KB] [--embedder minilm] [--write-answers answers.jsonl] [--json figures.json]
 

@@ -512,10 +512,6 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
         and nxt not in chosen
     ):
         chosen.append(nxt)
-    # "Why ...?" answered by a consequence ("Therefore you have to import
-    # from _x.", "These types therefore use ..."): the reason is the sentence
-    # it follows from, quoted with it, and the one before that when the
-    # reason itself points back ("Relaxing this restriction would be ...").
     # "Why ...?" answered only by what happened ("No changes since 2.8.0."):
     # the reason is often the next sentence, which does not point back
     # ("Version bumped to stay in lockstep with httpx2."). The best such
@@ -538,6 +534,10 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
         )
         if reason is not None:
             chosen.append(reason)
+    # "Why ...?" answered by a consequence ("Therefore you have to import
+    # from _x.", "These types therefore use ..."): the reason is the sentence
+    # it follows from, quoted with it, and the one before that when the
+    # reason itself points back ("Relaxing this restriction would be ...").
     if _WHY_Q_RE.match(question) and _CONSEQUENCE_RE.match(lead.text):
         at = lead
         for _ in range(2):
