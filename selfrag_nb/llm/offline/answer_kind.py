@@ -28,6 +28,7 @@ order, the forms names and code take.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections import Counter
@@ -256,23 +257,35 @@ _STRANDED_RE = re.compile(
 )
 
 
-def slot_filled(question: str, answer: str) -> bool:
-    """The answer puts something new where the question asks: "written in
-    Rust" for "In which language is X written?", "parity with Flake8 ... and
-    Black" for "Which formatter does X aim for parity with?". The kind's own
-    word need not be there: a name fills the slot."""
+@functools.lru_cache(maxsize=256)
+def _slot(question: str) -> tuple[re.Pattern[str], frozenset[str]] | None:
+    """The place a fronted or stranded preposition asks about, as a pattern
+    ("compil\\w* with <word>"), and the question's own stems; None when the
+    question has no such place. Per question, not per sentence: generate asks
+    for every candidate sentence."""
     m = _FRONTED_RE.match(question)
     word, prep = (m.group(2), m.group(1)) if m else ("", "")
     if not m:
         m2 = _STRANDED_RE.match(question)
         if m2 is None:
-            return False
+            return None
         word, prep = m2.group(1), m2.group(2)
-    asked = set(bag(question))
     slot = re.compile(
         rf"\b{re.escape(stem_prefix(stem(word.lower())))}\w*\s+{prep.lower()}\s+(?:the\s+|a\s+|an\s+)?([\w.+#-]+)",
         re.I,
     )
+    return slot, frozenset(bag(question))
+
+
+def slot_filled(question: str, answer: str) -> bool:
+    """The answer puts something new where the question asks: "written in
+    Rust" for "In which language is X written?", "parity with Flake8 ... and
+    Black" for "Which formatter does X aim for parity with?". The kind's own
+    word need not be there: a name fills the slot."""
+    found = _slot(question)
+    if found is None:
+        return False
+    slot, asked = found
     return any(stem(f.lower().strip(".-")) not in asked for f in slot.findall(answer))
 
 
