@@ -39,7 +39,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "order",
         re.compile(
             r"(?i)(?:\b(?:order|ord|invoice|inv|ticket|case)\s*(?:no\.?|number|#|id)?\s*[:#]?\s*|#|订单号?\s*[:：]?\s*|工单号?\s*[:：]?\s*)"
-            r"(?<![\w-])([A-Za-z]{0,6}-?\d[\dA-Za-z-]{3,})"
+            # The whole token, and not a year: "order 2000年1月1日" names a day.
+            r"(?<![\w-])([A-Za-z]{0,6}-?\d[\dA-Za-z-]{3,})(?![\dA-Za-z-]|\s*年)"
         ),
     ),
     # API paths (/v3/invoices/{id}); letters and digits mixed, or joined by - _ / .
