@@ -29,6 +29,8 @@
                                             never part of --half both
     benchmarks/thirdparty/questions_tune9.jsonl  a ninth tune set (ids t9-...), written like the
                                             eighth; not split, never part of --half both
+    benchmarks/thirdparty/questions_tune10.jsonl  a tenth tune set (ids t10-...), written like the
+                                            ninth; not split, never part of --half both
     benchmarks/thirdparty/judgments.jsonl   a person's verdict per (id, sha of the exact answer)
 
     KnowledgeBase.open(--dir, embedder=--embedder) <- ingest public, ingest restricted (finance)
@@ -52,7 +54,7 @@
                    beside plain RAG's (correct / wrong / declined / unjudged), counted
 
     .venv/bin/python benchmarks/bench_thirdparty.py --half both [--variants default]
-        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | heldout3 | tune5 | tune6 | tune7 | tune8 | tune9 | both
+        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | heldout3 | tune5 | tune6 | tune7 | tune8 | tune9 | tune10 | both
                                       (both = tune and heldout; the others only by name)
         [--dir KB] [--embedder minilm] [--write-answers answers.jsonl] [--json figures.json]
 
@@ -94,7 +96,19 @@ DOCS = HERE / "docs"
 HALVES = ("tune", "heldout")
 #: Question sets run only when named: the fresh sets are not part of "both",
 #: so the figures of the first split's halves keep their meaning.
-EXTRA_SETS = ("tune2", "tune3", "heldout2", "tune4", "heldout3", "tune5", "tune6", "tune7", "tune8", "tune9")
+EXTRA_SETS = (
+    "tune2",
+    "tune3",
+    "heldout2",
+    "tune4",
+    "heldout3",
+    "tune5",
+    "tune6",
+    "tune7",
+    "tune8",
+    "tune9",
+    "tune10",
+)
 GIVEN = frozenset({"answered", "disclaimed", "regenerated", "direct"})
 ANSWERED = frozenset({"answered", "disclaimed", "regenerated"})
 DECLINED = frozenset({"refused", "clarify"})
