@@ -220,7 +220,18 @@ def names_kind(answer: str, head: str, question: str) -> bool:
         return True
     # Spellings differ ("licence" / "licensed"): the stem's first letters will do.
     prefix = stem_prefix(stem(head))
-    return any(w.startswith(prefix) for w in bag(answer))
+    if any(w.startswith(prefix) for w in bag(answer)):
+        return True
+    # A code name ends on its kind: "NotebookConfigShimMixin" is a mixin,
+    # "SessionMiddleware" a middleware, "ValueError" an error.
+    return any(
+        stem(m.group(1).lower()).startswith(prefix) and m.group(0).lower() not in question.lower()
+        for m in _CAMEL_TAIL_RE.finditer(answer)
+    )
+
+
+#: A CamelCase name and its last part ("NotebookConfigShimMixin" -> "Mixin").
+_CAMEL_TAIL_RE = re.compile(r"\b[A-Z]?[a-z0-9]+(?:[A-Z][a-z0-9]+)*([A-Z][a-z0-9]+)\b")
 
 
 #: Words from a number to the things it counts ("over 500 languages",

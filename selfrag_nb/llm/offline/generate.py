@@ -30,7 +30,9 @@
                          for several things or who, and one with its short
                          code block, "... using: `cmd`.", for a how-to),
                          injections, lead-ins and ``avoid`` never quoted,
-                         superseded evidence scored lower
+                         superseded evidence scored lower, evidence naming
+                         none of the question's names (while other evidence
+                         names them all) not quoted
                       -> 1-3 (strict: 1-2) sentences that add something, and
                          the sentence after the best one when it points back
                          at it ("This is no longer necessary.", "Otherwise
@@ -418,6 +420,10 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 or (asks_who and not agent)
             ):
                 score *= NO_VARIABLE
+            if best_share >= 1 and shares[ev.index] == 0:
+                # Another passage mentions every name asked about (or is its
+                # document) and this one none: it is about something else.
+                continue
             if best_share > 0:
                 score *= OFF_SUBJECT + (1 - OFF_SUBJECT) * shares[ev.index] / best_share
             keys = frozenset(k for k in qterms if k in sb)

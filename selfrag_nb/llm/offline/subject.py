@@ -24,7 +24,8 @@
         source or metadata values hold the name: every word of it, or the name
         as a whole word, written apart or together ("sortedcontainers" for
         "Sorted Containers"), a hyphenated word by its parts ("Protobuf over
-        HTTP" for "Protobuf-over-HTTP"); a longer word that starts with it is another
+        HTTP" for "Protobuf-over-HTTP"), a CamelCase one by its capitalised
+        words ("Beautiful Soup" for "BeautifulSoup"); a longer word that starts with it is another
         name ("httpx2" is not "HTTPX")
     names + evidence --about()--> the share of the names it mentions
     names + evidence --subject_share()--> about(), plus 1 for the document
@@ -57,14 +58,16 @@ _PROJECT_FILES = wordset(
 )
 
 #: A wh-question with subject-auxiliary inversion: the word after the
-#: auxiliary is the subject, and a verb or participle follows it.
+#: auxiliary is the subject, and a verb or participle follows it. The
+#: wh-phrase may carry its preposition ("Under what licence is X distributed?");
+#: a preposition after the word makes it a noun phrase ("was support for ...").
 #: Do-support inverts wherever it stands ("What does X do?"); another
 #: auxiliary right after the wh-word has the wh-word for its subject ("Who has
 #: taken over ...?": "taken" is the verb), so it must follow a noun of the
 #: wh-phrase ("What license is X released under?").
 _INVERTED_RE = re.compile(
-    r"^\s*(?:what|which|who|whom|whose|how|when|where|why)\b(?:[^?]*?\b(?:do|does|did)|[^?]*?\b(?!(?:what|which|who|whom|whose|how|when|where|why)\b)"
-    r"[a-z][\w-]*\s+(?P<aux>is|was|has|can|will|should|could|would))\s+([A-Za-z][\w.+-]*?)(?:'s)?\s+[a-z]{2,}",
+    r"^\s*(?:(?:under|in|on|for|with|from|since|to|at|by|after|before|until)\s+)?(?:what|which|who|whom|whose|how|when|where|why)\b(?:[^?]*?\b(?:do|does|did)|[^?]*?\b(?!(?:what|which|who|whom|whose|how|when|where|why)\b)"
+    r"[a-z][\w-]*\s+(?P<aux>is|was|has|can|will|should|could|would))\s+([A-Za-z][\w.+-]*?)(?:'s)?\s+(?!(?:for|of|in|on|with|to|from|by|at|about|as|into)\b)[a-z]{2,}",
     re.IGNORECASE,
 )
 #: "In which pytest release ...?", "Which jiter version ...?": one bare word
@@ -78,6 +81,11 @@ _RELEASE_QUALIFIERS = wordset(
     "major minor patch point bugfix feature security maintenance lts stable beta alpha final initial "
     "latest last first next new newer newest old older oldest current earliest previous recent upcoming "
     "future supported minimum maximum particular specific exact same python"
+)
+#: "Which standard-library modules does ...": the words between the wh-word and
+#: the auxiliary.
+_KIND_PHRASE_RE = re.compile(
+    r"^\s*(?:which|what)\s+((?:[\w-]+\s+){1,4}?)(?:do|does|did|is|are|was|were|has|have|can)\b", re.IGNORECASE
 )
 #: "Who maintains X?": a verb and one bare word ending the question.
 _WHO_OBJECT_RE = re.compile(r"^\s*who\s+[a-z]+s\s+([A-Za-z][\w.+-]*?)\s*\?*\s*$", re.IGNORECASE)
@@ -184,7 +192,12 @@ def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
         name = " ".join(w for w in e.text.split() if not (w.isupper() and w.lower() in _PROJECT_FILES))
         if name:
             found.append(name)
-    found.extend(bare_names(question))
+    bare = bare_names(question)
+    found.extend(bare)
+    # "Which standard-library modules does AnyIO provide ...?": with its subject
+    # after the auxiliary, the words of the wh-phrase describe the kind asked for.
+    kind = _KIND_PHRASE_RE.match(question) if bare else None
+    kind_words = set(kind.group(1).lower().split()) if kind else set()
     docs = set().union(*(_doc_names(ev) for ev in evidence)) if evidence else set()
     for tok in tokenize(question):
         key = compact(tok)
@@ -195,7 +208,9 @@ def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
             found.append(tok)
         elif len(compact(tail)) >= 2 and compact(tail) in docs:
             found.append(tail)
-        elif tok.count("-") >= 2 or (_compound(tok) and not _names_file(question, tok)):
+        elif tok.count("-") >= 2 or (
+            _compound(tok) and not _names_file(question, tok) and tok not in kind_words
+        ):
             # "py-partiql-parser", "pydantic-settings": a name; a compound
             # modifier ("read-only") is one too, mentioned wherever its words are.
             found.append(tok)
@@ -237,7 +252,16 @@ def mentions(name: str, ev: Evidence) -> bool:
         return True
     words = tokenize(name)
     found = bag(where)
-    return bool(words) and all(_said(w, found) for w in words)
+    if words and all(_said(w, found) for w in words):
+        return True
+    # "BeautifulSoup" in "Beautiful Soup": a name written together in CamelCase
+    # is its capitalised words written apart.
+    parts = _CAMEL_PART_RE.findall(name) if _CAMEL_RE.fullmatch(name) else []
+    return len(parts) >= 2 and all(found.get(stem(p.lower()), 0) for p in parts)
+
+
+_CAMEL_RE = re.compile(r"(?:[A-Z][a-z]{2,}){2,}")
+_CAMEL_PART_RE = re.compile(r"[A-Z][a-z]+")
 
 
 def _said(word: str, found: Counter[str]) -> bool:

@@ -29,7 +29,7 @@
          or by its form: "xeus-python") next to the question's verb or an agent word
          ("by", "author"), or set off by a comma after a role noun ("the author of
          X, Ada Lovelace"), "what / which <kind>" or "what is the ... version" a thing
-         of that kind: the kind's word, a version number for a version (not another
+         of that kind: the kind's word (or a CamelCase name ending on it: "...Mixin"), a version number for a version (not another
          thing's: "Python 3.15"; for "Which OpenSSL versions" not after
          another name: "PyPy3 7.3"),
          a name where the question's preposition points ("written in
