@@ -44,6 +44,7 @@ __all__ = [
     "HOW_MANY_RE",
     "NUMBER_RE",
     "WHO_Q_RE",
+    "addresses_reader",
     "asked_head",
     "counted",
     "counts",
@@ -475,15 +476,28 @@ def instructs(answer: str) -> bool:
         bare, _ = strip_citations(line)
         if _COMMAND_RE.match(bare) and len(bare.split()) <= 8:
             return True
+    return _imperative(answer)
+
+
+def _imperative(answer: str) -> bool:
     for sent in split_sentences(answer):
         bare = _PLEASE_RE.sub("", sent.strip().lstrip("-*•0123456789.) "))
         # The imperative opens the main clause, which a goal or a condition
         # may come before: "To enable X, set ...".
         for clause in (bare, _PLEASE_RE.sub("", _FRONTED_CLAUSE_RE.sub("", bare, count=1))):
             words = words_of(clause)
+            if words and words[0].lower().endswith("ly"):
+                words = words[1:]  # "Automatically convert ...", "Optionally set ..."
             if words and words[0].lower() in INSTRUCTION_VERBS:
                 return True
     return False
+
+
+def addresses_reader(sentence: str) -> bool:
+    """The sentence tells the reader what they can or must do ("you can set
+    ...", "Make sure to ..."): a surer instruction than code it merely
+    mentions ("if you call get_event_loop() ...")."""
+    return bool(_MODAL_RE.search(sentence)) or _imperative(sentence)
 
 
 def names_variable(answer: str, question: str) -> bool:

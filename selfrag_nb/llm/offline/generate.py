@@ -44,7 +44,10 @@
                          order, each cited [n]; for "why" a sentence giving a
                          cause ("due to", "so that", "to stay ...") first, and
                          one such next to a well-answering sentence added when
-                         none chosen gives one; a version question answered
+                         none chosen gives one ("written initially to
+                         support ..." is a purpose); a how-to answered by
+                         the problem gets its passage's "you can ..." sentence;
+                         a version question answered
                          without a version gets the chunk's heading that names
                          one ("v2.14.0 (2026-10-08): This release drops ...")
                       -> none: NO_INFO (strict) / NOT_FOUND (grounded)
@@ -57,10 +60,11 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from selfrag_nb.codelines import lines
-from selfrag_nb.llm.offline.answer_kind import WHO_Q_RE, instructs, names_agent, slot_filled
+from selfrag_nb.llm.offline.answer_kind import WHO_Q_RE, addresses_reader, instructs, names_agent, slot_filled
 from selfrag_nb.llm.offline.evidence import evidence_status
 from selfrag_nb.llm.offline.lexical import (
     acronym_words,
@@ -99,6 +103,7 @@ from selfrag_nb.llm.offline.question import (
     effective_question,
     gives_time,
     without_excluded,
+    without_idioms,
 )
 from selfrag_nb.llm.offline.quotable import headed_code, quotable, table_leads
 from selfrag_nb.llm.offline.subject import subject_names, subject_share
@@ -252,6 +257,14 @@ _SEVERAL_RE = re.compile(
 )
 
 
+#: A remark in brackets: "Which draft (not yet final) RFCs ...?" asks for several RFCs.
+_REMARK_RE = re.compile(r"\s*\([^()]*\)")
+
+
+def _unremarked(question: str) -> str:
+    return _REMARK_RE.sub("", question)
+
+
 #: A setext underline or a Markdown heading's hashes around a title line.
 _TITLE_MARKS_RE = re.compile(r"^\s*#+\s*|\s*#*\s*$")
 
@@ -322,11 +335,11 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     wants_duration = bool(DURATION_Q_RE.search(question)) and not how_to
     negative_q = has_negation(question)
     wants_reason = bool(_WHY_Q_RE.match(question))
-    wants_names = bool(_WHICH_RE.match(question))
+    wants_names = bool(_WHICH_RE.match(_unremarked(question)))
     # "Who maintains X?" may be answered by several people, named as a
     # lead-in's items ("authored and maintained by:" over a list of names).
     asks_who = bool(WHO_Q_RE.match(question))
-    several = bool(_SEVERAL_RE.match(question)) or asks_who
+    several = bool(_SEVERAL_RE.match(_unremarked(question))) or asks_who
     definition = defines(question) or expansion_of(question)  # "X is a ...", or X's words
     defined = defined_name(question)
     lang = answer_language(question)
@@ -390,7 +403,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += ANSWER_TYPE_BONUS  # "... defaults to OAS32Validator" for "Which class ...?"
             if negative_q and has_negation(sent):
                 score += NEGATION_BONUS
-            if wants_reason and _CAUSE_RE.search(sent):
+            if wants_reason and (_CAUSE_RE.search(sent) or _purpose_of(qterms, sent)):
                 score += ANSWER_TYPE_BONUS  # "..., which were not working due to ..." says why
             if slot_filled(question, sent) and shares[ev.index] >= best_share:
                 # "compiled with mypyc" for "What is X compiled with?"; only from
@@ -455,14 +468,15 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     strict = inputs.mode == "strict"
     # "Who ... instead of the default X?": X is what the answer is not, so its
     # words neither pick nor make the subject of the quoted sentences.
-    question = without_excluded(effective_question(inputs.question, inputs.history))
+    question = without_excluded(without_idioms(effective_question(inputs.question, inputs.history)))
     qterms = terms(question)
     qexact = exact_terms(question).all
     candidates = _candidates(inputs, question)
     subject = subject_names(question, inputs.evidence)
     shares = {e.index: subject_share(subject, e) for e in inputs.evidence}
     wants_number = bool(QUANTITY_Q_RE.search(question))
-    wants_names = bool(_WHICH_RE.match(question))
+    wants_names = bool(_WHICH_RE.match(_unremarked(question)))
+    how_to = bool(HOW_TO_Q_RE.search(question))
     names: set[str] = set()
     threshold, limit = (0.5, 2) if strict else (0.25, 3)
     chosen: list[_Candidate] = []
@@ -518,6 +532,23 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
         and nxt not in chosen
     ):
         chosen.append(nxt)
+    # A how-to answered by a description of the problem ("This will cause a
+    # ResourceWarning ...") gains the best sentence of the same passage that
+    # tells the reader what to do ("you can set run_close_loop=True ...").
+    if how_to and not any(addresses_reader(c.text) for c in chosen):
+        todo = next(
+            (
+                c
+                for c in candidates
+                if c not in chosen
+                and c.index == lead.index
+                and c.score >= threshold
+                and addresses_reader(c.text)
+            ),
+            None,
+        )
+        if todo is not None:
+            chosen.append(todo)
     # "Why ...?" answered only by what happened ("No changes since 2.8.0."):
     # the reason is often the next sentence, which does not point back
     # ("Version bumped to stay in lockstep with httpx2."). The best such
@@ -606,6 +637,19 @@ _CAUSE_RE = re.compile(
     r"to (?:avoid|prevent|ensure|stay|keep|remain|protect|guarantee|reduce))\b",
     re.IGNORECASE,
 )
+#: A purpose infinitive after a participle: "written initially to support ...",
+#: "designed to ..." (not "the last version of X to support ...").
+_PURPOSE_AFTER_RE = re.compile(
+    r"\b([a-z]{2,}(?:ed|en)|built|made|meant)\s+(?:[a-z]+ly\s+)?to\s+[a-z]{2,}", re.IGNORECASE
+)
+
+
+def _purpose_of(qterms: Mapping[str, float], sentence: str) -> bool:
+    """The sentence gives the purpose of the question's own verb ("Why was X
+    written?" -> "it was written initially to support ...")."""
+    return any(stem(m.group(1).lower()) in qterms for m in _PURPOSE_AFTER_RE.finditer(sentence))
+
+
 #: A sentence whose opening words point at the one before it: "This is ...",
 #: "Relaxing this restriction ...", "Because of these limits, ...". ("that" is left
 #: out: "We found that the ..." opens a clause, not a pointer.)

@@ -202,7 +202,7 @@ INSTRUCTION_VERBS = wordset(
     "mark wrap apply specify register replace remove change edit open select click type enter provide "
     "choose include append insert start stop restart upgrade update download build compile load save "
     "export send return subclass inherit override assign declare initialise initialize try check see "
-    "turn switch"
+    "turn switch convert"
 )
 
 

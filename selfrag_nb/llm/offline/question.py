@@ -15,6 +15,7 @@
                   -> protected spans kept verbatim, duplicates dropped
     question + history --effective_question()--> the question with its reference
                      resolved, by the rewrite rule (what assess and generate read)
+    question --without_idioms()--> without "in the first place", "at all"
     question --without_excluded()--> a who / which / what question without its
                      "instead of X" clause (what generate matches sentences against,
                      and the subject the usefulness check looks for)
@@ -57,6 +58,7 @@ __all__ = [
     "is_follow_up",
     "rewrite",
     "without_excluded",
+    "without_idioms",
 ]
 
 
@@ -190,6 +192,16 @@ _GOES_ON_RE = re.compile(
     re.IGNORECASE,
 )
 _THING_Q_RE = re.compile(r"^\s*(?:who|whom|whose|which|what)\b", re.IGNORECASE)
+
+
+#: Emphatic idioms say nothing about what is asked: "Why was X written in
+#: the first place?" asks why X was written ("initially to support ...").
+_EMPHATIC_RE = re.compile(r"\s*\b(?:in the first place|at all)\b", re.IGNORECASE)
+
+
+def without_idioms(question: str) -> str:
+    """``question`` without emphatic idioms ("in the first place", "at all")."""
+    return _EMPHATIC_RE.sub("", question)
 
 
 def without_excluded(question: str) -> str:

@@ -100,6 +100,7 @@ from selfrag_nb.llm.offline.question import (
     effective_question,
     gives_time,
     without_excluded,
+    without_idioms,
 )
 from selfrag_nb.llm.offline.subject import subject_names
 from selfrag_nb.llm.schemas import UsefulnessInputs, UsefulnessOut
@@ -413,7 +414,7 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
         return _out("no", 20, what, "the question asks who, and the answer names no one in that role")
     # What the answer is not ("Who ... instead of the default X?") is not
     # what it must say; the excluded-case check below reads the whole question.
-    about = without_excluded(question)
+    about = without_excluded(without_idioms(question))
     qterms, named = _subject(about)
     # "ONNX Runtime is ..." answers "What is onnxruntime?": one name, written apart
     abag = spelled(bag(answer), qterms) + lexical.joined_words(about, answer)
