@@ -495,8 +495,8 @@ def _imperative(answer: str) -> bool:
 
 def addresses_reader(sentence: str) -> bool:
     """The sentence tells the reader what they can or must do ("you can set
-    ...", "Make sure to ..."): a surer instruction than code it merely
-    mentions ("if you call get_event_loop() ...")."""
+    ...", "Set ..."): a surer instruction than code it merely mentions ("if
+    you call get_event_loop() ...")."""
     return bool(_MODAL_RE.search(sentence)) or _imperative(sentence)
 
 
