@@ -335,11 +335,12 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     wants_duration = bool(DURATION_Q_RE.search(question)) and not how_to
     negative_q = has_negation(question)
     wants_reason = bool(_WHY_Q_RE.match(question))
-    wants_names = bool(_WHICH_RE.match(_unremarked(question)))
+    plain = _unremarked(question)
+    wants_names = bool(_WHICH_RE.match(plain))
     # "Who maintains X?" may be answered by several people, named as a
     # lead-in's items ("authored and maintained by:" over a list of names).
     asks_who = bool(WHO_Q_RE.match(question))
-    several = bool(_SEVERAL_RE.match(_unremarked(question))) or asks_who
+    several = bool(_SEVERAL_RE.match(plain)) or asks_who
     definition = defines(question) or expansion_of(question)  # "X is a ...", or X's words
     defined = defined_name(question)
     lang = answer_language(question)
@@ -352,6 +353,10 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     out: list[_Candidate] = []
     order = 0
     for ev in inputs.evidence:
+        if best_share >= 1 and shares[ev.index] == 0:
+            # Another passage mentions every name asked about (or is its
+            # document) and this one none: it is about something else.
+            continue
         header = bag(f"{ev.title} {ev.heading}")
         stale = evidence_status(ev) == "superseded" and any_current
         topic = HEADING_BONUS * _heading_on_topic(ev, qbag)
@@ -433,10 +438,6 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 or (asks_who and not agent)
             ):
                 score *= NO_VARIABLE
-            if best_share >= 1 and shares[ev.index] == 0:
-                # Another passage mentions every name asked about (or is its
-                # document) and this one none: it is about something else.
-                continue
             if best_share > 0:
                 score *= OFF_SUBJECT + (1 - OFF_SUBJECT) * shares[ev.index] / best_share
             keys = frozenset(k for k in qterms if k in sb)
