@@ -52,6 +52,8 @@
                    as asked: what an answer quoting those hits could get right at most
       paired       with --variants plain_rag: per answerable question, Self-RAG's result
                    beside plain RAG's (correct / wrong / declined / unjudged), counted
+    --json also records the commit the package came from and whether the package or
+    benchmarks differ from it ("code": null outside a git checkout)
 
     .venv/bin/python benchmarks/bench_thirdparty.py --half both [--variants default]
         --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | heldout3 | tune5 | tune6 | tune7 | tune8 | tune9 | tune10 | both
@@ -70,6 +72,7 @@ import argparse
 import hashlib
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -82,6 +85,7 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import selfrag_nb
 from selfrag_nb.cleantext import clean_text
 from selfrag_nb.errors import InputError
 from selfrag_nb.eval.metrics import EvalRow, reciprocal_rank, source_matches
@@ -317,6 +321,27 @@ def print_table(results: dict[str, dict[str, dict[str, Any]]]) -> None:
         print(f"| {label} | " + " | ".join(cells) + " |")
 
 
+def code_version() -> dict[str, Any]:
+    """The commit the measured code came from, and whether its package or
+    benchmarks differ from that commit (null outside a git checkout, e.g. a
+    copy on PYTHONPATH): a figure says which code produced it."""
+    root = Path(selfrag_nb.__file__).resolve().parents[1]
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30, check=True
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip()
+
+    commit = git("rev-parse", "HEAD")
+    if not commit:
+        return {"commit": None, "dirty": None}
+    return {"commit": commit, "dirty": bool(git("status", "--porcelain", "--", "selfrag_nb", "benchmarks"))}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--half", choices=(*HALVES, *EXTRA_SETS, "both"), default="both")
@@ -414,6 +439,7 @@ def main() -> None:
         a.json.write_text(
             json.dumps(
                 {
+                    "code": code_version(),
                     "kb": info,
                     "results": results,
                     "in_evidence": ceilings,

@@ -546,13 +546,12 @@ class Core:
         columns its second lock reads) plus ``_distance``."""
         from selfrag_nb.store import vindex
 
-        return vindex.ann_vector(
-            t,
-            vec,
+        knobs = knobs if knobs is not None and self._has_vector_index(t) else None
+        return _settle_ties(
+            lambda n: vindex.ann_vector(t, vec, n, flt, columns=[*columns, "_distance"], knobs=knobs),
             k,
-            flt,
-            columns=[*columns, "_distance"],
-            knobs=knobs if knobs is not None and self._has_vector_index(t) else None,
+            "_distance",
+            high_first=False,
         )
 
     @staticmethod
@@ -575,5 +574,31 @@ class Core:
             prefix_length=0,
             document_granularity=None,
         )
-        q = t.search(match, query_type="fts")
-        return q.where(flt, prefilter=True).select([*columns, "_score"]).with_row_id(True).limit(k).to_arrow()
+        q = t.search(match, query_type="fts").where(flt, prefilter=True).select([*columns, "_score"])
+        return _settle_ties(lambda n: q.with_row_id(True).limit(n).to_arrow(), k, "_score", high_first=True)
+
+
+#: Rows past ``k`` one leg may read to find every row tied with its k-th
+#: (identical boilerplate can tie by the thousand; past this the cut is LanceDB's).
+_TIE_READ = 256
+
+
+def _settle_ties(fetch: Callable[[int], pa.Table], k: int, column: str, *, high_first: bool) -> pa.Table:
+    """The best ``k`` rows of one leg, equal scores in ``chunk_id`` order.
+
+    LanceDB returns rows of equal score (two chunks of one boilerplate text,
+    two equally short matches of one word) in no fixed order, and which of
+    them a limit keeps changes from one search to the next once a table has
+    several fragments; rank fusion then turns a swapped tie into swapped
+    hits. So one more row than asked is read: while it ties with the k-th,
+    more are read (up to ``_TIE_READ`` past ``k``), and the rows are ordered
+    by score, then chunk id, before the cut."""
+    n = k + 1
+    while True:
+        rows = fetch(n)
+        score = rows[column].to_pylist()
+        if len(score) < n or score[k - 1] != score[-1] or n >= k + _TIE_READ:
+            break
+        n = min(2 * n, k + _TIE_READ)
+    order = "descending" if high_first else "ascending"
+    return rows.sort_by([(column, order), ("chunk_id", "ascending")]).slice(0, k)

@@ -1,8 +1,8 @@
-"""Two figures of benchmarks/bench_thirdparty.py that say where answers are lost:
+"""Figures of benchmarks/bench_thirdparty.py that say where answers are lost:
 whether the labelled answer is in what a model reads of the top hits at all
 (``in_evidence``), and Self-RAG's result beside plain RAG's per question
 (``paired``). Each counts what its docstring says, on a small knowledge base
-and rows whose verdicts are known."""
+and rows whose verdicts are known. And the commit the figures came from."""
 
 from __future__ import annotations
 
@@ -110,3 +110,21 @@ def test_paired_counts_each_questions_pair_of_results(bench: ModuleType) -> None
         "self_rag declined / plain_rag unjudged": 1,
         "self_rag wrong / plain_rag correct": 1,
     }
+
+
+def test_the_figures_say_which_code_made_them(bench: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    import selfrag_nb
+
+    root = Path(selfrag_nb.__file__).resolve().parents[1]
+    head = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "HEAD"], check=False, capture_output=True, text=True
+    )
+    got = bench.code_version()
+    if head.returncode == 0:
+        assert got["commit"] == head.stdout.strip()
+        assert isinstance(got["dirty"], bool)
+    # a package outside any checkout (a copy on PYTHONPATH) claims no commit
+    monkeypatch.setattr(selfrag_nb, "__file__", "/nonexistent/selfrag_nb/__init__.py")
+    assert bench.code_version() == {"commit": None, "dirty": None}
