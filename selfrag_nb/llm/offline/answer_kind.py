@@ -4,7 +4,8 @@
                                              ^^^^^^^^^^^ here: imports lexical,
                                              phrases, question, subject; the
                                              usefulness judge asks it, and
-                                             generate (instructs) for how-tos.
+                                             generate (instructs for how-tos,
+                                             wants_names / listed_names).
 
     question --asked_head()--> the kind's noun: "license" in "What license is X
                 released under?", "version" in "What is the oldest ... version?"
@@ -21,6 +22,9 @@
     "how do I ..." --instructs()--> an imperative (first, or after a fronted
                 "To / If / When ..." clause), "you can ...", "by <doing>", or
                 something to type (code, an option, an environment variable)
+    "which <things> ..." --wants_names()--> answered by naming instances
+                --listed_names()--> the names a sentence gives (capitalised
+                words after its first, code names the question does not hold)
 
 Only properties of English questions and answers: question words, word
 order, the forms names and code take.
@@ -43,18 +47,22 @@ __all__ = [
     "FORMED_NAME_RE",
     "HOW_MANY_RE",
     "NUMBER_RE",
+    "VERSION_KINDS",
     "WHO_Q_RE",
     "addresses_reader",
     "asked_head",
     "counted",
     "counts",
     "instructs",
+    "listed_names",
     "names_agent",
     "names_kind",
     "names_variable",
     "slot_filled",
     "spelled",
     "stem_prefix",
+    "unremarked",
+    "wants_names",
     "words_of",
 ]
 
@@ -97,7 +105,8 @@ _NAMED_KINDS = wordset(
     "company companies organisation organization person people team product products one ones thing things "
     "service services app application"
 )
-_VERSION_KINDS = wordset("version versions release releases")
+#: The kinds a version number answers ("Which release ...?").
+VERSION_KINDS = wordset("version versions release releases")
 #: Kinds a name answers by its form ("Under what module name ...?" -> "typing_inspection").
 _NAME_KINDS = wordset("name names")
 #: Parts of a text, answered by a part's label ("Which part of the standard
@@ -184,7 +193,7 @@ def names_kind(answer: str, head: str, question: str) -> bool:
     """The answer gives a thing of the kind ``head`` asks for; a version
     must be one the question does not already hold ("Which release dropped
     3.9?" is not answered by "This release drops 3.9")."""
-    if head in _VERSION_KINDS:
+    if head in VERSION_KINDS:
         asked = set(_VERSION_NUMBER_RE.findall(question))
         # A version after a word the question puts before one of its own
         # ("Python 3.9") is that other thing's version ("adds Python 3.15"),
@@ -530,3 +539,53 @@ def counts(answer: str, things: set[str], question: str = "") -> bool:
         if any(abs(i - j) <= COUNT_WINDOW for i in at_number for j in at_thing):
             return True
     return False
+
+
+#: A remark in brackets: "Which draft (not yet final) RFCs ...?" asks for several RFCs.
+_REMARK_RE = re.compile(r"\s*\([^()]*\)")
+
+
+def unremarked(question: str) -> str:
+    """The question without its remarks in brackets."""
+    return _REMARK_RE.sub("", question)
+
+
+#: "Which X ...?" asks for names: a sentence naming several things is likelier the answer.
+_WHICH_RE = re.compile(
+    r"^\s*(?:which|what)\s+(?:[\w\-]+\s+){0,2}?[\w\-]+s\s+(?:are|were|do|does|did|can|is|has|have)\b|^\s*哪些",
+    re.IGNORECASE,
+)
+_NAMES_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z0-9]+")
+#: "Which packages use X?": which, a plural noun, then whatever verb (a
+#: modifier before the noun could be a noun taken for the verb: "Which
+#: company supports X?").
+_WHICH_PLURAL_RE = re.compile(
+    r"^\s*(?i:which)\s+(?!(?:does|has|was|is|this|its)\b)[a-z][\w\-]*[a-hj-rtv-z]s\s+(?!of\b)[a-z]"
+)
+#: A name written as code: words joined by "-" or "_" ("otlp-proto-grpc", "otlp_http").
+_CODE_WORD_RE = re.compile(r"\b[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+\b")
+
+
+def _code_word(word: str) -> bool:
+    """A joined word is a name when English would not write it so: an
+    underscore, a digit, or three parts none of them a function word
+    ("well-known" and "up-to-date" are English; "otlp-proto-grpc" is not)."""
+    parts = re.split(r"[-_]", word)
+    if "_" in word or any(c.isdigit() for c in word):
+        return True
+    return len(parts) >= 3 and not any(p in STOP_EN for p in parts)
+
+
+def wants_names(question: str) -> bool:
+    """ "Which Xs are / does ...?", "Which packages use X?": answered by naming
+    instances (bracketed remarks aside)."""
+    plain = unremarked(question)
+    return bool(_WHICH_RE.match(plain) or _WHICH_PLURAL_RE.match(plain))
+
+
+def listed_names(sentence: str, question: str) -> set[str]:
+    """The names a sentence gives: capitalised words after its first, and
+    code names the question does not hold ("opentelemetry-exporter-otlp-proto-grpc")."""
+    asked = question.lower()
+    code = {w for m in _CODE_WORD_RE.finditer(sentence) if _code_word(w := m.group(0)) and w not in asked}
+    return set(_NAMES_RE.findall(sentence)) | code

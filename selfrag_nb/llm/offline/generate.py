@@ -11,7 +11,8 @@
                       without a "... instead of X" clause (question.without_excluded)
                       -> every evidence sentence scored (_candidates): coverage,
                          heading on topic, word pairs, exact terms, answer type
-                         (number, date, a duration, names, an environment
+                         (number, date, a duration, names, a version
+                         number saying "version", an environment
                          variable, a code name for "which class ...?", a
                          word in the place of a stranded preposition:
                          "compiled with mypyc"; none
@@ -64,7 +65,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from selfrag_nb.codelines import lines
-from selfrag_nb.llm.offline.answer_kind import WHO_Q_RE, addresses_reader, instructs, names_agent, slot_filled
+from selfrag_nb.llm.offline.answer_kind import (
+    VERSION_KINDS,
+    WHO_Q_RE,
+    addresses_reader,
+    instructs,
+    listed_names,
+    names_agent,
+    slot_filled,
+    unremarked,
+    wants_names,
+)
 from selfrag_nb.llm.offline.evidence import evidence_status
 from selfrag_nb.llm.offline.lexical import (
     acronym_words,
@@ -223,12 +234,6 @@ def _heading_on_topic(ev: Evidence, qbag: Counter[str]) -> float:
     return share if share >= 0.5 else 0.0
 
 
-#: "Which X ...?" asks for names: a sentence naming several things is likelier the answer.
-_WHICH_RE = re.compile(
-    r"^\s*(?:which|what)\s+(?:[\w\-]+\s+){0,2}?[\w\-]+s\s+(?:are|were|do|does|did|can|is|has|have)\b|^\s*哪些",
-    re.IGNORECASE,
-)
-_NAMES_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z0-9]+")
 #: A second or third quote scores at least this share of the first one's.
 ADDED_SHARE = 0.6
 #: Factor for a sentence in another language than the question.
@@ -255,14 +260,6 @@ _SEVERAL_RE = re.compile(
     r"(?!\s+of\b)(?!['’])|^\s*what\s+are\b|^\s*哪些|^\s*谁",
     re.IGNORECASE,
 )
-
-
-#: A remark in brackets: "Which draft (not yet final) RFCs ...?" asks for several RFCs.
-_REMARK_RE = re.compile(r"\s*\([^()]*\)")
-
-
-def _unremarked(question: str) -> str:
-    return _REMARK_RE.sub("", question)
 
 
 #: A setext underline or a Markdown heading's hashes around a title line.
@@ -330,13 +327,15 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     wants_variable = bool(ENV_Q_RE.search(question))
     wants_code = bool(CODE_Q_RE.match(question))
     wants_time = bool(WHEN_Q_RE.search(question))
+    # "Chromium 159.0.8154.6" says which version without the word (as grade reads it)
+    version_words = {k for k in qterms if k in _VERSION_STEMS} if _VERSION_Q_RE.search(question) else set()
     how_to = bool(HOW_TO_Q_RE.search(question))
     # "What is the default timeout?" wants "10 minutes", not any number.
     wants_duration = bool(DURATION_Q_RE.search(question)) and not how_to
     negative_q = has_negation(question)
     wants_reason = bool(_WHY_Q_RE.match(question))
-    plain = _unremarked(question)
-    wants_names = bool(_WHICH_RE.match(plain))
+    plain = unremarked(question)
+    asks_names = wants_names(question)
     # "Who maintains X?" may be answered by several people, named as a
     # lead-in's items ("authored and maintained by:" over a list of names).
     asks_who = bool(WHO_Q_RE.match(question))
@@ -385,6 +384,9 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
             sb = bag(f"{sent} {defined}" if lead and sent == lead else sent)
             # "not currently GA" says "generally available", as grade reads it.
             sb += acronym_words(question, sent)
+            sx = exact_terms(sent)
+            if version_words and sx.versions - qexact:
+                sb += Counter(version_words)
             # The heading lends its words, but a sentence must carry most of the match itself.
             alone, _ = coverage(qterms, sb)
             boosted, _ = coverage(qterms, sb, header)
@@ -392,7 +394,6 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 continue  # says nothing by itself and shares nothing with the question ("Yes.")
             score = 0.5 * alone + 0.5 * boosted + topic
             score += PHRASE_BONUS * min(3, len(qpairs & _pairs(sent)))
-            sx = exact_terms(sent)
             score += 0.1 * len(qexact & sx.all)
             if wants_number and (sx.numbers or quantities(sent)):
                 score += ANSWER_TYPE_BONUS
@@ -415,7 +416,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 # evidence about X ("released under the MIT license" of another
                 # package fills the place as well).
                 score += ANSWER_TYPE_BONUS
-            if wants_names and len(_NAMES_RE.findall(sent)) >= 2:
+            if asks_names and len(listed_names(sent, question)) >= 2:
                 score += ANSWER_TYPE_BONUS
             agent = asks_who and names_agent(sent, question)
             if agent:
@@ -447,6 +448,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
 
 
 #: "Which release / what version / in which version ...?": the answer is a version.
+_VERSION_STEMS = frozenset(stem(w) for w in VERSION_KINDS)
 _VERSION_Q_RE = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+){0,2}?(?:version|release)s?\b", re.IGNORECASE)
 
 
@@ -476,7 +478,7 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     subject = subject_names(question, inputs.evidence)
     shares = {e.index: subject_share(subject, e) for e in inputs.evidence}
     wants_number = bool(QUANTITY_Q_RE.search(question))
-    wants_names = bool(_WHICH_RE.match(_unremarked(question)))
+    asks_names = wants_names(question)
     how_to = bool(HOW_TO_Q_RE.search(question))
     names: set[str] = set()
     threshold, limit = (0.5, 2) if strict else (0.25, 3)
@@ -494,8 +496,8 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
         novel = (bool(qexact & cx.all) and bool(set(cx.numbers) - numbers)) or (
             wants_number and not numbers and bool(cx.numbers)
         )
-        cnames = set(_NAMES_RE.findall(cand.text))
-        novel = novel or (wants_names and len(cnames - names) >= 2)
+        cnames = listed_names(cand.text, question)
+        novel = novel or (asks_names and len(cnames - names) >= 2)
         # The section whose heading the question names is quoted at least once.
         novel = novel or (cand.on_topic and not any(c.on_topic for c in chosen))
         if chosen and gain < 0.1 and not novel:

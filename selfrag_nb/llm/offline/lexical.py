@@ -87,7 +87,9 @@ def doc_names(title: str, source: str) -> set[str]:
 
 
 # English function words and question scaffolding: they carry no topic (nor
-# does a light verb: "How can I make X yield every frame?" is about X and yielding).
+# does a light verb: "How can I make X yield every frame?" is about X and yielding,
+# nor a focus or time adverb: "What exactly ...", "... currently support?" ask
+# what a document states, which is always its present state).
 def wordset(text: str) -> frozenset[str]:
     """The words of ``text`` (split on white space) as a set: word lists written as prose."""
     return frozenset(text.split())
@@ -103,7 +105,7 @@ STOP_EN = wordset(
     doesn isn aren wasn weren won didn hasn haven hadn cannot let lets like one ones thing things
     way use used using say said says via per each every out up down over again through across after
     before between during until while since under above below able whether even still already yet ever
-    make makes"""
+    make makes exactly precisely actually really currently presently now"""
 )
 
 # Chinese function characters: a bigram containing one is weak, two is noise.
@@ -316,6 +318,7 @@ _SYNONYMS_RAW: dict[str, tuple[str, ...]] = {
     "limit": ("maximum", "max", "allows", "cap", "quota", "most"),
     "maximum": ("limit", "limited", "max", "most", "cap"),
     "include": ("available", "offer", "contain", "come"),
+    "ship": ("contain", "include", "bundle", "provide", "come"),
     "available": ("include", "offer", "support"),
     "sunset": ("switch", "shut", "retire", "discontinue"),
     "sign-on": ("sso", "saml", "oidc"),

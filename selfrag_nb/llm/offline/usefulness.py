@@ -29,7 +29,8 @@
          or by its form: "xeus-python") next to the question's verb or an agent word
          ("by", "author"), or set off by a comma after a role noun ("the author of
          X, Ada Lovelace"), "what / which <kind>" or "what is the ... version" a thing
-         of that kind: the kind's word (or a CamelCase name ending on it: "...Mixin"), a version number for a version (not another
+         of that kind: the kind's word (or a CamelCase name ending on it: "...Mixin"), a version number for a version
+         (which then says the word "version" for coverage; not another
          thing's: "Python 3.15"; for "Which OpenSSL versions" not after
          another name: "PyPy3 7.3"),
          a name where the question's preposition points ("written in
@@ -65,6 +66,7 @@ from selfrag_nb.llm.offline.answer_kind import (
     FORMED_NAME_RE,
     HOW_MANY_RE,
     NUMBER_RE,
+    VERSION_KINDS,
     WHO_Q_RE,
     asked_head,
     counted,
@@ -418,6 +420,9 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     qterms, named = _subject(about)
     # "ONNX Runtime is ..." answers "What is onnxruntime?": one name, written apart
     abag = spelled(bag(answer), qterms) + lexical.joined_words(about, answer)
+    if head in VERSION_KINDS:
+        # it got past names_kind: "Chromium 159.0.8154.6" says which version
+        abag[stem(head)] += 1
     share, missing = coverage(qterms, abag) if qterms else (1.0, [])
     absent = [n for n in named if not any(abag.get(k, 0) for k in terms(n))]
     subjects = subject_names(about, [])
