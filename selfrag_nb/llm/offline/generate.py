@@ -447,8 +447,9 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
     return out
 
 
-#: "Which release / what version / in which version ...?": the answer is a version.
+#: The words a version number says ("version", "release").
 _VERSION_STEMS = frozenset(stem(w) for w in VERSION_KINDS)
+#: "Which release / what version / in which version ...?": the answer is a version.
 _VERSION_Q_RE = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+){0,2}?(?:version|release)s?\b", re.IGNORECASE)
 
 
