@@ -409,7 +409,7 @@ def _candidates(inputs: GenerateInputs, question: str) -> list[_Candidate]:
                 score += ANSWER_TYPE_BONUS  # "... defaults to OAS32Validator" for "Which class ...?"
             if negative_q and has_negation(sent):
                 score += NEGATION_BONUS
-            if wants_reason and (_CAUSE_RE.search(sent) or _purpose_of(qterms, sent)):
+            if wants_reason and _gives_reason(qterms, sent):
                 score += ANSWER_TYPE_BONUS  # "..., which were not working due to ..." says why
             if slot_filled(question, sent) and shares[ev.index] >= best_share:
                 # "compiled with mypyc" for "What is X compiled with?"; only from
@@ -575,6 +575,17 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
         )
         if reason is not None:
             chosen.append(reason)
+    # "Why ...?" answered by a sentence that restates the event asked about
+    # (most of the question's words), with no reason found: expository text
+    # states, then explains, so the next sentence of the same paragraph is
+    # the likeliest reason ("Replaced the optional mypyc build with Cython
+    # extensions ... The previous engine (mypyc) started to hit rough limit ...").
+    restates = sum(qterms[k] for k in lead.keys) >= 0.5 * sum(qterms.values())
+    if _WHY_Q_RE.match(question) and restates and not any(_gives_reason(qterms, c.text) for c in chosen):
+        nxt = next((c for c in candidates if c.order == lead.order + 1), None)
+        ev_text = next((readable(e.text) for e in inputs.evidence if e.index == lead.index), "")
+        if nxt is not None and nxt not in chosen and nxt.index == lead.index and _run_on(lead, nxt, ev_text):
+            chosen.append(nxt)
     # "Why ...?" answered by a consequence ("Therefore you have to import
     # from _x.", "These types therefore use ..."): the reason is the sentence
     # it follows from, quoted with it, and the one before that when the
@@ -658,6 +669,16 @@ def _purpose_of(qterms: Mapping[str, float], sentence: str) -> bool:
 #: "Relaxing this restriction ...", "Because of these limits, ...". ("that" is left
 #: out: "We found that the ..." opens a clause, not a pointer.)
 _POINTS_BACK_RE = re.compile(r"^\s*(?:[\w'-]+\s+){0,2}?(?:this|these|those|such)\s+[a-z]", re.IGNORECASE)
+
+
+def _gives_reason(qterms: Mapping[str, float], sentence: str) -> bool:
+    return bool(_CAUSE_RE.search(sentence)) or _purpose_of(qterms, sentence)
+
+
+def _run_on(first: _Candidate, second: _Candidate, text: str) -> bool:
+    """``second`` follows ``first`` in one paragraph of ``text`` (no line break between)."""
+    at = text.find(first.text.rstrip(".:;!?"))
+    return at >= 0 and text[at + len(first.text) :].lstrip(" \t").startswith(second.text[:20])
 
 
 def _cite(sentence: str, index: int) -> str:

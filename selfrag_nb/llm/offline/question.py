@@ -149,7 +149,9 @@ def code_names(text: str, question: str) -> list[str]:
 #: The question asks how to do something: what to do, type or set is the answer.
 HOW_TO_Q_RE = re.compile(
     # "What's the pip command to get X?" / "Which command ...?" ask what to type, as "How do I ...?" does.
-    r"\bhow (?:do|can|should|to|would)\b|\b(?:what|which)\s+commands?\b(?![\s-]line)|"
+    # "Can I make / force X to ...?" asks for the means, as "How do I make X ...?" does.
+    r"\bhow (?:do|can|should|to|would)\b|\bcan\s+(?:i|we|you)\s+(?:make|force)\b|"
+    r"\b(?:what|which)\s+commands?\b(?![\s-]line)|"
     r"\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:[\w.-]+\s+){0,2}?commands?\b(?![\s-]line)|如何|怎么|怎样",
     re.IGNORECASE,
 )

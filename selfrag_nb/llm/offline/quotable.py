@@ -9,7 +9,8 @@
       -> code lines: never
       -> each line's sentences: whole ones (closing punctuation), a list item
          of three words or more, a whole line of prose (_prose); a heading, a
-         caption, a name or a piece cut mid-sentence: not
+         caption, a name, a piece cut mid-sentence or one that opens on a
+         small conjunction ("but compiling ..."): not
       -> a bracketed remark kept with its sentence (_bracketed); a sentence
          pointing back at the one before ("This is no longer necessary.")
          marked so
@@ -56,6 +57,11 @@ _ENDED_RE = re.compile(r"[.!?。！？；…][\"'”’)\]）」』]*$")
 
 
 _TERM_DASH_RE = re.compile(r"\s(?:--|—|–|\|)\s")
+
+#: A sentence opening on a small conjunction continues one begun before a
+#: break (a code block between: "... with: `pip install x` but compiling
+#: from source ... should work"): half a sentence, whose other half is gone.
+_CONTINUES_RE = re.compile(r"^(?:but|and|or|nor|so|which|because|whereas)\b")
 
 
 def _prose(line: str) -> bool:
@@ -338,7 +344,9 @@ def quotable(
             said[-1:] = [first]
         for sent in _bracketed(said):
             item = kind == "item" and len(tokenize(sent)) >= 3 and not _TERM_DASH_RE.search(sent)
-            if _ENDED_RE.search(sent) or item or _prose(sent):
+            if _CONTINUES_RE.match(sent):
+                previous = False
+            elif _ENDED_RE.search(sent) or item or _prose(sent):
                 out.append((sent, previous and bool(_REFERS_BACK_RE.match(sent))))
                 previous = True
             else:
