@@ -466,24 +466,15 @@ def strip_citations(text: str) -> tuple[str, list[int]]:
     return _CITE_RE.sub("", text).strip(), cited
 
 
-#: A sentence that opens on a name written in lower case ("... and others.
-#: psutil currently supports ..."): after a full stop that ends a word of
-#: three letters or more (not an abbreviation: "etc.", "approx."), a
-#: lower-case word followed by another one (a clause, not "e.g. foo").
-_LOWER_START_RE = re.compile(r"(?<=[a-z]{3}[.!?])(?<!\betc\.)(?<!approx\.)\s+(?=[a-z][\w-]*\s+[a-z])")
-
-
 def sentences(text: str) -> list[str]:
     """Sentences of a chunk with markdown line markers removed; lines are
-    sentence boundaries too (chunks often hold lists and headings), and so
-    is a full stop before a name written in lower case (``_LOWER_START_RE``)."""
+    sentence boundaries too (chunks often hold lists and headings)."""
     out: list[str] = []
     for raw in text.splitlines():
         line = _MD_PREFIX_RE.sub("", raw).strip()
         if not line:
             continue
-        for sent in split_sentences(line):
-            out.extend(s for s in _LOWER_START_RE.split(sent) if any(c.isalnum() for c in s))
+        out.extend(s for s in split_sentences(line) if any(c.isalnum() for c in s))
     return out
 
 

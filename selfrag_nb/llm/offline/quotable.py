@@ -58,6 +58,12 @@ _ENDED_RE = re.compile(r"[.!?。！？；…][\"'”’)\]）」』]*$")
 
 _TERM_DASH_RE = re.compile(r"\s(?:--|—|–|\|)\s")
 
+#: A lead-in that opens on a name written in lower case after a full stop
+#: ("... and others. psutil currently supports the following platforms:"):
+#: the full stop ends a word of three letters or more (not "etc." or
+#: "approx."), and two lower-case words follow (a clause, not "e.g. foo").
+_LOWER_START_RE = re.compile(r"(?<=[a-z]{3}[.!?])(?<!\betc\.)(?<!approx\.)\s+(?=[a-z][\w-]*\s+[a-z])")
+
 #: A sentence opening on a small conjunction continues one begun before a
 #: break (a code block between: "... with: `pip install x` but compiling
 #: from source ... should work"): half a sentence, whose other half is gone.
@@ -338,6 +344,12 @@ def quotable(
             # "..., set X to a non-empty value, e.g.:" over an example: the
             # statement is whole before the example is announced.
             said[-1] = whole
+        if said and said[-1].rstrip().endswith((":", "：")):
+            # The sentence splitter keeps "... and others. psutil currently
+            # supports the following platforms:" whole (a sentence does not
+            # start in lower case, except on a name): the statement before
+            # the lead-in is one of its own, not part of the lead-in.
+            said[-1:] = _LOWER_START_RE.split(said[-1])
         if said and (first := _first_conjunct(said[-1])):
             # "X requires 3.10 or later and supports the following:": only
             # the second conjunct points at the items; the first is a statement.
