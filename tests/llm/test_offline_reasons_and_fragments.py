@@ -9,7 +9,8 @@ found on a fresh tune set.
   ...?" does, so a lead-in is quoted with its command;
 * a full stop before a name written in lower case ends the statement before
   a lead-in ("... and others. quillutil currently supports the following
-  platforms:"), which the sentence splitter keeps whole;
+  platforms:"), which the sentence splitter keeps whole, also when the
+  lead-in is read with its items;
 * "Why did X replace A with B?" answered only by the statement that it did
   (a sentence that restates the question's event): expository text states,
   then explains, so the next sentence of the same paragraph is quoted as the
@@ -94,3 +95,11 @@ def test_a_lead_in_opening_on_a_lower_case_name_is_split_from_the_statement_befo
     ev = Evidence(index=1, chunk_id="c1", source="quillutil.rst", title="quillutil", text=text)
     answer = generate(GenerateInputs(question=question, evidence=[ev])).answer
     assert "such as ps, top, lsof and others" in answer, answer
+    # The lead-in read with its items for "Which platforms ...?" is the
+    # lead-in alone, not the statement before it.
+    with_items = [s for s, _ in quotable(text, several=True) if s.endswith("macOS.")]
+    assert with_items == ["quillutil currently supports the following platforms: Linux, Windows, macOS."]
+    asked = "Which platforms does quillutil support?"
+    answer = generate(GenerateInputs(question=asked, evidence=[ev])).answer
+    assert "Linux, Windows, macOS" in answer, answer
+    assert "lsof" not in answer, answer

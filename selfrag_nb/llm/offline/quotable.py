@@ -326,6 +326,13 @@ def quotable(
             # So does a whole clause over code the question does not ask for
             # ("Released under the BSD license::" over the licence's text).
             said[-1] = said[-1].rstrip()[:-1] + ("。" if said[-1].rstrip().endswith("：") else ".")
+        if said and said[-1].rstrip().endswith((":", "：")):
+            # The sentence splitter keeps "... and others. psutil currently
+            # supports the following platforms:" whole (a sentence does not
+            # start in lower case, except on a name): the statement before
+            # the lead-in is one of its own, not part of the lead-in
+            # (nor of the lead-in read with its items).
+            said[-1:] = _LOWER_START_RE.split(said[-1])
         # "There are a few language servers that use Jedi:" over a list of
         # names: the lead-in and its items are one statement, the answer to
         # "Which language servers use Jedi?" (one item is not).
@@ -344,12 +351,6 @@ def quotable(
             # "..., set X to a non-empty value, e.g.:" over an example: the
             # statement is whole before the example is announced.
             said[-1] = whole
-        if said and said[-1].rstrip().endswith((":", "：")):
-            # The sentence splitter keeps "... and others. psutil currently
-            # supports the following platforms:" whole (a sentence does not
-            # start in lower case, except on a name): the statement before
-            # the lead-in is one of its own, not part of the lead-in.
-            said[-1:] = _LOWER_START_RE.split(said[-1])
         if said and (first := _first_conjunct(said[-1])):
             # "X requires 3.10 or later and supports the following:": only
             # the second conjunct points at the items; the first is a statement.
