@@ -31,6 +31,8 @@
                                             eighth; not split, never part of --half both
     benchmarks/thirdparty/questions_tune10.jsonl  a tenth tune set (ids t10-...), written like the
                                             ninth; not split, never part of --half both
+    benchmarks/thirdparty/questions_tune11.jsonl  an eleventh tune set (ids t11-...), written like
+                                            the tenth; not split, never part of --half both
     benchmarks/thirdparty/judgments.jsonl   a person's verdict per (id, sha of the exact answer)
 
     KnowledgeBase.open(--dir, embedder=--embedder) <- ingest public, ingest restricted (finance)
@@ -56,7 +58,7 @@
     benchmarks differ from it ("code": null outside a git checkout)
 
     .venv/bin/python benchmarks/bench_thirdparty.py --half both [--variants default]
-        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | heldout3 | tune5 | tune6 | tune7 | tune8 | tune9 | tune10 | both
+        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | heldout3 | tune5 | tune6 | tune7 | tune8 | tune9 | tune10 | tune11 | both
                                       (both = tune and heldout; the others only by name)
         [--dir KB] [--embedder minilm] [--write-answers answers.jsonl] [--json figures.json]
 
@@ -112,6 +114,7 @@ EXTRA_SETS = (
     "tune8",
     "tune9",
     "tune10",
+    "tune11",
 )
 GIVEN = frozenset({"answered", "disclaimed", "regenerated", "direct"})
 ANSWERED = frozenset({"answered", "disclaimed", "regenerated"})
