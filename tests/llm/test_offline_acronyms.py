@@ -5,7 +5,8 @@ the question spells the words out in a row."""
 
 from __future__ import annotations
 
-from selfrag_nb.llm.offline.lexical import acronym_words, stem
+from selfrag_nb.llm.offline.abbrev import acronym_words
+from selfrag_nb.llm.offline.lexical import stem
 from selfrag_nb.llm.offline.relevance import grade
 from selfrag_nb.llm.schemas import GradeInputs
 

@@ -147,7 +147,7 @@ def test_offline_import_is_cheap() -> None:
 #: of lower layers (never its own layer, never a higher one).
 LAYERS: list[tuple[str, ...]] = [
     ("lexical",),
-    ("phrases", "quotable", "surface"),
+    ("abbrev", "phrases", "quotable", "surface"),
     ("question",),
     ("relevance",),
     ("evidence", "subject"),

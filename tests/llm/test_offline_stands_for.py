@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from selfrag_nb.llm.offline.abbrev import expansion_of
 from selfrag_nb.llm.offline.generate import generate
-from selfrag_nb.llm.offline.lexical import expansion_of
 from selfrag_nb.llm.offline.relevance import grade, rerank
 from selfrag_nb.llm.offline.usefulness import usefulness
 from selfrag_nb.llm.schemas import Evidence, GenerateInputs, GradeInputs, RerankInputs, UsefulnessInputs

@@ -16,6 +16,7 @@ top of each module, ``a <- b`` reads "b builds on a":
     5      subject      what the question names, and how much a chunk is about it
     4      relevance    grade, rerank, exact_adjustment, asked_head
     3      question     decide, rewrite, is_follow_up, effective_question
+    2      abbrev       acronyms, numeronyms and "What does X stand for?" as words
     2      phrases      social phrases, arithmetic, entities
     2      quotable     the whole sentences of chunk text an answer may quote; lead-ins
                         read with their lists or code

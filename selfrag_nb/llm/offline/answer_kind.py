@@ -89,10 +89,11 @@ def commas_after(text: str) -> list[bool]:
 
 
 #: "What/Which <noun phrase> <verb> ...?" and "How many <noun> ...": the
-#: noun names the kind of thing asked for (a license, a port, a release).
+#: noun names the kind of thing asked for (a license, a port, a release). A
+#: verb in "-ed" is lower case: "Which Typeshed version ..." names a thing.
 _HEAD_Q_RE = re.compile(
     r"^\s*(?:(?:in|from|on|at|for|with|under|by|to) )?(?:what|which)\s+((?:[\w.-]+\s+){0,5}?)"
-    r"(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|must|may|[a-z]+ed)\b",
+    r"(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|must|may|(?-i:[a-z]+ed))\b",
     re.IGNORECASE,
 )
 HOW_MANY_RE = re.compile(
@@ -247,6 +248,8 @@ _CAMEL_TAIL_RE = re.compile(r"\b[A-Z]?[a-z0-9]+(?:[A-Z][a-z0-9]+)*([A-Z][a-z0-9]
 #: Words from a number to the things it counts ("over 500 languages",
 #: "1300+ external plugins", "retries a failed request three times").
 COUNT_WINDOW = 4
+#: A share, not a count: "100% coverage", "40 percent".
+_SHARE_RE = re.compile(r"\d+(?:[.,]\d+)*\s*(?:%|per\s?cent\b)", re.IGNORECASE)
 
 
 def counted(question: str) -> set[str]:
@@ -528,7 +531,8 @@ def counts(answer: str, things: set[str], question: str = "") -> bool:
         said = " ".join(w for w in words_of(answer) if w.lower().strip(".") not in held)
         return bool(NUMBER_RE.search(said))
     for sent in split_sentences(answer):
-        words = words_of(sent)
+        # A percentage is a share, not a count ("100% coverage" is not how many tests).
+        words = words_of(_SHARE_RE.sub(" share ", sent))
         at_number = [i for i, w in enumerate(words) if NUMBER_RE.search(w)]
         # "~800 lines-of-code": a hyphenated compound names each of its parts.
         at_thing = [

@@ -65,6 +65,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from selfrag_nb.codelines import lines
+from selfrag_nb.llm.offline.abbrev import acronym_words, expansion_of
 from selfrag_nb.llm.offline.answer_kind import (
     VERSION_KINDS,
     WHO_Q_RE,
@@ -78,14 +79,12 @@ from selfrag_nb.llm.offline.answer_kind import (
 )
 from selfrag_nb.llm.offline.evidence import evidence_status
 from selfrag_nb.llm.offline.lexical import (
-    acronym_words,
     bag,
     compact,
     coverage,
     defined_name,
     defines,
     exact_terms,
-    expansion_of,
     has_negation,
     looks_like_injection,
     quantities,
@@ -479,7 +478,9 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     subject = subject_names(question, inputs.evidence)
     shares = {e.index: subject_share(subject, e) for e in inputs.evidence}
     wants_number = bool(QUANTITY_Q_RE.search(question))
-    asks_names = wants_names(question)
+    # "Who ...?" asks for names too: a further sentence naming someone new
+    # ("Instead, it is the copyright of the IPython Development Team.") says more.
+    asks_names = wants_names(question) or bool(WHO_Q_RE.match(question))
     how_to = bool(HOW_TO_Q_RE.search(question))
     names: set[str] = set()
     threshold, limit = (0.5, 2) if strict else (0.25, 3)
@@ -602,9 +603,14 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
             at = before
     # A version question answered by a sentence that names no version ("This
     # release drops support for 3.9"): the release is the section's heading,
-    # which the sentence points at. It goes before the quote.
+    # which the sentence points at. It goes before the quote. So for a
+    # when-question answered by a change with no time but the question's own
+    # numbers ("Removed support for Python 3.8 and 3.9"): its release says when.
     label: dict[int, str] = {}
-    if _VERSION_Q_RE.search(question) and not any(set(exact_terms(c.text).versions) - qexact for c in chosen):
+    undated = WHEN_Q_RE.search(question) and not any(gives_time(c.text, question) for c in chosen)
+    if undated or (
+        _VERSION_Q_RE.search(question) and not any(set(exact_terms(c.text).versions) - qexact for c in chosen)
+    ):
         evidence = {e.index: e for e in inputs.evidence}
         lead_ev = evidence.get(lead.index)
         if lead_ev is not None and (heading := _heading_version(lead_ev, qexact)):

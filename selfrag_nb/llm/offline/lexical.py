@@ -1,6 +1,6 @@
 """Lexical primitives of the offline model: the bottom layer (pure Python, deterministic).
 
-    lexical <- phrases <- question <- relevance <- evidence <- assess | generate <- verify <- model
+    lexical <- abbrev, phrases <- question <- relevance <- evidence <- assess | generate <- verify <- model
     ^^^^^^^ here: imports nothing of the package (only ``selfrag_nb.text`` and
             ``selfrag_nb.llm.injection``); every other module builds on it.
 
@@ -16,7 +16,6 @@
     text --looks_like_injection()-->                           never quoted
     question --defines()--> "X is a/an ..." pattern             "What is X?", "What does X
                                                                 refer to?" want a definition
-    question --expansion_of()--> initials pattern               "What does X stand for?" wants X's words
 
 The heuristics (stopwords, weights, saturation, caps) are documented in one
 place: ``docs/offline_model.md``. Everything here is a pure function of its
@@ -50,7 +49,6 @@ __all__ = [
     "disagree",
     "doc_names",
     "exact_terms",
-    "expansion_of",
     "has_negation",
     "joined_words",
     "looks_like_injection",
@@ -238,32 +236,6 @@ def bag(text: str) -> Counter[str]:
             for part in re.split(r"[._]", tok):
                 if len(part) > 3 and part.isalpha():
                     out[stem(part)] += 1
-    return out
-
-
-_ACRONYM_RE = re.compile(r"\b([A-Z]{2,5})s?\b")
-
-
-def acronym_words(question: str, text: str) -> Counter[str]:
-    """Stems of the question's words that an acronym of ``text`` abbreviates:
-    "GC" in the text, "garbage collection" in the question -> garbag, collect
-    (once per mention). The words must stand in a row in the question and
-    their initials spell the acronym; an acronym the question writes itself
-    needs no expansion."""
-    words = [t for t in tokenize(question) if t.isalpha()]
-    asked = set(words)
-    out: Counter[str] = Counter()
-    for m in _ACRONYM_RE.finditer(text):
-        short = m.group(1).lower()
-        if short in asked:
-            continue
-        n = len(short)
-        for i in range(len(words) - n + 1):
-            run = words[i : i + n]
-            if "".join(w[0] for w in run) == short and not any(w in STOP_EN for w in run):
-                for w in run:
-                    out[stem(w)] += 1
-                break
     return out
 
 
@@ -656,34 +628,3 @@ def defines(question: str) -> re.Pattern[str] | None:
     return re.compile(
         rf"(?<![\w-]){name}(?![\w-])\W{{0,3}}\s*(?:is|are|,|—|–|--)\s+(?:a|an|the)\b", re.IGNORECASE
     )
-
-
-#: "What does X stand for?", "What does the "ng" in X stand for?", "What is X
-#: short for?", "What does the acronym X mean?": X's letters are initials.
-_STANDS_FOR_Q_RE = re.compile(
-    r"^\s*what\s+(?:does|do|did)\s+(?:the\s+(?:name|word|acronym|abbreviation|initialism|letters?)\s+)?"
-    r"(?:the\s+)?[\"'“‘]?(?P<a>[A-Za-z][\w.-]{1,11}?)[\"'”’]?\s+(?:in\s+[\"'“‘]?[\w.-]+[\"'”’]?\s+)?stands?\s+for\b|"
-    r"^\s*what\s+is\s+[\"'“‘]?(?P<b>[A-Za-z][\w.-]{1,11}?)[\"'”’]?\s+short\s+for\b|"
-    r"^\s*what\s+does\s+the\s+(?:acronym|abbreviation|initialism)\s+[\"'“‘]?(?P<c>[A-Za-z][\w.-]{1,11}?)[\"'”’]?"
-    r"\s+mean\b",
-    re.IGNORECASE,
-)
-
-
-def expansion_of(question: str) -> re.Pattern[str] | None:
-    """For "What does X stand for?", the words X's letters are the initials
-    of: capitalised words in a row, parts joined by a hyphen counting as words
-    and function words in lower case skipped ("Command Line Interface Creation
-    Kit" for "Click", "Next-Generation" for "ng", "JSON Object Signing and
-    Encryption" for "JOSE"); None for any other question."""
-    m = _STANDS_FOR_Q_RE.match(question)
-    if m is None:
-        return None
-    letters = re.sub(r"[^A-Za-z]", "", m.group("a") or m.group("b") or m.group("c"))
-    if not 2 <= len(letters) <= 12:
-        return None
-    # Function words in lower case between them carry no initial ("JSON
-    # Object Signing and Encryption" for "JOSE").
-    joint = r"(?:[\s-]+(?:and|or|of|for|the|in|on|to|with|a|an|&))*[\s-]+"
-    words = joint.join(rf"{c.upper()}[A-Za-z]*" for c in letters)
-    return re.compile(rf"(?<![\w-]){words}(?![\w-])")

@@ -103,8 +103,17 @@ _DIGIT_RE = re.compile(r"\d|[一二两三四五六七八九十]")
 _TIME_WORD_RE = re.compile(r"\b(?:since|until|before|after|ago|year|month|day|today|now)\b|年|月|日", re.I)
 
 
-def gives_time(text: str) -> bool:
-    """``text`` states a point in time, as a when-question asks."""
+#: A number as a question or an answer writes it ("3.9", "2026-05-02", "1,000").
+_NUMERAL_RE = re.compile(r"\d+(?:[.,:/-]\d+)*")
+
+
+def gives_time(text: str, question: str = "") -> bool:
+    """``text`` states a point in time, as a when-question asks. A number the
+    question already holds is what it asks about, not when: "Removed support
+    for Python 3.8 and 3.9" does not say when 3.8 and 3.9 were dropped."""
+    held = set(_NUMERAL_RE.findall(question))
+    if held:
+        text = _NUMERAL_RE.sub(lambda m: " " if m.group() in held else m.group(), text)
     return bool(DATE_RE_ANY.search(text) or _DIGIT_RE.search(text) or _TIME_WORD_RE.search(text))
 
 
@@ -128,7 +137,7 @@ ENV_VAR_RE = re.compile(
 CODE_Q_RE = re.compile(
     r"^\s*(?:(?:in|from|on|at|for|with|by|to)\s+)?(?:which|what)\s+(?:[\w.-]+\s+){0,2}?"
     r"(?:class|function|method|exception|error|decorator|attribute|hook|fixture|callback)(?:es|s)?\s+"
-    r"(?:is|are|was|were|do|does|did|can|could|should|will|would|has|have|gets?|[a-z]+ed)\b",
+    r"(?:is|are|was|were|do|does|did|can|could|should|will|would|has|have|gets?|(?-i:[a-z]+ed))\b",
     re.I,
 )
 #: A name as code writes it: mixed case ("OAS32Validator", "HTTPError",
@@ -194,6 +203,11 @@ _GOES_ON_RE = re.compile(
     re.IGNORECASE,
 )
 _THING_Q_RE = re.compile(r"^\s*(?:who|whom|whose|which|what)\b", re.IGNORECASE)
+_FRONTED_EXCLUDING_RE = re.compile(
+    r"^\s*(?:besides|apart\s+from|aside\s+from|other\s+than|except(?:\s+for)?|in\s+addition\s+to)\s+"
+    r"[^,;:?!]+,\s*(?=(?:who|whom|whose|which|what)\b[^?]*\w)",
+    re.IGNORECASE,
+)
 
 
 #: Emphatic idioms say nothing about what is asked: "Why was X written in
@@ -211,6 +225,10 @@ def without_excluded(question: str) -> str:
     provides their own manager instead of the default one?" -> "Who provides
     their own manager?"); the question itself when it has none, asks how or
     why, or would be left with nothing."""
+    if fronted := _FRONTED_EXCLUDING_RE.match(question):
+        # "Besides asyncio, which libraries ...?": the same clause, put first.
+        kept = question[fronted.end() :]
+        return kept[:1].upper() + kept[1:]
     m = _EXCLUDING_RE.search(question) if _THING_Q_RE.match(question) else None
     if m is None or _GOES_ON_RE.search(m["what"]):
         return question

@@ -16,7 +16,8 @@
                  -> exact_adjustment: IDs / versions / numbers present -> bonus,
                     absent -> cap 45, other version -> cap 30
                  -> "version" is said by a dotted number ("3.10"), "minimum" /
-                    "oldest" by a lower bound (">=", "or later", "3.9+")
+                    "oldest" by a lower bound (">=", "or later", "3.9+"),
+                    "environment variable" by a variable's name ("QUILL_LOG=1")
                  -> "which <things>" (asked_kind): a list of three or more short
                     items stands for the kind's words ("macOS, Windows and iOS")
                  -> only the question's names match (a code name such as
@@ -37,10 +38,10 @@ import re
 from collections import Counter
 from typing import Any
 
+from selfrag_nb.llm.offline.abbrev import acronym_words, expansion_of
 from selfrag_nb.llm.offline.lexical import (
     SOFTWARE_KIND_STEMS,
     SYNONYMS,
-    acronym_words,
     bag,
     best_sentence,
     compact,
@@ -49,7 +50,6 @@ from selfrag_nb.llm.offline.lexical import (
     defines,
     doc_names,
     exact_terms,
-    expansion_of,
     joined_words,
     looks_like_injection,
     sentences,
@@ -58,6 +58,7 @@ from selfrag_nb.llm.offline.lexical import (
     terms,
     wordset,
 )
+from selfrag_nb.llm.offline.question import ENV_Q_RE, ENV_VAR_RE
 from selfrag_nb.llm.schemas import GradeInputs, RankedItem, RelevanceOut, RerankInputs, RerankOut
 from selfrag_nb.text import tokenize
 
@@ -236,6 +237,8 @@ _LOWER_BOUND_RE = re.compile(
 )
 #: Question words a lower bound answers ("minimum", "oldest", "least"), as stems.
 _LOWER_BOUND_WORDS = frozenset({"minimum", "min", "oldest", "earliest", "lowest", "least"})
+#: The words a variable's name says ("environment variable", "env var").
+_ENV_WORDS = frozenset(stem(w) for w in ("environment", "variable", "env", "var", "envvar"))
 _LIST_SPLIT_RE = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 
 
@@ -309,6 +312,9 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
     # and ">=" / "or later" / "3.9+" a lower bound.
     if "version" in qterms and _DOTTED_RE.search(text):
         doc["version"] += 1
+    # ... and "TQDM_POSITION=-1" says "environment variable" to a question asking for one.
+    if ENV_Q_RE.search(inputs.question) and ENV_VAR_RE.search(text):
+        doc += Counter(dict.fromkeys(_ENV_WORDS & set(qterms), 1))
     if _LOWER_BOUND_WORDS & set(qterms) and _LOWER_BOUND_RE.search(text):
         doc += Counter(dict.fromkeys(_LOWER_BOUND_WORDS & set(qterms), 1))
     kind = asked_kind(inputs.question)

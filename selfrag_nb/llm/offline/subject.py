@@ -42,6 +42,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from selfrag_nb.llm.offline.abbrev import numeronym_words
 from selfrag_nb.llm.offline.lexical import STOP_EN, bag, compact, doc_names, stem, wordset
 from selfrag_nb.llm.offline.phrases import entities
 from selfrag_nb.llm.schemas import Evidence
@@ -254,6 +255,8 @@ def mentions(name: str, ev: Evidence) -> bool:
     found = bag(where)
     if words and all(_said(w, found) for w in words):
         return True
+    if len(words) == 1 and numeronym_words(words, where):
+        return True  # "K8s" names Kubernetes
     # "BeautifulSoup" in "Beautiful Soup": a name written together in CamelCase
     # is its capitalised words written apart.
     parts = _CAMEL_PART_RE.findall(name) if _CAMEL_RE.fullmatch(name) else []

@@ -16,7 +16,7 @@
       -> a question asking for an environment variable and no variable's
          name ("QUILL_LOG_SCOPE", "$HOME")                          -> no
       -> "what does X stand for" and no capitalised words X's letters begin
-         (lexical.expansion_of: "Command Line Interface Creation Kit")  -> no
+         (abbrev.expansion_of: "Command Line Interface Creation Kit")  -> no
       -> a how-to question and no instruction (imperative, "you can",
          "by <doing>", something to type); English answers only  -> no
       -> "what is X for / meant for / the purpose of X" and no intent,
@@ -62,6 +62,7 @@ import re
 
 from selfrag_nb.codelines import ITEM_RE, code_line
 from selfrag_nb.llm.offline import lexical
+from selfrag_nb.llm.offline.abbrev import expansion_of
 from selfrag_nb.llm.offline.answer_kind import (
     FORMED_NAME_RE,
     HOW_MANY_RE,
@@ -263,6 +264,9 @@ _EXCLUDED_RE = re.compile(
     r"\b(?:not|non-|other than|except(?: for)?|excluding)\s*([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)",
     re.IGNORECASE,
 )
+_CASE_BEFORE_NOT_RE = re.compile(
+    r"(?:[(,]|\b(?:a|an|the|on|in|for|with|of|at|to|from|by|and|or|but))\s*$", re.IGNORECASE
+)
 
 
 #: A figure standing alone ("3.20", "4.4.1"), not the digit of a name ("argon2").
@@ -274,7 +278,14 @@ def _excluded_case(answer: str, question: str) -> str:
     figure the answer gives stands in a sentence about it ("On free-threaded
     CPython ... CMake 4.4.1" to "on a regular (not free-threaded) CPython"):
     the answer is about what was ruled out ("" otherwise)."""
-    found = [m.group(1) for m in _EXCLUDED_RE.finditer(question)]
+    # "not" after a verb's auxiliary or subject negates the verb ("Why might
+    # I still not see ...?"), not a case: a case is ruled out in brackets,
+    # after a comma, or inside a noun phrase ("on a regular (not free-threaded) CPython").
+    found = [
+        m.group(1)
+        for m in _EXCLUDED_RE.finditer(question)
+        if not m.group(0).lower().startswith("not") or _CASE_BEFORE_NOT_RE.search(question[: m.start()])
+    ]
     cases = [c for c in found if c.split()[0].lower() not in STOP_EN]
     if not cases:
         return ""
@@ -362,7 +373,7 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
             "the step, command or option to use",
             "the question asks how to do something, and the answer gives no step, command or option",
         )
-    expanded = lexical.expansion_of(question)
+    expanded = expansion_of(question)
     if expanded is not None and not expanded.search(answer):
         return _out(
             "no",
@@ -408,7 +419,7 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
             f"the {head} asked about",
             f"the question asks which {head}, and the answer names none",
         )
-    if WHEN_Q_RE.search(question) and not gives_time(answer):
+    if WHEN_Q_RE.search(question) and not gives_time(answer, question):
         what = "日期或时间" if zh else "a date or time"
         return _out("no", 20, what, "the question asks when, and the answer gives no date or time")
     if WHO_Q_RE.match(question) and not names_agent(answer, question):
