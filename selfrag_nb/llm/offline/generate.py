@@ -4,9 +4,9 @@
                                                                         ^^^^^^^^ here: imports
                                                                         lexical, surface, quotable,
                                                                         phrases, question, evidence,
-                                                                        answer_kind (instructs).
+                                                                        abbrev, answer_kind (instructs).
 
-    GenerateInputs -> direct: greeting / thanks / arithmetic (phrases) / "I don't know"
+    GenerateInputs -> direct: greeting / thanks / arithmetic / "I don't know" (phrases.direct_reply)
                    -> grounded/strict: effective question (question.effective_question),
                       without a "... instead of X" clause (question.without_excluded)
                       -> every evidence sentence scored (_candidates): coverage,
@@ -94,7 +94,7 @@ from selfrag_nb.llm.offline.lexical import (
     term_weight,
     terms,
 )
-from selfrag_nb.llm.offline.phrases import arithmetic, format_number, social_kind
+from selfrag_nb.llm.offline.phrases import direct_reply
 from selfrag_nb.llm.offline.question import (
     CODE_Q_RE,
     DATE_Q_RE,
@@ -158,43 +158,6 @@ def _similar(sentence: str, claims: list[str]) -> bool:
             if cterms and coverage(cterms, sb)[0] >= 0.8:
                 return True
     return False
-
-
-def _direct(question: str, lang: str) -> str:
-    zh = lang == "zh"
-    kind, rest = social_kind(question)
-    parts: list[str] = []
-    canned = {
-        "greeting": ("Hello! How can I help you today?", "你好！有什么可以帮你的吗？"),
-        "thanks": ("You're welcome!", "不客气！"),
-        "farewell": ("Goodbye, and have a nice day!", "再见，祝你愉快！"),
-        "smalltalk": (
-            "I'm doing well, thanks for asking. How can I help?",
-            "我很好，谢谢关心。有什么可以帮你的吗？",
-        ),
-        "identity": (
-            "I'm an assistant that answers questions from this knowledge base and shows how each answer was checked.",
-            "我是一个基于知识库回答问题的助手，并会展示每个答案的核对过程。",
-        ),
-        "ack": ("Great. Let me know if you have another question.", "好的，如果还有其他问题请告诉我。"),
-    }
-    if kind is not None:
-        parts.append(canned[kind][1 if zh else 0])
-    text = rest if kind is not None else question
-    if text:
-        calc = arithmetic(text)
-        if calc is not None and calc.value is not None:
-            value = format_number(calc.value)
-            parts.append(f"{calc.expression} = {value}。" if zh else f"{calc.expression} = {value}.")
-        elif calc is not None:
-            parts.append(f"无法计算：{calc.problem}。" if zh else f"That cannot be computed: {calc.problem}.")
-        else:
-            parts.append(
-                "不查阅资料的话，我无法可靠地回答这个问题，也不想猜测。"
-                if zh
-                else "I can't answer that reliably without the knowledge base, and I won't guess."
-            )
-    return " ".join(parts) if not zh else "".join(parts)
 
 
 #: Score bonuses: the sentence has what the question's type asks for; the
@@ -467,7 +430,7 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     small talk, arithmetic, or an honest "I don't know"."""
     lang = answer_language(inputs.question)
     if inputs.mode == "direct":
-        return GenerateOut(answer=_direct(inputs.question.strip(), lang))
+        return GenerateOut(answer=direct_reply(inputs.question.strip(), lang))
     strict = inputs.mode == "strict"
     # "Who ... instead of the default X?": X is what the answer is not, so its
     # words neither pick nor make the subject of the quoted sentences.

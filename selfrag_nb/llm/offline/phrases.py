@@ -6,6 +6,7 @@
 
     question --social_kind()--> (kind, remainder)      "hi there, thanks!" -> greeting, ""
     question --arithmetic()--> Arithmetic(expression, value) --format_number()--> "51"
+    question --direct_reply()--> "Hello! ...", "17 × 3 = 51.", "I can't answer that reliably ..."
     turn --entities()--> [Entity(text, rank, position)] noun phrases, names, identifiers
                                                        (what a follow-up's "it" may mean)
 
@@ -23,7 +24,7 @@ from fractions import Fraction
 from selfrag_nb.llm.offline.lexical import ID_RE, STOP_EN
 from selfrag_nb.text import is_cjk
 
-__all__ = ["Arithmetic", "Entity", "arithmetic", "entities", "format_number", "social_kind"]
+__all__ = ["Arithmetic", "Entity", "arithmetic", "direct_reply", "entities", "format_number", "social_kind"]
 
 
 # ------------------------------------------------------------ social talk
@@ -263,6 +264,46 @@ def format_number(value: Fraction) -> str:
     if value.denominator == 1:
         return str(value.numerator)
     return f"{float(value):.6f}".rstrip("0").rstrip(".")
+
+
+def direct_reply(question: str, lang: str) -> str:
+    """The answer without documents (generate's direct mode): a social
+    phrase answered in kind, a calculation's result, or an honest "I don't
+    know" (never a guess)."""
+    zh = lang == "zh"
+    kind, rest = social_kind(question)
+    parts: list[str] = []
+    canned = {
+        "greeting": ("Hello! How can I help you today?", "你好！有什么可以帮你的吗？"),
+        "thanks": ("You're welcome!", "不客气！"),
+        "farewell": ("Goodbye, and have a nice day!", "再见，祝你愉快！"),
+        "smalltalk": (
+            "I'm doing well, thanks for asking. How can I help?",
+            "我很好，谢谢关心。有什么可以帮你的吗？",
+        ),
+        "identity": (
+            "I'm an assistant that answers questions from this knowledge base and shows how each answer was checked.",
+            "我是一个基于知识库回答问题的助手，并会展示每个答案的核对过程。",
+        ),
+        "ack": ("Great. Let me know if you have another question.", "好的，如果还有其他问题请告诉我。"),
+    }
+    if kind is not None:
+        parts.append(canned[kind][1 if zh else 0])
+    text = rest if kind is not None else question
+    if text:
+        calc = arithmetic(text)
+        if calc is not None and calc.value is not None:
+            value = format_number(calc.value)
+            parts.append(f"{calc.expression} = {value}。" if zh else f"{calc.expression} = {value}.")
+        elif calc is not None:
+            parts.append(f"无法计算：{calc.problem}。" if zh else f"That cannot be computed: {calc.problem}.")
+        else:
+            parts.append(
+                "不查阅资料的话，我无法可靠地回答这个问题，也不想猜测。"
+                if zh
+                else "I can't answer that reliably without the knowledge base, and I won't guess."
+            )
+    return " ".join(parts) if not zh else "".join(parts)
 
 
 # ---------------------------------------------------------------- entities
