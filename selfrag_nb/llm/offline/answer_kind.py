@@ -358,12 +358,14 @@ def _object_named(question: str, answer: str) -> bool:
 
 WHO_Q_RE = re.compile(r"^\s*who\b", re.IGNORECASE)
 #: Words that mark who did something ("written by X", "X, the maintainer",
-#: "Copyright 2020 X"): the agent slot of English, whatever the verb.
+#: "Copyright 2020 X", "Thanks to X for the illustration"): the agent slot
+#: of English, whatever the verb.
 _AGENT_MARKS = frozenset(
     stem(w)
     for w in wordset(
         "by author authors authored maintainer maintainers maintained creator created developer developers "
-        "developed written wrote writer copyright owner owned steward stewardship"
+        "developed written wrote writer copyright owner owned steward stewardship thanks thank credit credits "
+        "courtesy"
     )
 )
 #: The agent marks that are nouns: what an appositive name can rename.

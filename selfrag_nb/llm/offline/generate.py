@@ -440,7 +440,9 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     candidates = _candidates(inputs, question)
     subject = subject_names(question, inputs.evidence)
     shares = {e.index: subject_share(subject, e) for e in inputs.evidence}
-    wants_number = bool(QUANTITY_Q_RE.search(question))
+    # "Which aiohttp version ...?" is answered by the first version the
+    # question does not hold, as "how many" is by the first number.
+    wants_number = bool(QUANTITY_Q_RE.search(question)) or bool(_VERSION_Q_RE.search(question))
     # "Who ...?" asks for names too: a further sentence naming someone new
     # ("Instead, it is the copyright of the IPython Development Team.") says more.
     asks_names = wants_names(question) or bool(WHO_Q_RE.match(question))
@@ -459,7 +461,7 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
         # New facts count as new even without new question words: more about the
         # identifier asked for, the first number for "how long/how many", new names for "which".
         novel = (bool(qexact & cx.all) and bool(set(cx.numbers) - numbers)) or (
-            wants_number and not numbers and bool(cx.numbers)
+            wants_number and not numbers and bool(set(cx.numbers) - qexact)
         )
         cnames = listed_names(cand.text, question)
         novel = novel or (asks_names and len(cnames - names) >= 2)

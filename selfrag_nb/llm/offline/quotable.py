@@ -57,6 +57,17 @@ _ENDED_RE = re.compile(r"[.!?。！？；…][\"'”’)\]）」』]*$")
 
 
 _TERM_DASH_RE = re.compile(r"\s(?:--|—|–|\|)\s")
+#: A name in code: words joined by "_" or ".", two letters or more each, or a call.
+_CODE_TERM_RE = re.compile(r"\b[A-Za-z]\w+(?:[._][A-Za-z0-9]\w+)+\b|\b\w+\(\)")
+
+
+def _glossed_code(item: str) -> bool:
+    """A "term -- gloss" item whose term names code ("Fonts (user_fonts_dir)
+    -- user-writable font installation directory") says what that code is:
+    an API entry, not a table of contents ("Guides -- recipes for ...")."""
+    m = _TERM_DASH_RE.search(item)
+    return m is not None and bool(_CODE_TERM_RE.search(item[: m.start()]))
+
 
 #: A lead-in that opens on a name written in lower case after a full stop
 #: ("... and others. psutil currently supports the following platforms:"):
@@ -356,7 +367,11 @@ def quotable(
             # the second conjunct points at the items; the first is a statement.
             said[-1:] = [first]
         for sent in _bracketed(said):
-            item = kind == "item" and len(tokenize(sent)) >= 3 and not _TERM_DASH_RE.search(sent)
+            item = (
+                kind == "item"
+                and len(tokenize(sent)) >= 3
+                and (not _TERM_DASH_RE.search(sent) or _glossed_code(sent))
+            )
             if _CONTINUES_RE.match(sent):
                 previous = False
             elif _ENDED_RE.search(sent) or item or _prose(sent):
