@@ -7,10 +7,10 @@ in its document (matched as the metric matches: NFKC + casefold), every
 secret is in a restricted document and in no public one, and each pair of
 halves is the seeded-hash split of one set: tune/heldout (split.SEED) and the
 third round's tune3/heldout2 (split.ROUND3_SEED). The second and fourth to
-eleventh tune sets and the third held-out set (questions_tune2.jsonl,
-questions_tune4.jsonl ... questions_tune11.jsonl, questions_heldout3.jsonl,
+twelfth tune sets and the third held-out set (questions_tune2.jsonl,
+questions_tune4.jsonl ... questions_tune12.jsonl, questions_heldout3.jsonl,
 outside any split) are held to the same label checks; the unanswerable
-questions of the third round, of tune4 to tune11 and heldout3 also record how they were checked
+questions of the third round, of tune4 to tune12 and heldout3 also record how they were checked
 (why_unanswerable).
 """
 
@@ -34,7 +34,19 @@ DOCS = ROOT / "docs"
 SPLITS = (("tune", "heldout", "SEED"), ("tune3", "heldout2", "ROUND3_SEED"))
 HALVES = tuple(h for tune, heldout, _ in SPLITS for h in (tune, heldout))
 #: Question sets outside any seeded split (fresh tune sets and the third held-out set).
-EXTRA = ("tune2", "tune4", "heldout3", "tune5", "tune6", "tune7", "tune8", "tune9", "tune10", "tune11")
+EXTRA = (
+    "tune2",
+    "tune4",
+    "heldout3",
+    "tune5",
+    "tune6",
+    "tune7",
+    "tune8",
+    "tune9",
+    "tune10",
+    "tune11",
+    "tune12",
+)
 #: The id prefix of every set: one per round of writing.
 PREFIX = {
     "tune": "tp-",
@@ -51,6 +63,7 @@ PREFIX = {
     "tune9": "t9-",
     "tune10": "t10-",
     "tune11": "t11-",
+    "tune12": "t12-",
 }
 #: Sets whose unanswerable questions say what was grepped to check them.
 WITH_WHY = (
