@@ -48,11 +48,13 @@ __all__ = [
     "HOW_MANY_RE",
     "NUMBER_RE",
     "VERSION_KINDS",
+    "WHERE_Q_RE",
     "WHO_Q_RE",
     "addresses_reader",
     "asked_head",
     "counted",
     "counts",
+    "gives_place",
     "instructs",
     "listed_names",
     "names_agent",
@@ -463,11 +465,12 @@ _MODAL_RE = re.compile(
 #: "by passing ...", "by setting ...": the means.
 _BY_ING_RE = re.compile(r"\bby\s+\w+ing\b", re.IGNORECASE)
 #: Something to type: inline code, a call, a decorator, an option, a setting,
-#: a dotted name ("gc.disable()", "@evented", "--timeout", "max_age=600");
-#: an environment variable's name is one too (question.ENV_VAR_RE).
+#: a dotted name ("gc.disable()", "@evented", "--timeout", "max_age=600"; two
+#: letters or more each side, so not "e.g." or "i.e."); an environment
+#: variable's name is one too (question.ENV_VAR_RE).
 _CODE_TOKEN_RE = re.compile(
     r"`[^`]+`|\w\((?:[^)]*)\)|(?<![\w@])@[A-Za-z_]\w*|(?<![\w-])--?[A-Za-z][\w-]*|\w=\S|"
-    r"\b[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*\b"
+    r"\b[a-z_][a-z0-9_]+\.[a-z_][a-z0-9_]+(?:\.[a-z_][a-z0-9_]+)*\b"
 )
 
 
@@ -512,6 +515,23 @@ def addresses_reader(sentence: str) -> bool:
     ...", "Set ..."): a surer instruction than code it merely mentions ("if
     you call get_event_loop() ...")."""
     return bool(_MODAL_RE.search(sentence)) or _imperative(sentence)
+
+
+#: "Where ...?" asks for a place.
+WHERE_Q_RE = re.compile(r"^\s*where\b", re.IGNORECASE)
+#: A place: a locative preposition before what follows it ("at FriendFeed",
+#: "in the extension's node_modules"), an address or a path, or a noun for a
+#: place information lives in ("the releases page").
+_PLACE_RE = re.compile(
+    r"\b(?:in|on|at|under|inside|within|into|from|via|through|onto)\s+\S|https?://|\w/\w|"
+    r"\b(?:page|site|website|repository|repo|folder|directory|channel|forum|tracker|tab|section|server)s?\b",
+    re.IGNORECASE,
+)
+
+
+def gives_place(answer: str) -> bool:
+    """The answer to a where-question names a place."""
+    return bool(_PLACE_RE.search(answer))
 
 
 def names_variable(answer: str, question: str) -> bool:

@@ -204,6 +204,8 @@ def _has_head(head: str, doc: Counter[str], text: str) -> bool:
 #: A capital right after a small letter inside a word: a class or other code
 #: name ("SessionMiddleware", "CommManager").
 _CAMEL_RE = re.compile(r"\w*[a-z][A-Z]\w*")
+#: Capitalised words run together, each with lower-case letters: "SchemaGenerator".
+_CLASS_NAME_RE = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+\b")
 
 
 def _name_keys(question: str, own: frozenset[str] = frozenset()) -> set[str]:
@@ -334,7 +336,11 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
     # Sharing only the question's names ("Quillstack") is not being about it.
     names = _name_keys(inputs.question, frozenset(own))
     topical = {k: w for k, w in qterms.items() if k not in names}
-    if names & set(qterms) and topical and coverage(topical, doc, boost)[0] < 0.35:
+    # A class name the chunk shares, words run together ("pyyaml - Required
+    # for SchemaGenerator support."), is the one thing asked about, not a
+    # name many documents share (as "OpenAPI" or "PyYAML" are).
+    code = {stem(w.lower()) for w in _CLASS_NAME_RE.findall(inputs.question)} & set(topical) & set(doc)
+    if names & set(qterms) and topical and not code and coverage(topical, doc, boost)[0] < 0.35:
         cap = min(cap, CAP_OFF_TOPIC)
         notes.append("only the names in the question match")
     head = asked_head(inputs.question)

@@ -68,10 +68,12 @@ from selfrag_nb.llm.offline.answer_kind import (
     HOW_MANY_RE,
     NUMBER_RE,
     VERSION_KINDS,
+    WHERE_Q_RE,
     WHO_Q_RE,
     asked_head,
     counted,
     counts,
+    gives_place,
     instructs,
     names_agent,
     names_kind,
@@ -243,8 +245,10 @@ def _other_subject(answer: str, question: str) -> str:
     question about pyca/cryptography): the sentence is about that thing."""
     # The sentence's subject: its first word, or the word after a
     # determiner ("The AWS SDK ..."). A label's value ("License: MIT") is not.
-    words = answer.strip().split()[:2]
-    if len(words) == 2 and words[0].lower() in _DETERMINERS:
+    words = answer.strip().split()[:3]
+    if len(words) >= 2 and words[0].lower() in _DETERMINERS:
+        if words[1].isupper() and len(words) == 3 and words[2][:1].islower():
+            return ""  # "The API is designed ...": an acronym as a common noun, the document's own
         words = words[1:]
     first = words[0].rstrip(".,;:") if words and not words[0].endswith(":") else ""
     # "An 8-bit floating point type ...": a number and its unit describe; they name nothing.
@@ -422,6 +426,8 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     if WHEN_Q_RE.search(question) and not gives_time(answer, question):
         what = "日期或时间" if zh else "a date or time"
         return _out("no", 20, what, "the question asks when, and the answer gives no date or time")
+    if WHERE_Q_RE.match(question) and not zh and not gives_place(answer):
+        return _out("no", 20, "a place", "the question asks where, and the answer names no place")
     if WHO_Q_RE.match(question) and not names_agent(answer, question):
         what = "人名或机构" if zh else "a person or an organisation"
         return _out("no", 20, what, "the question asks who, and the answer names no one in that role")
