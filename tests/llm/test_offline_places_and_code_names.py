@@ -2,8 +2,9 @@
 English and of how software is documented, found on a fresh tune set.
 
 * "Where ...?" asks for a place: a locative preposition before what follows
-  it ("at FriendFeed"), an address or a path, or a noun for a place
-  ("the releases page"); a plea for sponsors names none;
+  it ("at FriendFeed"), an address or a path, a noun for a place ("the
+  releases page"), or a name the question does not hold ("Dublin"); a plea
+  for sponsors names none;
 * a class name the question and the chunk share, capitalised words run
   together ("pyyaml - Required for SchemaGenerator support."), is the one
   thing asked about: the chunk does not share "only the question's names"
@@ -35,6 +36,12 @@ def test_a_where_question_needs_a_place() -> None:
     assert gives_place("Tornado was originally developed at FriendFeed.")
     assert gives_place("The releases page shows the history of the project.")
     assert gives_place("See https://quill.example/help for support.")
+    # a place named without a preposition: a name the question does not hold
+    offices = (
+        "Quill employs about 180 people in three offices: Dublin (headquarters), Toronto and Shanghai [1]."
+    )
+    assert _verdict("Where is Quill's headquarters?", offices) != "no"
+    assert gives_place("Dublin (headquarters), Toronto and Shanghai.", "Where is Quill's headquarters?")
 
 
 def test_a_shared_code_name_is_not_only_a_name() -> None:

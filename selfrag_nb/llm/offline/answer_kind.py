@@ -520,18 +520,23 @@ def addresses_reader(sentence: str) -> bool:
 #: "Where ...?" asks for a place.
 WHERE_Q_RE = re.compile(r"^\s*where\b", re.IGNORECASE)
 #: A place: a locative preposition before what follows it ("at FriendFeed",
-#: "in the extension's node_modules"), an address or a path, or a noun for a
-#: place information lives in ("the releases page").
+#: "in the extension's node_modules", "across three offices"), an address or
+#: a path, or a noun for a place ("the releases page", "headquarters").
 _PLACE_RE = re.compile(
-    r"\b(?:in|on|at|under|inside|within|into|from|via|through|onto)\s+\S|https?://|\w/\w|"
-    r"\b(?:page|site|website|repository|repo|folder|directory|channel|forum|tracker|tab|section|server)s?\b",
+    r"\b(?:in|on|at|under|inside|within|into|from|via|through|onto|across|near|outside)\s+\S|https?://|\w/\w|"
+    r"\b(?:page|site|website|repository|repo|folder|directory|channel|forum|tracker|tab|section|server|"
+    r"office|headquarters|city|country|address)s?\b",
     re.IGNORECASE,
 )
 
 
-def gives_place(answer: str) -> bool:
-    """The answer to a where-question names a place."""
-    return bool(_PLACE_RE.search(answer))
+def gives_place(answer: str, question: str = "") -> bool:
+    """The answer to a where-question names a place: as ``_PLACE_RE`` reads
+    one, or a name the question does not hold ("Dublin (headquarters)")."""
+    if _PLACE_RE.search(answer):
+        return True
+    asked = set(bag(question))
+    return any(stem(n.lower()) not in asked for n in _NAMES_RE.findall(answer))
 
 
 def names_variable(answer: str, question: str) -> bool:

@@ -426,7 +426,7 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
     if WHEN_Q_RE.search(question) and not gives_time(answer, question):
         what = "日期或时间" if zh else "a date or time"
         return _out("no", 20, what, "the question asks when, and the answer gives no date or time")
-    if WHERE_Q_RE.match(question) and not zh and not gives_place(answer):
+    if WHERE_Q_RE.match(question) and not zh and not gives_place(answer, question):
         return _out("no", 20, "a place", "the question asks where, and the answer names no place")
     if WHO_Q_RE.match(question) and not names_agent(answer, question):
         what = "人名或机构" if zh else "a person or an organisation"
