@@ -11,7 +11,8 @@ and of how software is documented, found on a fresh tune set.
   ...?"); only a case in brackets or a noun phrase is ruled out;
 * "Besides X, which ...?" rules X out as "Which ... besides X?" does;
 * a who-question is answered by names: "Instead, it is the copyright of the
-  Quill Development Team" says more than the sentence before it;
+  Quill Development Team" says more than the sentence of the same passage
+  before it; another passage's names are someone in another role;
 * "QUILL_POSITION=-1" says "environment variable", and "K8s" is Kubernetes
   (a numeronym: first and last letter, the number of letters between).
 """
@@ -106,6 +107,37 @@ def test_a_who_question_quotes_the_sentence_that_names_them() -> None:
     question = "Who owns the copyright on the quillwidgets source code?"
     answer = generate(GenerateInputs(question=question, evidence=[ev])).answer
     assert "Quill Development Team" in answer, answer
+
+
+def test_a_who_question_takes_no_names_from_another_passage() -> None:
+    # Another passage's names are someone in another role: "stepped down as
+    # lead developer" does not say who started it.
+    history = "quillmath.md", "quillmath", "quillmath > History"
+    ev1 = Evidence(
+        index=1,
+        chunk_id="c1",
+        source=history[0],
+        title=history[1],
+        heading=history[2],
+        text=(
+            "In 2011, Ada Quillon stepped down as lead developer, with Bob Marlowe, who also started as "
+            "a Summer of Code student, taking his place."
+        ),
+    )
+    ev2 = Evidence(
+        index=2,
+        chunk_id="c2",
+        source=history[0],
+        title=history[1],
+        heading=history[2],
+        text=(
+            "QuillMath was started by Ada Quillon in 2005, he wrote some code during the summer, then he "
+            "wrote some more code during summer 2006."
+        ),
+    )
+    answer = generate(GenerateInputs(question="Who started QuillMath?", evidence=[ev1, ev2])).answer
+    assert answer.startswith("QuillMath was started by Ada Quillon in 2005"), answer
+    assert "stepped down" not in answer, answer
 
 
 def test_a_variable_and_a_numeronym_say_their_words() -> None:

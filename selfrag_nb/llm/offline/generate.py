@@ -443,9 +443,12 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     # "Which aiohttp version ...?" is answered by the first version the
     # question does not hold, as "how many" is by the first number.
     wants_number = bool(QUANTITY_Q_RE.search(question)) or bool(_VERSION_Q_RE.search(question))
-    # "Who ...?" asks for names too: a further sentence naming someone new
-    # ("Instead, it is the copyright of the IPython Development Team.") says more.
-    asks_names = wants_names(question) or bool(WHO_Q_RE.match(question))
+    asks_names = wants_names(question)
+    # "Who ...?" asks for names too: a further sentence of the same passage
+    # naming someone new ("Instead, it is the copyright of the IPython
+    # Development Team.") finishes what it says. Another passage's names are
+    # someone in another role ("In 2011, X stepped down as lead developer").
+    asks_who = bool(WHO_Q_RE.match(question))
     how_to = bool(HOW_TO_Q_RE.search(question))
     names: set[str] = set()
     threshold, limit = (0.5, 2) if strict else (0.25, 3)
@@ -464,7 +467,9 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
             wants_number and not numbers and bool(set(cx.numbers) - qexact)
         )
         cnames = listed_names(cand.text, question)
-        novel = novel or (asks_names and len(cnames - names) >= 2)
+        named = len(cnames - names) >= 2
+        same_passage = bool(chosen) and cand.index == chosen[0].index
+        novel = novel or (asks_names and named) or (asks_who and named and same_passage)
         # The section whose heading the question names is quoted at least once.
         novel = novel or (cand.on_topic and not any(c.on_topic for c in chosen))
         if chosen and gain < 0.1 and not novel:
