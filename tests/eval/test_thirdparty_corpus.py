@@ -33,20 +33,10 @@ DOCS = ROOT / "docs"
 #: Each seeded split: its tune half, its held-out half and the seed's name in split.py.
 SPLITS = (("tune", "heldout", "SEED"), ("tune3", "heldout2", "ROUND3_SEED"))
 HALVES = tuple(h for tune, heldout, _ in SPLITS for h in (tune, heldout))
+#: Every question set on disk (questions_<name>.jsonl); each needs a PREFIX below.
+SETS = tuple(sorted(p.stem.removeprefix("questions_") for p in ROOT.glob("questions_*.jsonl")))
 #: Question sets outside any seeded split (fresh tune sets and the third held-out set).
-EXTRA = (
-    "tune2",
-    "tune4",
-    "heldout3",
-    "tune5",
-    "tune6",
-    "tune7",
-    "tune8",
-    "tune9",
-    "tune10",
-    "tune11",
-    "tune12",
-)
+EXTRA = tuple(s for s in SETS if s not in HALVES)
 #: The id prefix of every set: one per round of writing.
 PREFIX = {
     "tune": "tp-",
@@ -65,20 +55,9 @@ PREFIX = {
     "tune11": "t11-",
     "tune12": "t12-",
 }
-#: Sets whose unanswerable questions say what was grepped to check them.
-WITH_WHY = (
-    "tune3",
-    "heldout2",
-    "tune4",
-    "heldout3",
-    "tune5",
-    "tune6",
-    "tune7",
-    "tune8",
-    "tune9",
-    "tune10",
-    "tune11",
-)
+#: Sets whose unanswerable questions say what was grepped to check them:
+#: every set written after the first split and the second tune set.
+WITH_WHY = tuple(s for s in SETS if s not in ("tune", "heldout", "tune2"))
 CATEGORIES = {"answerable", "unanswerable", "restricted"}
 #: Why a question has no answer: a fact its package's README does not state, a
 #: package not in the corpus, a subject only named in passing in another
