@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from selfrag_nb.llm.offline.assess import assess
 from selfrag_nb.llm.offline.generate import generate
+from selfrag_nb.llm.offline.lexical import sentences
 from selfrag_nb.llm.offline.subject import about, mentions, subject_names, subject_share
 from selfrag_nb.llm.schemas import AssessInputs, Evidence, GenerateInputs
 from selfrag_nb.text import split_sentences
@@ -66,6 +67,12 @@ def test_sentences_do_not_end_at_abbreviations_or_before_lower_case() -> None:
         "It has 66% less overhead than a tree (e.g. Red-Black Tree, AVL).",
         "Next. and more, i.e. this.",
         "Dr. Who!",
+    ]
+    # what the offline model quotes: a period alone between spaces is a word
+    # (the current folder), not an end
+    assert sentences("Set up with pip install -e . --group dev. Then run it.") == [
+        "Set up with pip install -e . --group dev.",
+        "Then run it.",
     ]
 
 

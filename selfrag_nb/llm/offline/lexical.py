@@ -438,15 +438,20 @@ def strip_citations(text: str) -> tuple[str, list[int]]:
     return _CITE_RE.sub("", text).strip(), cited
 
 
+#: A period standing alone between spaces is a word, the current folder of
+#: "pip install -e . --group dev", not the end of a sentence.
+_LONE_PERIOD_RE = re.compile(r"(?<=\s)\.(?=\s)")
+
+
 def sentences(text: str) -> list[str]:
     """Sentences of a chunk with markdown line markers removed; lines are
     sentence boundaries too (chunks often hold lists and headings)."""
     out: list[str] = []
     for raw in text.splitlines():
-        line = _MD_PREFIX_RE.sub("", raw).strip()
+        line = _LONE_PERIOD_RE.sub("\x00", _MD_PREFIX_RE.sub("", raw).strip())
         if not line:
             continue
-        out.extend(s for s in split_sentences(line) if any(c.isalnum() for c in s))
+        out.extend(s.replace("\x00", ".") for s in split_sentences(line) if any(c.isalnum() for c in s))
     return out
 
 
