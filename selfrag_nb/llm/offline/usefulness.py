@@ -2,7 +2,7 @@
 
     lexical <- phrases <- question <- ... <- answer_kind <- usefulness <- model
                                                             ^^^^^^^^^^ here (layer 8):
-                                             imports lexical, phrases, question,
+                                             imports lexical, abbrev, phrases, question,
                                              subject, answer_kind (the answer types).
 
     UsefulnessInputs(question, answer, history)
@@ -24,8 +24,11 @@
       -> answer type: "how many / how long / 多少" or a timeout, an interval,
          a delay, a measure ("What throughput ...?") or a quantity ("the maximum
          ...") asked for needs a number, not one inside a name it holds ("how many
-         <things>": next to their name, which it counts), "when / 何时" a date,
-         digits or a time word, "who" a name the question does not hold (capitalised,
+         <things>": next to their name, which it counts; a percentage counts
+         nothing), "when / 何时" a date, digits or a time word (not the
+         question's own numbers), "where" a place (a locative preposition, an
+         address, a place noun, a name the question does not hold), "who" a
+         name the question does not hold (capitalised,
          or by its form: "xeus-python") next to the question's verb or an agent word
          ("by", "author"), or set off by a comma after a role noun ("the author of
          X, Ada Lovelace"), "what / which <kind>" or "what is the ... version" a thing
@@ -36,8 +39,9 @@
          a name where the question's preposition points ("written in
          Rust"), any name for a project or a person              -> no when absent
       -> another thing: the answer opens with a name by form the question
-         does not hold and misses its names; or its figures are all for
-         a case the question rules out ("not free-threaded")       -> no
+         does not hold and misses its names ("The API is ..." is the
+         document's own); or its figures are all for a case the question
+         rules out ("(not free-threaded)"; a negated verb rules nothing out) -> no
       -> subject: the question's named things (phrases.entities), a who / which / what
          question read without its "instead of X" clause (question.without_excluded: X
          is what the answer is not), a name written apart as written together
