@@ -112,6 +112,7 @@ from selfrag_nb.llm.offline.question import (
     code_names,
     effective_question,
     gives_time,
+    without_examples,
     without_excluded,
     without_idioms,
 )
@@ -434,7 +435,9 @@ def generate(inputs: GenerateInputs) -> GenerateOut:
     strict = inputs.mode == "strict"
     # "Who ... instead of the default X?": X is what the answer is not, so its
     # words neither pick nor make the subject of the quoted sentences.
-    question = without_excluded(without_idioms(effective_question(inputs.question, inputs.history)))
+    question = without_excluded(
+        without_examples(without_idioms(effective_question(inputs.question, inputs.history)))
+    )
     qterms = terms(question)
     qexact = exact_terms(question).all
     candidates = _candidates(inputs, question)

@@ -19,6 +19,9 @@
     question --without_excluded()--> a who / which / what question without its
                      "instead of X" clause (what generate matches sentences against,
                      and the subject the usefulness check looks for)
+    question --without_examples()--> a question asking for something without the
+                     examples it lists ("the extensions such as len or sorted":
+                     grade takes the better reading, generate and usefulness this one)
     question --answer_language()--> "zh" | "en"
     answer types (shared by generate and the usefulness judge): a quantity,
                      a duration, a date (WHEN_Q_RE --gives_time()-->), an
@@ -57,6 +60,7 @@ __all__ = [
     "gives_time",
     "is_follow_up",
     "rewrite",
+    "without_examples",
     "without_excluded",
     "without_idioms",
 ]
@@ -234,6 +238,39 @@ def without_excluded(question: str) -> str:
         return question
     kept = question[: m.start()] + m["end"]
     return kept if terms(kept) else question
+
+
+#: "... the extensions such as len, sorted or filter?": a list of examples
+#: after "such as" (or in "(e.g. ...)") illustrates the noun before it; the
+#: answer is about the noun, and a passage that names none of the examples
+#: answers as well. Only a short list (items of one to three words) that ends
+#: the clause: "such as len, sorted or filter to transform data?" is left alone.
+_ITEM = r"[^\s,;:?!()]+(?:\s+[^\s,;:?!()]+){0,2}?"
+_LIST = rf"{_ITEM}(?:\s*,\s*{_ITEM})*(?:\s*,?\s+(?:and|or)\s+{_ITEM})?"
+_SUCH_AS = r"(?:such\s+as|e\.\s?g\.,?|for\s+example,?)"
+_EXAMPLES_RE = re.compile(
+    # "the extensions such as len, sorted or filter?"
+    rf",?\s+{_SUCH_AS}\s+{_LIST}(?=\s*(?:[?？.!;:]|$))"
+    # "Which extensions, such as len or sorted, need ...?": an aside, both commas go
+    rf"|\s*,\s*{_SUCH_AS}\s+{_LIST},"
+    # "What backends (e.g. Redis, Memcached) ...?"
+    rf"|\s*\({_SUCH_AS}\s[^()]*\)",
+    re.IGNORECASE,
+)
+#: A yes/no question about the examples ("Does it support formats such as
+#: YAML?") asks about them: only a question asking for something drops them.
+_WH_Q_RE = re.compile(r"^\s*(?:who|whom|whose|which|what|where|when|why|how)\b", re.IGNORECASE)
+
+
+def without_examples(question: str) -> str:
+    """``question`` without the examples it gives of what it asks about
+    ("Which module do I import parse from to use the extensions such as len,
+    sorted or filter?" -> "... to use the extensions?"); the question itself
+    when it asks yes or no, has none, or would be left with nothing."""
+    if not _WH_Q_RE.match(question):
+        return question
+    kept = _EXAMPLES_RE.sub("", question)
+    return kept if kept != question and terms(kept) else question
 
 
 # ------------------------------------------------------------------ decide

@@ -24,6 +24,8 @@
                     "SessionMiddleware" is a topic word, not a shared name), or the
                     asked head (asked_head: "What is the X for ...") is missing -> cap 45
                  -> relevanceScore 0-100, isRelevant >= 50, keyInfo, gaps
+                 -> the better of that and the same for the question without
+                    its examples (question.without_examples: "such as A or B")
     RerankInputs -> BM25 (IDF from the candidate set, term weight per query term)
                     x coverage + exact bonus, capped; a passage that defines
                     what "What is X?" asks (lexical.defines) ahead of the rest
@@ -58,7 +60,7 @@ from selfrag_nb.llm.offline.lexical import (
     terms,
     wordset,
 )
-from selfrag_nb.llm.offline.question import ENV_Q_RE, ENV_VAR_RE
+from selfrag_nb.llm.offline.question import ENV_Q_RE, ENV_VAR_RE, without_examples
 from selfrag_nb.llm.schemas import GradeInputs, RankedItem, RelevanceOut, RerankInputs, RerankOut
 from selfrag_nb.text import tokenize
 
@@ -271,6 +273,18 @@ def enumerates(text: str) -> bool:
 
 def grade(inputs: GradeInputs) -> RelevanceOut:
     """relevanceScore 0-100 (80+ high, 50-79 partial, <50 irrelevant)."""
+    out = _grade(inputs)
+    # "... the extensions such as len, sorted or filter?": the examples may be
+    # named or not; a chunk about the extensions that names none answers too.
+    plain = without_examples(inputs.question)
+    if plain != inputs.question:
+        other = _grade(inputs.model_copy(update={"question": plain}))
+        if other.relevanceScore > out.relevanceScore:
+            return other
+    return out
+
+
+def _grade(inputs: GradeInputs) -> RelevanceOut:
     if not inputs.text.strip():
         # A chunk that was only markup (a README's badge row or logo block)
         # has nothing to quote or check a claim against, whatever its title says.

@@ -44,7 +44,8 @@
          rules out ("(not free-threaded)"; a negated verb rules nothing out) -> no
       -> subject: the question's named things (phrases.entities), a who / which / what
          question read without its "instead of X" clause (question.without_excluded: X
-         is what the answer is not), a name written apart as written together
+         is what the answer is not) and without the examples it lists
+         (question.without_examples: "such as len or sorted"), a name written apart as written together
          (lexical.joined_words), coverage of its content terms (frame words such as
          "purpose" or "mean" say what kind of answer, not what it is about: left out)
            named thing absent, or code / markup lines beside prose -> partly
@@ -108,6 +109,7 @@ from selfrag_nb.llm.offline.question import (
     answer_language,
     effective_question,
     gives_time,
+    without_examples,
     without_excluded,
     without_idioms,
 )
@@ -437,7 +439,7 @@ def usefulness(inputs: UsefulnessInputs) -> UsefulnessOut:
         return _out("no", 20, what, "the question asks who, and the answer names no one in that role")
     # What the answer is not ("Who ... instead of the default X?") is not
     # what it must say; the excluded-case check below reads the whole question.
-    about = without_excluded(without_idioms(question))
+    about = without_excluded(without_examples(without_idioms(question)))
     qterms, named = _subject(about)
     # "ONNX Runtime is ..." answers "What is onnxruntime?": one name, written apart
     abag = spelled(bag(answer), qterms) + lexical.joined_words(about, answer)
