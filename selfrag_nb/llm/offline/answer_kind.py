@@ -93,9 +93,12 @@ def commas_after(text: str) -> list[bool]:
 #: "What/Which <noun phrase> <verb> ...?" and "How many <noun> ...": the
 #: noun names the kind of thing asked for (a license, a port, a release). A
 #: verb in "-ed" is lower case: "Which Typeshed version ..." names a thing.
+#: A verb in "-s" ("Which licence covers the package?", "Which website hosts
+#: its documentation?") is told from a plural noun by the article after it.
 _HEAD_Q_RE = re.compile(
     r"^\s*(?:(?:in|from|on|at|for|with|under|by|to) )?(?:what|which)\s+((?:[\w.-]+\s+){0,5}?)"
-    r"(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|must|may|(?-i:[a-z]+ed))\b",
+    r"(?:(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|must|may|(?-i:[a-z]+ed))\b"
+    r"|(?-i:[a-z]+[^\Wsu]s)\s+(?=(?:the|a|an|its|their|this|that|these|those|my|your|our)\s))",
     re.IGNORECASE,
 )
 HOW_MANY_RE = re.compile(
@@ -112,6 +115,11 @@ _NAMED_KINDS = wordset(
 VERSION_KINDS = wordset("version versions release releases")
 #: Kinds a name answers by its form ("Under what module name ...?" -> "typing_inspection").
 _NAME_KINDS = wordset("name names")
+#: Kinds an address answers ("Which website hosts its documentation?").
+_WEB_KINDS = wordset("website websites site sites url urls homepage address page link domain")
+_ADDRESS_RE = re.compile(
+    r"https?://\S|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|app|edu|gov|ai|co|info)\b", re.I
+)
 #: Parts of a text, answered by a part's label ("Which part of the standard
 #: ...?" -> "Annex A", "Section 3.2", "Part II").
 _PART_KINDS = wordset("part parts section sections portion portions chapter chapters")
@@ -227,6 +235,13 @@ def names_kind(answer: str, head: str, question: str) -> bool:
         stem(m.group(1).lower()) not in bag(question) for m in _LABELLED_RE.finditer(answer)
     ):
         return True  # "the grammar provided in Annex A of the C99 standard"
+    if head in _WEB_KINDS:
+        # "the official documentation" says no address: a URL, a domain, or a
+        # name the question does not hold ("Read the Docs") is where it is.
+        asked = set(bag(question))
+        return bool(_ADDRESS_RE.search(answer)) or any(
+            stem(n.lower()) not in asked for n in _NAMES_RE.findall(answer)
+        )
     if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
         # A plural asks for instances ("Which payment methods ...?" -> "cheques
         # and cash"), which a list names without repeating the kind.
@@ -568,6 +583,10 @@ def counts(answer: str, things: set[str], question: str = "") -> bool:
             if any(stem(p) in things for p in re.split(r"[-/]", w.lower().strip(".'’-")) if p)
         ]
         if any(abs(i - j) <= COUNT_WINDOW for i in at_number for j in at_thing):
+            return True
+        # "with no required dependencies" counts them: none.
+        at_none = [i for i, w in enumerate(words) if w.lower() in ("no", "zero")]
+        if any(0 < j - i <= 3 for i in at_none for j in at_thing):
             return True
     return False
 

@@ -312,7 +312,11 @@ _HEADS_EN = (
     "plan|plans|tier|edition|product|feature|api|sdk|app|service|endpoint|integration|policy|"
     "subscription|account|connector|module|license|package|workspace|add-on|addon"
 )
-_CAP_PHRASE_RE = re.compile(r"\b[A-Z][\w\-.]*[A-Za-z0-9](?:\s+[A-Z0-9][\w\-.]*[A-Za-z0-9])*")
+#: A run of capitalised words; a single capital letter ends one ("Network X",
+#: "Mac OS X"), except "I" and "A", which are words of their own.
+_CAP_PHRASE_RE = re.compile(
+    r"\b[A-Z][\w\-.]*[A-Za-z0-9](?:\s+(?:[A-Z0-9][\w\-.]*[A-Za-z0-9]|[B-HJ-Z](?![\w\-.])))*"
+)
 _HEAD_PHRASE_RE = re.compile(
     rf"\b((?:[A-Za-z0-9][\w\-.]*\s+){{1,3}}?(?:{_HEADS_EN}))\b(?!\s+(?:{_HEADS_EN})\b)", re.IGNORECASE
 )

@@ -99,7 +99,13 @@ DATE_RE_ANY = re.compile(
     re.IGNORECASE,
 )
 #: "When ...?", "What date / year / time ...?": a point in time is the answer.
-WHEN_Q_RE = re.compile(r"^\s*when\b|\bwhat (?:date|year|time)\b|什么时候|何时|哪一?天|哪一?年", re.I)
+#: "When I call X, how does it connect?" opens on a clause that sets the
+#: scene; the question is what follows its comma ("how ..."), not "when".
+WHEN_Q_RE = re.compile(
+    r"^\s*when\b(?![^?,]*,\s*(?:how|what|which|who|whom|where|why|when|do|does|did|is|are|can|should|will|would)\b)"
+    r"|\bwhat (?:date|year|time)\b|什么时候|何时|哪一?天|哪一?年",
+    re.I,
+)
 # A point in time: a date, digits (a year, a clock time, a version's date), or
 # a word placing it ("since", "until"); not the number words of "how often"
 # ("every", "few").
@@ -216,11 +222,17 @@ _FRONTED_EXCLUDING_RE = re.compile(
 
 #: Emphatic idioms say nothing about what is asked: "Why was X written in
 #: the first place?" asks why X was written ("initially to support ...").
-_EMPHATIC_RE = re.compile(r"\s*\b(?:in the first place|at all)\b", re.IGNORECASE)
+#: Nor does "on my machine": "How do I run the tests on my machine?" asks
+#: how to run the tests.
+_EMPHATIC_RE = re.compile(
+    r"\s*\b(?:in the first place|at all|on (?:my|your|our) (?:own |local )?(?:machine|computer|laptop))\b",
+    re.IGNORECASE,
+)
 
 
 def without_idioms(question: str) -> str:
-    """``question`` without emphatic idioms ("in the first place", "at all")."""
+    """``question`` without idioms that say nothing about what is asked ("in
+    the first place", "at all", "on my machine")."""
     return _EMPHATIC_RE.sub("", question)
 
 

@@ -26,6 +26,7 @@
                  -> relevanceScore 0-100, isRelevant >= 50, keyInfo, gaps
                  -> the better of that and the same for the question without
                     its examples (question.without_examples: "such as A or B")
+                    and idioms (question.without_idioms: "on my machine")
     RerankInputs -> BM25 (IDF from the candidate set, term weight per query term)
                     x coverage + exact bonus, capped; a passage that defines
                     what "What is X?" asks (lexical.defines) ahead of the rest
@@ -60,7 +61,7 @@ from selfrag_nb.llm.offline.lexical import (
     terms,
     wordset,
 )
-from selfrag_nb.llm.offline.question import ENV_Q_RE, ENV_VAR_RE, without_examples
+from selfrag_nb.llm.offline.question import ENV_Q_RE, ENV_VAR_RE, without_examples, without_idioms
 from selfrag_nb.llm.schemas import GradeInputs, RankedItem, RelevanceOut, RerankInputs, RerankOut
 from selfrag_nb.text import tokenize
 
@@ -276,7 +277,8 @@ def grade(inputs: GradeInputs) -> RelevanceOut:
     out = _grade(inputs)
     # "... the extensions such as len, sorted or filter?": the examples may be
     # named or not; a chunk about the extensions that names none answers too.
-    plain = without_examples(inputs.question)
+    # "... on my machine" says nothing about what is asked.
+    plain = without_examples(without_idioms(inputs.question))
     if plain != inputs.question:
         other = _grade(inputs.model_copy(update={"question": plain}))
         if other.relevanceScore > out.relevanceScore:
