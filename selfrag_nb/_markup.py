@@ -75,3 +75,18 @@ TEXT_ARGUMENT = names(
     "rubric deprecated versionadded versionchanged todo"
 )
 SENTENCE_END = ".!?。！？,;:，；：、-–—/&+=("
+
+# A link whose text only points at something ("See [documentation](https://...)",
+# "checkout the official documentation", "here"): the address is what it says,
+# so the clean text keeps it after the words ("documentation (https://...)").
+POINTER_TEXT_RE = re.compile(
+    r"\s*(?:(?:the|our|its|this|full|official|online|latest|project|api|more|read)\s+)*"
+    r"(?:documentation|docs?|here|page|website|site|homepage|home\s+page|guide|manual|reference)\s*",
+    re.IGNORECASE,
+)
+WEB_TARGET_RE = re.compile(r"\s*https?://[^\s<>()]+\s*")
+
+
+def points(text: str, target: str | None) -> bool:
+    """A link's text only points, and its target is a web address."""
+    return bool(target and POINTER_TEXT_RE.fullmatch(text) and WEB_TARGET_RE.fullmatch(target))

@@ -28,7 +28,8 @@ text is found again in the original (views highlight it there).
            RST roles, interpreted text and `code` -> their text, set aside
            HTML: comments, <img>, tags (a placeholder like <path> is kept),
            entities decoded; Markdown images and badges dropped, links -> their
-           text (inline, [text][ref], defined [text]); footnote references
+           text (inline, [text][ref], defined [text]; text that only points,
+           "documentation" or "here", keeps its web address); footnote references
            dropped; emphasis markers; |substitutions|; "name_" references;
            backslash escapes; runs of spaces -> one
       -> blocks joined: "\\n" after a deliberate break and between items or
@@ -86,6 +87,7 @@ from selfrag_nb._markup import (
     TARGET_RE,
     TEXT_ARGUMENT,
     names,
+    points,
 )
 from selfrag_nb.codelines import FENCE_RE, ITEM_RE, code_line, code_only, lines
 
@@ -608,7 +610,7 @@ _URL = r"(?:[^()\s]|\([^()\s]*\))*"
 _MD_IMAGE_RE = re.compile(rf"!\[[^\[\]]*\](?:\(\s*{_URL}(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)|\[[^\[\]]*\])")
 _MD_SHORT_IMAGE_RE = re.compile(r"!\[([^\[\]]+)\]")
 _MD_LINK_RE = re.compile(
-    rf"\[((?:[^\[\]]|\[[^\[\]]*\])*)\](?:\(\s*<?{_URL}>?(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)|\[[^\[\]]*\])"
+    rf"\[((?:[^\[\]]|\[[^\[\]]*\])*)\](?:(\()\s*<?({_URL})>?(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)|\[[^\[\]]*\])"
 )
 _MD_SHORT_LINK_RE = re.compile(r"(?<![\]\\])\[([^\[\]^][^\[\]]*)\](?![\[(:])")
 _NOTE_REF_RE = re.compile(r"\[\^[^\]\s]+\]|\s?\[(?:#[\w-]*|\*|\d+|[A-Za-z][\w.-]*)\]_")
@@ -647,6 +649,8 @@ def _code_span(t: _T, m: re.Match[str]) -> _T:
     if m.group("role") is None and m.group("post") is None:
         return inner.strip() if inner.s.strip() else inner
     tt = _TITLE_TARGET_RE.match(inner.s)
+    if tt and points(tt.group(1), tt.group(2)):  # `documentation <https://...>`_
+        return inner.sub(_TITLE_TARGET_RE, lambda m: [1, " (", 2, ")"])
     if tt:  # `title <target>` shows the title (or the target when there is none)
         g = 1 if tt.group(1).strip() else 2
         inner = inner.cut(tt.start(g), tt.end(g))
@@ -675,7 +679,7 @@ def _inline(t: _T, defs: _Defs, *, table: bool = False) -> _T:
     t = t.sub(_MD_IMAGE_RE, lambda m: [])
     t = t.sub(_MD_SHORT_IMAGE_RE, lambda m: [] if m.group(1).casefold() in defs.labels else [0])
     for _ in range(3):  # a link inside a link's text (badges are gone by now)
-        t = t.sub(_MD_LINK_RE, lambda m: [1])
+        t = t.sub(_MD_LINK_RE, lambda m: [1, " ", 2, 3, ")"] if points(m[1], m[3]) else [1])
     t = t.sub(_MD_SHORT_LINK_RE, lambda m: [1] if m.group(1).casefold() in defs.labels else [0])
     t = t.sub(_NOTE_REF_RE, lambda m: [])
     for _ in range(2):  # ***nested** emphasis*

@@ -105,7 +105,7 @@ def test_markdown_readme_clean_text() -> None:
         "Fetchy - A small HTTP client.\n\n"
         "Fetchy is a fully featured HTTP client library for Python 3. It includes an integrated command "
         "line client, has support for both HTTP/1.1 and HTTP/2, and is released under the GNU General "
-        "Public License. See the docs and the changelog for details & more.\n\n"
+        "Public License. See the docs (https://example.org/docs) and the changelog for details & more.\n\n"
         "```shell\n$ pip install fetchy\n$ fetchy --version\n```\n\n"
         "- Fully type annotated and well tested.\n"
         "- import fetchy works \u2014 really.\n\n"
@@ -119,7 +119,7 @@ def test_rst_readme_clean_text() -> None:
     assert text == (
         "charset-finder\n\n"
         "This library lets you detect which encoding a file uses. Call from_bytes or read the guide. "
-        "See the docs and Django. Charset Finder is MIT licensed, see LICENSE.\n\n"
+        "See the docs (https://example.org) and Django. Charset Finder is MIT licensed, see LICENSE.\n\n"
         "Usage\n\n"
         "```python\nfrom charset_finder import from_path\nresults = from_path('./my_subtitle.srt')\n```\n\n"
         "Detection is a best guess.\n\n"
@@ -150,7 +150,15 @@ def test_rst_readme_clean_text() -> None:
         ("[![CI](https://x/badge.svg)](https://x/actions) Text.", "Text."),
         ("[![Downloads][dl-badge]][dl-link] Text.", "Text."),
         ('See [the docs](https://x.org/a_(b) "Docs") now.', "See the docs now."),
-        ("See [the\ndocs](https://x.org)\nnow.", "See the docs now."),
+        # a link whose text only points ("the docs", "here") keeps its web address
+        ("See [the\ndocs](https://x.org)\nnow.", "See the docs (https://x.org) now."),
+        (
+            'Read the [official documentation](https://x.org/a "Docs").',
+            "Read the official documentation (https://x.org/a).",
+        ),
+        ("See `documentation <https://x.org/a/>`_.", "See documentation (https://x.org/a/)."),
+        ("Made by [Pallets](https://x.org).", "Made by Pallets."),
+        ("Jump [here](#install).", "Jump here."),
         (
             "See [the guide][g] and [FAQ][].\n\n[g]: https://g.org\n[faq]: <https://f.org> 'FAQ'",
             "See the guide and FAQ.",
@@ -242,7 +250,8 @@ def test_offsets_map_back_to_the_same_words(doc: str) -> None:
         if a == b or doc[a:b] == "|project|":  # inserted: a fence, a substitution's text
             continue
         assert doc[a:b] == m.group(0), (m.group(0), doc[a:b])
-    for m in re.finditer(r"[^\n.]+\.", _prose(c.text)):
+    # A sentence ends at a period before a space or the end ("example.org" goes on).
+    for m in re.finditer(r"(?:[^\n.]|\.(?=\S))+\.(?=\s|$)", _prose(c.text)):
         start = c.text.index(m.group(0))
         a, b = c.span(start, start + len(m.group(0)))
         if "|project|" in doc[a:b]:  # defined elsewhere in the document

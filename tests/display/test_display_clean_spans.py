@@ -12,7 +12,8 @@ CHUNK = (
     "**Fetchy** is a small HTTP client. It includes **an\n"
     "integrated command line client**, see the [docs](https://example.org/docs).\n"
 )
-QUOTE = "It includes an integrated command line client, see the docs."
+# A link whose text only points ("the docs") keeps its address in the clean text.
+QUOTE = "It includes an integrated command line client, see the docs (https://example.org/docs)."
 ORIGINAL = "It includes **an\nintegrated command line client**, see the [docs](https://example.org/docs)."
 
 
