@@ -5,8 +5,9 @@ Runtime"; "sorted containers" in a question is "sortedcontainers" in a
 document. Compared by letters and digits only, two or three words in a row
 against one word: the grader counts the chunk as about the question, the
 reranker weighs it, and the usefulness judge reads the answer as naming it.
-Function words never join ("set up" is not "setup"), and a word the text
-also writes together is matched as it is."""
+Function words never join ("is this" is not "isthis"; a phrasal verb's
+particle does: tests/llm/test_offline_clipped_and_phrasal.py), and a word
+the text also writes together is matched as it is."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def test_joined_words_both_ways() -> None:
     assert joined_words(
         "What license is Sorted Containers under?", "sortedcontainers is Apache 2.0"
     ) == Counter({"sort": 1, "container": 1})
-    assert joined_words("How do I set up quillpad?", "Setup is easy.") == Counter()
+    assert joined_words("Why is this quillpad slow?", "Isthis is easy.") == Counter()
     # already written the same way: nothing to add
     assert joined_words("What is quillruntime?", "quillruntime, or Quill Runtime") == Counter()
     # too short to be told from two words that happen to meet

@@ -243,12 +243,16 @@ def bag(text: str) -> Counter[str]:
 JOINED_MIN = 5
 
 
+_PARTICLES = frozenset({"up", "in", "out", "down", "back", "off", "over"})
+
+
 def joined_words(question: str, text: str) -> Counter[str]:
     """Stems of the question's words that ``text`` writes together or apart:
     "onnxruntime" asked, "ONNX Runtime" written (or "sorted containers" asked,
     "sortedcontainers" written), once per mention. Two or three words in a
     row, compared by letters and digits only (``compact``); function words
-    never join."""
+    never join, except a phrasal verb's particle: "set up" is "setup", "log
+    in" is "login" (the verb and the noun made of it)."""
     q = tokenize(question)
     t = tokenize(text)
     out: Counter[str] = Counter()
@@ -260,7 +264,9 @@ def joined_words(question: str, text: str) -> Counter[str]:
         for n in (2, 3):
             for i in range(len(tokens) - n + 1):
                 run = tokens[i : i + n]
-                if not any(w in STOP_EN for w in run):
+                if not any(w in STOP_EN for w in run) or (
+                    n == 2 and run[0] not in STOP_EN and run[1] in _PARTICLES
+                ):
                     found.setdefault(compact("".join(run)), run)
         return found
 
@@ -284,6 +290,17 @@ SYNONYM_CREDIT = 0.7
 
 # A deliberately small, domain-neutral synonym table (question word -> words a
 # document uses for the same thing). Keys and values are stemmed at import.
+_CLIPPED = (
+    ("environment", "env"),
+    ("repository", "repo"),
+    ("configuration", "config"),
+    ("directory", "dir"),
+    ("documentation", "docs"),
+    ("dependencies", "deps"),
+    ("arguments", "args"),
+    ("development", "dev"),
+    ("authentication", "auth"),
+)
 _SYNONYMS_RAW: dict[str, tuple[str, ...]] = {
     "window": ("within", "period", "days"),
     "deadline": ("within", "before", "days"),
@@ -311,6 +328,9 @@ _SYNONYMS_RAW: dict[str, tuple[str, ...]] = {
     "retention": ("retain", "keep", "stored", "kept"),
     "keep": ("stay", "retain", "store", "kept"),
     "kept": ("stay", "retain", "store", "keep"),
+    # Software English clips long words ("env", "repo", "docs"): one word each way.
+    **{long: (short,) for long, short in _CLIPPED},
+    **{short: (long,) for long, short in _CLIPPED},
     "期限": ("天内", "日内", "之内"),
     "价格": ("费用", "收费", "价钱"),
     "费用": ("价格", "收费"),
