@@ -10,7 +10,9 @@ found on a fresh tune set.
 * "When I call connect(), how does it connect?" opens on a clause that sets
   the scene: the question asks how, not when;
 * "with no required dependencies" counts them (none) for "How many required
-  dependencies ...?";
+  dependencies ...?"; "How many characters long may a line be?" counts
+  characters (a modal verb ends the things counted, and "long" measures
+  them), so "100% line coverage" does not answer it;
 * "Network X" is one name, a run of capitalised words ending on a single
   capital letter, found in "NetworkX";
 * "on my machine" says nothing about what is asked: a chunk that says how
@@ -84,3 +86,13 @@ def test_on_my_machine_is_no_gap() -> None:
     )
     assert out.relevanceScore >= 50, out
     assert "machine" not in out.gaps
+
+
+def test_how_many_with_a_modal_verb_and_a_measure_counts_the_things() -> None:
+    question = "How many characters long may a line of code contributed to quillstack be?"
+    assert _verdict(question, "You should target 100% line coverage on any change to quillstack [1].") == "no"
+    assert _verdict(question, "Use a 79-character line in quillstack [1].") != "no"
+    assert (
+        _verdict("How many retries may a quillstack client make?", "A client retries three times [1].")
+        != "no"
+    )

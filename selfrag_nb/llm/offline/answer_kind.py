@@ -102,7 +102,10 @@ _HEAD_Q_RE = re.compile(
     re.IGNORECASE,
 )
 HOW_MANY_RE = re.compile(
-    r"^\s*how many\s+((?:[\w.-]+\s+){0,3}?)(?:are|is|do|does|did|can|were|has|have)\b", re.I
+    # "How many characters long may a line be?": the things are "characters".
+    r"^\s*how many\s+((?:[\w.-]+\s+){0,3}?)(?:(?:long|wide|high|deep|old|big|large|tall)\s+)?"
+    r"(?:are|is|do|does|did|can|were|has|have|may|might|must|should|could|would|will)\b",
+    re.I,
 )
 # Kinds of thing a name answers by itself ("Which project ...?" -> "Stackless"),
 # and kinds a version number answers ("Which release ...?" -> "2.14").
