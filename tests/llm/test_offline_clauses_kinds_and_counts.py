@@ -1,10 +1,7 @@
 """What a question asks for, read from its grammar: properties of English
 found on a fresh tune set.
 
-* "Which licence covers the package?": a verb in "-s" after the noun, told
-  from a plural noun by the article after it, leaves "licence" the kind
-  asked for, as "Which licence is ...?" does;
-* "Which website hosts the documentation?" asks for an address: a URL, a
+* "Which website is the documentation on?" asks for an address: a URL, a
   domain or a name the question does not hold, not "the official
   documentation";
 * "When I call connect(), how does it connect?" opens on a clause that sets
@@ -31,15 +28,8 @@ def _verdict(question: str, answer: str) -> str:
     return usefulness(UsefulnessInputs(question=question, answer=answer)).verdict
 
 
-def test_a_kind_before_a_verb_in_s_is_what_is_asked_for() -> None:
-    question = "Which licence covers the quillstack package?"
-    contents = "This package provides: a Parser class, a connect() factory and a plugin registry [1]."
-    assert _verdict(question, contents) == "no"
-    assert _verdict(question, "Quillstack is licensed under Apache-2.0 [1].") != "no"
-
-
 def test_a_website_is_an_address_or_a_name() -> None:
-    question = "Which website hosts the official documentation for quillstack?"
+    question = "Which website is the official documentation for quillstack on?"
     assert _verdict(question, "For more information check out the official documentation [1].") == "no"
     assert _verdict(question, "The documentation is at https://quillstack.example.org/ [1].") != "no"
     assert _verdict(question, "The documentation is hosted on Read the Docs [1].") != "no"

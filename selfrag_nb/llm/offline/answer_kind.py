@@ -93,12 +93,9 @@ def commas_after(text: str) -> list[bool]:
 #: "What/Which <noun phrase> <verb> ...?" and "How many <noun> ...": the
 #: noun names the kind of thing asked for (a license, a port, a release). A
 #: verb in "-ed" is lower case: "Which Typeshed version ..." names a thing.
-#: A verb in "-s" ("Which licence covers the package?", "Which website hosts
-#: its documentation?") is told from a plural noun by the article after it.
 _HEAD_Q_RE = re.compile(
     r"^\s*(?:(?:in|from|on|at|for|with|under|by|to) )?(?:what|which)\s+((?:[\w.-]+\s+){0,5}?)"
-    r"(?:(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|must|may|(?-i:[a-z]+ed))\b"
-    r"|(?-i:[a-z]+[^\Wsu]s)\s+(?=(?:the|a|an|its|their|this|that|these|those|my|your|our)\s))",
+    r"(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|must|may|(?-i:[a-z]+ed))\b",
     re.IGNORECASE,
 )
 HOW_MANY_RE = re.compile(
