@@ -115,7 +115,7 @@ _NAMED_KINDS = wordset(
 VERSION_KINDS = wordset("version versions release releases")
 #: Kinds a name answers by its form ("Under what module name ...?" -> "typing_inspection").
 _NAME_KINDS = wordset("name names")
-#: Kinds an address answers ("Which website hosts its documentation?").
+#: Kinds an address answers ("What website is its documentation on?").
 _WEB_KINDS = wordset("website websites site sites url urls homepage address page link domain")
 _ADDRESS_RE = re.compile(
     r"https?://\S|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|app|edu|gov|ai|co|info)\b", re.I

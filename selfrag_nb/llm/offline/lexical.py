@@ -243,6 +243,7 @@ def bag(text: str) -> Counter[str]:
 JOINED_MIN = 5
 
 
+#: The particles of phrasal verbs, which join the verb in the noun made of it.
 _PARTICLES = frozenset({"up", "in", "out", "down", "back", "off", "over"})
 
 
@@ -288,8 +289,7 @@ K1 = 1.2
 #: Credit for a term matched only through a synonym.
 SYNONYM_CREDIT = 0.7
 
-# A deliberately small, domain-neutral synonym table (question word -> words a
-# document uses for the same thing). Keys and values are stemmed at import.
+#: Words software English clips (long, short).
 _CLIPPED = (
     ("environment", "env"),
     ("repository", "repo"),
@@ -301,6 +301,8 @@ _CLIPPED = (
     ("development", "dev"),
     ("authentication", "auth"),
 )
+# A deliberately small, domain-neutral synonym table (question word -> words a
+# document uses for the same thing). Keys and values are stemmed at import.
 _SYNONYMS_RAW: dict[str, tuple[str, ...]] = {
     "window": ("within", "period", "days"),
     "deadline": ("within", "before", "days"),
