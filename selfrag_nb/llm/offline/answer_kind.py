@@ -238,10 +238,7 @@ def names_kind(answer: str, head: str, question: str) -> bool:
     if head in _WEB_KINDS:
         # "the official documentation" says no address: a URL, a domain, or a
         # name the question does not hold ("Read the Docs") is where it is.
-        asked = set(bag(question))
-        return bool(_ADDRESS_RE.search(answer)) or any(
-            stem(n.lower()) not in asked for n in _NAMES_RE.findall(answer)
-        )
+        return bool(_ADDRESS_RE.search(answer)) or _new_name(answer, question)
     if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
         # A plural asks for instances ("Which payment methods ...?" -> "cheques
         # and cash"), which a list names without repeating the kind.
@@ -548,8 +545,12 @@ _PLACE_RE = re.compile(
 def gives_place(answer: str, question: str = "") -> bool:
     """The answer to a where-question names a place: as ``_PLACE_RE`` reads
     one, or a name the question does not hold ("Dublin (headquarters)")."""
-    if _PLACE_RE.search(answer):
-        return True
+    return bool(_PLACE_RE.search(answer)) or _new_name(answer, question)
+
+
+def _new_name(answer: str, question: str) -> bool:
+    """The answer names (capitalised, not a sentence's first word) something
+    the question does not hold."""
     asked = set(bag(question))
     return any(stem(n.lower()) not in asked for n in _NAMES_RE.findall(answer))
 
