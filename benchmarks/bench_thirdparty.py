@@ -37,6 +37,8 @@
                                             the eleventh; not split, never part of --half both
     benchmarks/thirdparty/questions_tune13.jsonl  a thirteenth tune set (ids t13-...), written like
                                             the twelfth; not split, never part of --half both
+    benchmarks/thirdparty/questions_tune14.jsonl  a fourteenth tune set (ids t14-...), written like
+                                            the thirteenth; not split, never part of --half both
     benchmarks/thirdparty/judgments.jsonl   a person's verdict per (id, sha of the exact answer)
 
     KnowledgeBase.open(--dir, embedder=--embedder) <- ingest public, ingest restricted (finance)
@@ -62,7 +64,7 @@
     benchmarks differ from it ("code": null outside a git checkout)
 
     .venv/bin/python benchmarks/bench_thirdparty.py --half both [--variants default]
-        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | heldout3 | tune5 | tune6 | tune7 | tune8 | tune9 | tune10 | tune11 | tune12 | tune13 | both
+        --half tune | heldout | tune2 | tune3 | heldout2 | tune4 | heldout3 | tune5 | tune6 | tune7 | tune8 | tune9 | tune10 | tune11 | tune12 | tune13 | tune14 | both
                                       (both = tune and heldout; the others only by name)
         [--dir KB] [--embedder minilm] [--write-answers answers.jsonl] [--json figures.json]
 
@@ -121,6 +123,7 @@ EXTRA_SETS = (
     "tune11",
     "tune12",
     "tune13",
+    "tune14",
 )
 GIVEN = frozenset({"answered", "disclaimed", "regenerated", "direct"})
 ANSWERED = frozenset({"answered", "disclaimed", "regenerated"})

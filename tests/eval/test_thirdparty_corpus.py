@@ -7,10 +7,10 @@ in its document (matched as the metric matches: NFKC + casefold), every
 secret is in a restricted document and in no public one, and each pair of
 halves is the seeded-hash split of one set: tune/heldout (split.SEED) and the
 third round's tune3/heldout2 (split.ROUND3_SEED). The second and fourth to
-thirteenth tune sets and the third held-out set (questions_tune2.jsonl,
-questions_tune4.jsonl ... questions_tune13.jsonl, questions_heldout3.jsonl,
+fourteenth tune sets and the third held-out set (questions_tune2.jsonl,
+questions_tune4.jsonl ... questions_tune14.jsonl, questions_heldout3.jsonl,
 outside any split) are held to the same label checks; the unanswerable
-questions of the third round, of tune4 to tune13 and heldout3 also record how they were checked
+questions of the third round, of tune4 to tune14 and heldout3 also record how they were checked
 (why_unanswerable).
 """
 
@@ -55,6 +55,7 @@ PREFIX = {
     "tune11": "t11-",
     "tune12": "t12-",
     "tune13": "t13-",
+    "tune14": "t14-",
 }
 #: Sets whose unanswerable questions say what was grepped to check them:
 #: every set written after the first split and the second tune set.
