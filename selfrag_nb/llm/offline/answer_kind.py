@@ -120,6 +120,9 @@ _WEB_KINDS = wordset("website websites site sites url urls homepage address page
 _ADDRESS_RE = re.compile(
     r"https?://\S|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|app|edu|gov|ai|co|info)\b", re.I
 )
+#: Kinds named with a "#" (IRC and chat channels, tags): "#pyca".
+_HASH_KINDS = wordset("channel channels room rooms tag tags hashtag hashtags")
+_HASH_NAME_RE = re.compile(r"(?<![\w&])#[A-Za-z][\w.-]*")
 #: Parts of a text, answered by a part's label ("Which part of the standard
 #: ...?" -> "Annex A", "Section 3.2", "Part II").
 _PART_KINDS = wordset("part parts section sections portion portions chapter chapters")
@@ -239,6 +242,14 @@ def names_kind(answer: str, head: str, question: str) -> bool:
         # "the official documentation" says no address: a URL, a domain, or a
         # name the question does not hold ("Read the Docs") is where it is.
         return bool(_ADDRESS_RE.search(answer)) or _new_name(answer, question)
+    if head in _HASH_KINDS and any(m.lower() not in question.lower() for m in _HASH_NAME_RE.findall(answer)):
+        return True  # "join #pyca on irc.libera.chat" names the channel
+    if _KIND_OF_Q_RE.match(question) and any(
+        stem(w.lower()) not in bag(question)
+        for m in _COPULA_RE.finditer(answer)
+        for w in tokenize(m.group(1))
+    ):
+        return True  # "X is a Jupyter Server Extension" says what kind of component X is
     if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
         # A plural asks for instances ("Which payment methods ...?" -> "cheques
         # and cash"), which a list names without repeating the kind.
@@ -253,6 +264,12 @@ def names_kind(answer: str, head: str, question: str) -> bool:
         stem(m.group(1).lower()).startswith(prefix) and m.group(0).lower() not in question.lower()
         for m in _CAMEL_TAIL_RE.finditer(answer)
     )
+
+
+#: "What kind of Jupyter component is X?" asks what X is: a copula with a
+#: noun phrase answers it, whatever word it uses for the kind.
+_KIND_OF_Q_RE = re.compile(r"^\s*(?:what|which)\s+(?:kind|type|sort)s?\s+of\b[^?]*?\b(?:is|are)\b", re.I)
+_COPULA_RE = re.compile(r"\b(?:is|are)\s+(?:a|an)\s+((?:[\w.-]+\s+){0,2}[\w.-]+)", re.I)
 
 
 #: A CamelCase name and its last part ("NotebookConfigShimMixin" -> "Mixin").
@@ -433,7 +450,12 @@ def names_agent(answer: str, question: str) -> bool:
             named_here = w[:1].isupper() or FORMED_NAME_RE.match(w.strip(".,;:'’()\"")) is not None
             if not named_here or w.lower() in STOP_EN or keys[i] in asked:
                 continue
-            near = keys[max(0, i - AGENT_WINDOW) : i] + keys[i + 1 : i + 1 + AGENT_WINDOW]
+            # A name of several capitalised words is one ("the entire IPython
+            # Development Team"): the window opens where it starts.
+            first = i
+            while first > 0 and words[first - 1][:1].isupper() and words[first - 1].lower() not in STOP_EN:
+                first -= 1
+            near = keys[max(0, first - AGENT_WINDOW) : i] + keys[i + 1 : i + 1 + AGENT_WINDOW]
             if any(cue(k) for k in near) or _appositive(commas[:i], keys[:i]):
                 return True
     return False

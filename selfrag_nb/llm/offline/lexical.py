@@ -131,8 +131,9 @@ _SPELLINGS = (
 
 def stem(token: str) -> str:
     """A crude suffix stripper for ASCII words (plural, -able / -ability, -ing,
-    -ed, final -e), so "refunds", "refunded" and "refund" meet, and so do
-    "compatible" and "compatibility". Identifiers and CJK pass unchanged."""
+    -ed, final -e, a noun's "-sion"), so "refunds", "refunded" and "refund" meet,
+    and so do "compatible" and "compatibility", "extension" and "extend".
+    Identifiers and CJK pass unchanged."""
     if not _ASCII_WORD_RE.fullmatch(token) or len(token) <= 3:
         return token
     t = token
@@ -147,6 +148,11 @@ def stem(token: str) -> str:
         t = t[:-2]
     elif t.endswith("s") and not t.endswith(("ss", "us", "is")):
         t = t[:-1]
+    # A noun in "-sion" meets its verb: "extension" / "extend", "expansion" /
+    # "expand", "inclusion" / "include", "decision" / "decide" (long words
+    # only: "tension" is not "tend", "version" is no "-ision").
+    if len(t) > 8 and t.endswith(("nsion", "ision", "usion")):
+        return t[:-5] + ("nd" if t.endswith("nsion") else t[-5] + "d")
     if t.endswith(("ability", "ibility")) and len(t) > 10:
         t = t[:-7]  # "compatibility" meets "compatible", "availability" "available"
     elif t.endswith(("able", "ible")) and len(t) > 7:

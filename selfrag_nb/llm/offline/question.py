@@ -124,7 +124,18 @@ def gives_time(text: str, question: str = "") -> bool:
     held = set(_NUMERAL_RE.findall(question))
     if held:
         text = _NUMERAL_RE.sub(lambda m: " " if m.group() in held else m.group(), text)
+    if _HABITUAL_WHEN_RE.match(question) and _EVENT_TIME_RE.search(text):
+        return True  # "When does X verify the timestamp?" -> "... while loading a token"
     return bool(DATE_RE_ANY.search(text) or _DIGIT_RE.search(text) or _TIME_WORD_RE.search(text))
+
+
+#: "When does X verify ...?", "When do I need ...?": a present-tense when-question
+#: asks at which event something happens (what the past tense "When did X ...?"
+#: asks is a date), and a temporal clause answers it: "while loading a token".
+_HABITUAL_WHEN_RE = re.compile(r"^\s*when\s+(?:do|does)\b", re.I)
+_EVENT_TIME_RE = re.compile(
+    r"\b(?:while|whenever|when|during|upon|once|as soon as|each time|every time|the first time)\b", re.I
+)
 
 
 #: The question asks for an environment variable ("Which environment variable

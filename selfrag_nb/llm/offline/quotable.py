@@ -83,13 +83,16 @@ _CONTINUES_RE = re.compile(r"^(?:but|and|or|nor|so|which|because|whereas)\b")
 
 def _prose(line: str) -> bool:
     """A whole line of prose without a full stop ("Library to resolve JSON
-    Pointers according to RFC 6901"): six words or more, mostly lower-case
-    after the first. A title capitalises its words; a fragment is short."""
+    Pointers according to RFC 6901"): six words or more, or four after an
+    indefinite article ("A pure python RFC3986 validator": a description),
+    mostly lower-case after the first. A title capitalises its words; a
+    fragment is short."""
     if _TERM_DASH_RE.search(line):
         return False  # "Platform details -- default paths": a term and its gloss
     words = line.split()
     rest = [w for w in words[1:] if w[:1].isalpha()]
-    return len(words) >= 6 and bool(rest) and sum(w[:1].islower() for w in rest) / len(rest) >= 0.5
+    long_enough = len(words) >= 6 or (len(words) >= 4 and words[0] in ("A", "An"))
+    return long_enough and bool(rest) and sum(w[:1].islower() for w in rest) / len(rest) >= 0.5
 
 
 #: A sentence that opens by pointing back at the one before it: its subject

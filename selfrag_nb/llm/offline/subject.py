@@ -11,12 +11,14 @@
         not "built-in"), a run of capitalised words ("Sorted Containers", "Docker
         SDK"), a capitalised word inside the sentence ("Pygments"), and any
         document the question names by its own name (a word equal to an
-        evidence's file name or title: "idna" for idna.md; the project of
+        evidence's file name or title: "idna" for idna.md; two or three
+        words it writes together, "Its Dangerous" for itsdangerous.md; the project of
         "owner/project", "pyca/cryptography" for cryptography.rst), a code
         identifier ("importlib_metadata", "os.environ"), and a bare word
         where English needs a determiner: the subject of an inverted
         question ("does fastjsonschema support", "is filelock released"),
-        the last object of "Who maintains mdurl?", or the word before
+        the last object of "Who maintains mdurl?", the subject of a relative
+        clause ("the version that pytest supports"), or the word before
         "release" / "version" in "In which pytest release ...?" (not a
         qualifier: "major", "latest") (bare_names); a project's
         conventional file ("README", "CHANGELOG") names the document, not a thing
@@ -43,7 +45,7 @@ import re
 from collections import Counter
 
 from selfrag_nb.llm.offline.abbrev import numeronym_words
-from selfrag_nb.llm.offline.lexical import STOP_EN, bag, compact, doc_names, stem, wordset
+from selfrag_nb.llm.offline.lexical import JOINED_MIN, STOP_EN, bag, compact, doc_names, stem, wordset
 from selfrag_nb.llm.offline.phrases import entities
 from selfrag_nb.llm.schemas import Evidence
 from selfrag_nb.text import is_cjk, tokenize
@@ -92,6 +94,15 @@ _KIND_PHRASE_RE = re.compile(
 _WHO_OBJECT_RE = re.compile(r"^\s*who\s+[a-z]+s\s+([A-Za-z][\w.+-]*?)\s*\?*\s*$", re.IGNORECASE)
 
 
+#: "... the minimum PyPy version that pytest supports?": a relative clause's
+#: subject, one bare word before its verb (the pronoun follows a noun: a
+#: question's own "Which" opens no relative clause).
+_RELATIVE_SUBJECT_RE = re.compile(
+    r"(?<=[A-Za-z0-9]\s)(?:that|which)\s+([a-z][\w.+-]*?)\s+(?:does\s+not\s+|doesn't\s+|still\s+)?[a-z]+(?:s|ed)\b",
+    re.IGNORECASE,
+)
+
+
 def bare_names(question: str) -> list[str]:
     """Words standing alone where English puts a determiner before a singular
     common noun: the subject of an inverted question ("What license is
@@ -103,6 +114,12 @@ def bare_names(question: str) -> list[str]:
     out: list[str] = []
     if (r := _RELEASE_OF_RE.match(question)) and r.group(1).lower() not in STOP_EN | _RELEASE_QUALIFIERS:
         out.append(r.group(1))
+    for r in _RELATIVE_SUBJECT_RE.finditer(question):
+        word = r.group(1)
+        # a bare plural is a common noun ("that users need"); a singular one is a name
+        plural = word.endswith("s") and not word.endswith(("ss", "us", "is"))
+        if word.lower() not in STOP_EN and not plural and not word.lower().endswith("ing"):
+            out.append(word)
     for rx in (_INVERTED_RE, _WHO_OBJECT_RE):
         m = rx.match(question)
         if m is None:
@@ -200,7 +217,18 @@ def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
     kind = _KIND_PHRASE_RE.match(question) if bare else None
     kind_words = set(kind.group(1).lower().split()) if kind else set()
     docs = set().union(*(_doc_names(ev) for ev in evidence)) if evidence else set()
-    for tok in tokenize(question):
+    toks = tokenize(question)
+    # "When does Its Dangerous verify ...?": words a document's own name writes
+    # together are one name, a function word among them too ("itsdangerous.md").
+    # (first, so that they win over their parts: "Dangerous" alone names nothing)
+    joined = [
+        _as_written(question, toks[i : i + n])
+        for n in (3, 2)
+        for i in range(len(toks) - n + 1)
+        if len(compact("".join(toks[i : i + n]))) >= JOINED_MIN and compact("".join(toks[i : i + n])) in docs
+    ]
+    found = [*joined, *found]
+    for tok in toks:
         key = compact(tok)
         # "pyca/cryptography": an owner and its project, the project's document
         # named by the part after the slash.
@@ -225,6 +253,12 @@ def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
             seen.add(key)
             out.append(name)
     return out
+
+
+def _as_written(question: str, words: list[str]) -> str:
+    """``words`` (tokens, lower case) as ``question`` writes them ("Its Dangerous")."""
+    m = re.search(r"[\W_]+".join(re.escape(w) for w in words), question, re.IGNORECASE)
+    return m.group(0) if m else " ".join(words)
 
 
 _ALNUM_RE = re.compile(r"[^\W_]+")
