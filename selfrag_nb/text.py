@@ -5,6 +5,7 @@ offline model.
     text -> detect_language()    "zh" when CJK dominates, else "en"
     text -> tokenize()           lower-cased words + CJK character bigrams
     text -> split_sentences()    sentence boundaries in English and Chinese
+    word -> american()           a British spelling folded into the American one
     text -> printable()          terminal-safe: controls, bidi overrides, zero-width
                                  chars and lone surrogates shown as visible marks
     text -> lone_surrogate()     index of the first lone surrogate, or None
@@ -233,6 +234,28 @@ def tokenize(text: str) -> list[str]:
     if run:
         flush()
     return tokens
+
+
+#: British spellings folded into American ones ("licence" -> "license",
+#: "colour" -> "color", "initialise" -> "initialize", "centre" -> "center"):
+#: a fold, not a dictionary, so a word that merely ends so folds too
+#: ("promise" -> "promize"); both sides of a comparison pass through it, and a
+#: search that adds the folded word finds nothing more with a non-word.
+_SPELLINGS = (
+    (re.compile(r"(?<=\w\w)our(s?)$"), r"or\1"),
+    (re.compile(r"(?<=\w{4})is(e|es|ed|ing|ation|ations)$"), r"iz\1"),
+    (re.compile(r"(?<=\w{3})ys(e|es|ed|ing)$"), r"yz\1"),
+    (re.compile(r"(?<=\w\w)enc(e|es)$"), r"ens\1"),
+    (re.compile(r"(?<=\w\w)tre(s?)$"), r"ter\1"),
+    (re.compile(r"(?<=\w\w)ogue(s?)$"), r"og\1"),
+)
+
+
+def american(word: str) -> str:
+    """``word`` (lower case) with a British spelling folded into the American one."""
+    for pattern, repl in _SPELLINGS:
+        word = pattern.sub(repl, word)
+    return word
 
 
 def split_sentences(text: str) -> list[str]:

@@ -32,7 +32,9 @@
               then ANN (IVF_PQ + exact re-ranking) with the ACL still a prefilter and
               k allowed hits guaranteed (fewer from the index -> exact over allowed rows)
       fts     LanceDB full-text index (ICU tokenizer: English words + Chinese words),
-              queried with a MatchQuery: the question is words, never query syntax
+              queried with a MatchQuery: the question is words, never query syntax,
+              plus the other ways they are written ("licence" -> license, "RFC 3339"
+              -> rfc3339: kb_core._with_spellings)
       hybrid  both, fused by LanceDB's RRFReranker
       -> Hits (Hit.text = original chunk text; Hit.context = title > heading path)
       failure -> named by trying each suspect alone: the where (ValueError), the

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from selfrag_nb.errors import KnowledgeBaseError
 from selfrag_nb.store.prepare import FORMAT
 from selfrag_nb.store.types import IndexPolicy
+from selfrag_nb.text import american, tokenize
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -565,7 +566,7 @@ class Core:
         # phrase query that this index, built without positions, cannot answer).
         # exact words (no fuzziness), any of them: the ranking a plain question had
         match = MatchQuery(
-            query,
+            _with_spellings(query),
             "search_text",
             boost=1.0,
             fuzziness=0,
@@ -576,6 +577,25 @@ class Core:
         )
         q = t.search(match, query_type="fts").where(flt, prefilter=True).select([*columns, "_score"])
         return _settle_ties(lambda n: q.with_row_id(True).limit(n).to_arrow(), k, "_score", high_first=True)
+
+
+def _with_spellings(query: str) -> str:
+    """``query`` plus the other ways its words are written, any of which may
+    match (the index holds each document's own): the American spelling of a
+    British word ("Which licence ...?" finds "license"), and a name written
+    apart joined ("RFC 3339" finds "RFC3339", "Sorted Containers"
+    "sortedcontainers"): two words in a row, each capitalised or a number."""
+    words = [w for w in tokenize(query) if w.isascii() and w.isalpha()]
+    extra = [american(w) for w in words]
+    extra += [f"{a}{b}".lower() for a, b in _NAME_PAIR_RE.findall(query)]
+    said = set(tokenize(query))
+    extra = [w for w in dict.fromkeys(extra) if w not in said]
+    return f"{query} {' '.join(extra)}" if extra else query
+
+
+#: Two words of a name in a row, each capitalised ("Sorted", "RFC") or a
+#: number ("3339"); a lookahead, so "RFC 3339 Validator" gives both pairs.
+_NAME_PAIR_RE = re.compile(r"(?=\b([A-Z][A-Za-z0-9]*|[0-9]+)\s+([A-Z][A-Za-z0-9]*|[0-9]+)\b)")
 
 
 #: Rows past ``k`` one leg may read to find every row tied with its k-th

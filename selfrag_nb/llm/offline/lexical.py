@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from selfrag_nb.llm.injection import find_injection
-from selfrag_nb.text import is_cjk, split_sentences, tokenize
+from selfrag_nb.text import american, is_cjk, split_sentences, tokenize
 
 __all__ = [
     "ID_RE",
@@ -118,17 +118,6 @@ STOP_ZH_BIGRAMS = wordset(
 _ASCII_WORD_RE = re.compile(r"[a-z]+")
 
 
-#: British spellings folded into American ones, before suffixes are stripped.
-_SPELLINGS = (
-    (re.compile(r"(?<=\w\w)our(s?)$"), r"or\1"),
-    (re.compile(r"(?<=\w{4})is(e|es|ed|ing|ation|ations)$"), r"iz\1"),
-    (re.compile(r"(?<=\w{3})ys(e|es|ed|ing)$"), r"yz\1"),
-    (re.compile(r"(?<=\w\w)enc(e|es)$"), r"ens\1"),
-    (re.compile(r"(?<=\w\w)tre(s?)$"), r"ter\1"),
-    (re.compile(r"(?<=\w\w)ogue(s?)$"), r"og\1"),
-)
-
-
 def stem(token: str) -> str:
     """A crude suffix stripper for ASCII words (plural, -able / -ability, -ing,
     -ed, final -e, a noun's "-sion"), so "refunds", "refunded" and "refund" meet,
@@ -140,8 +129,7 @@ def stem(token: str) -> str:
     # British and American spellings meet ("licence" / "license", "colour" /
     # "color", "initialise" / "initialize", "centre" / "center"): both sides
     # pass through here, so folding every word that ends so is harmless.
-    for pattern, repl in _SPELLINGS:
-        t = pattern.sub(repl, t)
+    t = american(t)
     if t.endswith("ies") and len(t) > 4:
         t = t[:-3] + "y"
     elif t.endswith("sses"):
