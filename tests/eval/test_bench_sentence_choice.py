@@ -6,28 +6,19 @@ A small knowledge base whose answers are known."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from bench_scripts import load_bench
 
 from selfrag_nb.store.kb import KnowledgeBase
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_sentence_choice.py"
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_sentence_choice_under_test", BENCH)
-    assert spec is not None
-    assert spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("bench_sentence_choice")
 
 
 def test_counts_and_their_denominator(bench: ModuleType, tmp_path: Path) -> None:

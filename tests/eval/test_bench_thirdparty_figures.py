@@ -7,31 +7,22 @@ and rows whose verdicts are known. And the commit the figures came from."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from bench_scripts import load_bench
 
 from selfrag_nb.eval.metrics import EvalRow
 from selfrag_nb.eval.questions import QuestionSet
 from selfrag_nb.store.kb import KnowledgeBase
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_thirdparty.py"
-
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_thirdparty_under_test", BENCH)
-    assert spec is not None
-    assert spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("bench_thirdparty")
 
 
 @pytest.fixture(scope="module")
