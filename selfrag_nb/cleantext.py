@@ -19,7 +19,9 @@ text is found again in the original (views highlight it there).
                     lines of nothing but |badges|
            heading  "# Title" (hashes dropped), underlined titles
            item     list items ("- ", "1. ") and RST fields; continuation lines joined
-           row      table rows, one per line; "> " quotes read as blocks
+           row      table rows, one per line, and an RST ``list-table``'s rows as
+                    the Markdown table it stands for ("| a | b |", a separator
+                    after its header rows); "> " quotes read as blocks
            para     lines joined (_soft): a hard wrap becomes one space (none
                     between CJK characters); a deliberate break (a short line,
                     then a capitalised line whose first word would have fitted)
@@ -35,6 +37,7 @@ text is found again in the original (views highlight it there).
       -> blocks joined: "\\n" after a deliberate break and between items or
          rows, "\\n\\n" otherwise
     = CleanText(text, starts, ends)   clean[i] came from original[starts[i]:ends[i]]
+                                      (the map is kept piece by piece: selfrag_nb._mapped)
         .span(a, b)                   the original span of clean[a:b]
         .locate(quote)                a quote of the clean text -> its original span
 
@@ -51,10 +54,11 @@ import html
 import re
 import unicodedata
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from selfrag_nb._mapped import Mapped, join, join_lines
 from selfrag_nb._markup import (
     ADORN_RE,
     AMBIGUOUS_TAGS,
@@ -92,84 +96,6 @@ from selfrag_nb._markup import (
 from selfrag_nb.codelines import FENCE_RE, ITEM_RE, code_line, code_only, lines
 
 __all__ = ["CleanText", "clean", "clean_text", "code_line", "code_only", "lines"]
-
-
-# ----------------------------------------------------------- mapped text
-
-
-class _T:
-    """Text that knows where each character came from: ``s[i]`` stands for
-    ``original[a[i]:b[i]]``; ``end`` is the original position after it (an
-    empty text still has a place)."""
-
-    __slots__ = ("a", "b", "end", "s")
-
-    def __init__(self, s: str, a: list[int], b: list[int], end: int) -> None:
-        self.s, self.a, self.b, self.end = s, a, b, end
-
-    @classmethod
-    def of(cls, s: str) -> _T:
-        return cls(s, list(range(len(s))), list(range(1, len(s) + 1)), len(s))
-
-    @classmethod
-    def lit(cls, s: str, a: int, b: int) -> _T:
-        """Inserted text standing for ``original[a:b]`` (what it replaces)."""
-        return cls(s, [a] * len(s), [b] * len(s), b)
-
-    def at(self, i: int) -> int:
-        return self.a[i] if i < len(self.s) else self.end
-
-    def cut(self, i: int, j: int | None = None) -> _T:
-        j = len(self.s) if j is None else j
-        end = self.b[j - 1] if j > i else self.at(i)
-        return _T(self.s[i:j], self.a[i:j], self.b[i:j], end)
-
-    def strip(self) -> _T:
-        n = len(self.s)
-        i = n - len(self.s.lstrip())
-        return self.cut(i, max(i, len(self.s.rstrip())))
-
-    def sub(self, pattern: re.Pattern[str], repl: Callable[[re.Match[str]], Sequence[int | str | _T]]) -> _T:
-        """``re.sub`` that keeps the map: ``repl`` returns the pieces of the
-        replacement, each a group number (those characters, still mapped), a
-        string (new text, standing for the whole match) or a mapped text."""
-        parts: list[_T] = []
-        pos = 0
-        for m in pattern.finditer(self.s):
-            parts.append(self.cut(pos, m.start()))
-            whole = self.cut(m.start(), m.end())
-            for piece in repl(m):
-                if isinstance(piece, int):
-                    if m.start(piece) >= 0:
-                        parts.append(self.cut(m.start(piece), m.end(piece)))
-                elif isinstance(piece, str):
-                    parts.append(_T.lit(piece, whole.at(0), whole.end))
-                else:
-                    parts.append(piece)
-            pos = m.end()
-        if not parts:
-            return self
-        parts.append(self.cut(pos))
-        return _join(parts)
-
-
-def _join(parts: Sequence[_T]) -> _T:
-    a: list[int] = []
-    b: list[int] = []
-    for p in parts:
-        a += p.a
-        b += p.b
-    return _T("".join(p.s for p in parts), a, b, parts[-1].end if parts else 0)
-
-
-def _join_lines(ls: Sequence[_T]) -> _T:
-    """Lines joined by the newlines between them in the original."""
-    out: list[_T] = []
-    for i, line in enumerate(ls):
-        if i:
-            out.append(_T.lit("\n", ls[i - 1].end, ls[i - 1].end + 1))
-        out.append(line)
-    return _join(out) if out else _T("", [], [], 0)
 
 
 @dataclass(frozen=True)
@@ -211,10 +137,10 @@ class CleanText:
 def clean(text: str) -> CleanText:
     """``text`` without markup, with the map back to it (cached: every stage
     of a question reads the same chunks)."""
-    src = _T.of(text).sub(CRLF_RE, lambda m: ["\n"])
+    src = Mapped.of(text).sub(CRLF_RE, lambda m: ["\n"])
     defs = _Defs()
     blocks = _parse(_split_lines(src), defs)
-    out: list[_T] = []
+    out: list[Mapped] = []
     prev: _Block | None = None
     for blk in blocks:
         body = blk.text if blk.kind == "code" else _inline(blk.text, defs, table=blk.kind == "row")
@@ -227,10 +153,10 @@ def clean(text: str) -> CleanText:
                 and "heading" not in (blk.kind, prev.kind)
                 and "code" not in (blk.kind, prev.kind)
             )
-            out.append(_T.lit("\n" if close else "\n\n", prev.text.end, body.at(0)))
+            out.append(Mapped.lit("\n" if close else "\n\n", prev.text.end, body.at(0)))
         out.append(body)
         prev = _Block(blk.kind, body, blk.tight)
-    res = _join(out) if out else _T("", [], [], 0)
+    res = join(out) if out else Mapped("", [], [], 0)
     return CleanText(text, res.s, array("i", res.a), array("i", res.b))
 
 
@@ -246,7 +172,7 @@ def clean_text(text: str) -> str:
 @dataclass
 class _Block:
     kind: str  # code | heading | item | row | para
-    text: _T
+    text: Mapped
     #: No blank line before it in the original (a deliberate line break).
     tight: bool = False
 
@@ -260,7 +186,7 @@ class _Defs:
     subs: dict[str, str] = field(default_factory=dict)
 
 
-def _split_lines(t: _T) -> list[_T]:
+def _split_lines(t: Mapped) -> list[Mapped]:
     breaks = [m.start() for m in re.finditer("\n", t.s)]
     return [t.cut(a, b) for a, b in zip([0, *(x + 1 for x in breaks)], [*breaks, len(t.s)], strict=True)]
 
@@ -271,7 +197,7 @@ def _indent(s: str) -> int:
     return len(s) - len(s.lstrip())
 
 
-def _dedent(ls: Sequence[_T]) -> list[_T]:
+def _dedent(ls: Sequence[Mapped]) -> list[Mapped]:
     """Lines without their common leading whitespace (blank lines emptied)."""
     widths = [len(x.s) - len(x.s.lstrip()) for x in ls if x.s.strip()]
     k = min(widths) if widths else 0
@@ -288,15 +214,15 @@ def _html_tag(stripped: str) -> str:
     return m.group(1).lower() if m and m.group(1).lower() in TAGS else ""
 
 
-def _fenced(ls: Sequence[_T], lang: _T | None = None) -> _T:
+def _fenced(ls: Sequence[Mapped], lang: Mapped | None = None) -> Mapped:
     """A code block as clean text shows every code block: fenced in ```."""
-    body = _join_lines(_dedent(ls))
+    body = join_lines(_dedent(ls))
     start, end = ls[0].at(0), ls[-1].end
-    opening = [_T.lit("```", start, start), *([lang] if lang else []), _T.lit("\n", start, start)]
-    return _join([*opening, body, _T.lit("\n```", end, end)])
+    opening = [Mapped.lit("```", start, start), *([lang] if lang else []), Mapped.lit("\n", start, start)]
+    return join([*opening, body, Mapped.lit("\n```", end, end)])
 
 
-def _starts_block(ls: Sequence[_T], k: int) -> bool:
+def _starts_block(ls: Sequence[Mapped], k: int) -> bool:
     """Line ``k`` cannot continue a paragraph: it opens a block of its own
     (or is a title: an adornment follows it)."""
     s = ls[k].s
@@ -351,7 +277,7 @@ def _soft(acc: str, done: Sequence[str], nxt: str, width: int) -> bool:
     return _width(a) + 1 + _width(b.split()[0]) > max(width, 60)
 
 
-def _collect(ls: Sequence[_T], i: int, first: _T) -> tuple[_T, int]:
+def _collect(ls: Sequence[Mapped], i: int, first: Mapped) -> tuple[Mapped, int]:
     """A paragraph or list item from line ``i`` on: (its text, hard wraps
     joined; the next line). It ends at a blank line, a line that opens a
     block, or a deliberate break (the next block then follows tight)."""
@@ -370,14 +296,14 @@ def _collect(ls: Sequence[_T], i: int, first: _T) -> tuple[_T, int]:
         parts[-1] = parts[-1].cut(0, len(parts[-1].s.rstrip()))
         a, b = parts[-1].s, nxt.s.strip()
         sep = "" if a and b and _width(a[-1]) == _width(b[0]) == 2 else " "
-        parts.append(_T.lit(sep, ls[k - 1].end, nxt.at(len(nxt.s) - len(nxt.s.lstrip()))))
+        parts.append(Mapped.lit(sep, ls[k - 1].end, nxt.at(len(nxt.s) - len(nxt.s.lstrip()))))
         parts.append(nxt.strip())
         acc += sep + b
         done.append(nxt.s)
         k += 1
         if _html_close(nxt.s):
             break
-    return _join(parts).strip(), k
+    return join(parts).strip(), k
 
 
 def _html_close(s: str) -> bool:
@@ -385,7 +311,7 @@ def _html_close(s: str) -> bool:
     return bool(m and m.group(1).lower() in BLOCK_TAGS)
 
 
-def _body_end(ls: Sequence[_T], i: int, indent: int) -> int:
+def _body_end(ls: Sequence[Mapped], i: int, indent: int) -> int:
     """The end of an RST explicit block at line ``i``: its indented body."""
     j = i + 1
     while j < len(ls) and (not ls[j].s.strip() or _indent(ls[j].s) > indent):
@@ -395,7 +321,7 @@ def _body_end(ls: Sequence[_T], i: int, indent: int) -> int:
     return j
 
 
-def _explicit(ls: Sequence[_T], i: int, j: int, rest: _T, defs: _Defs) -> list[_Block]:
+def _explicit(ls: Sequence[Mapped], i: int, j: int, rest: Mapped, defs: _Defs) -> list[_Block]:
     """An RST explicit markup block (lines ``i`` to ``j``): a directive, a
     target, a substitution definition, a footnote or a comment."""
     body = list(ls[i + 1 : j])
@@ -414,6 +340,7 @@ def _explicit(ls: Sequence[_T], i: int, j: int, rest: _T, defs: _Defs) -> list[_
     if m is None:
         return []  # a comment
     name = m.group(1).lower()
+    header = next((int(h.group(1)) for x in body if (h := _HEADER_ROWS_RE.match(x.s))), 0)
     while body and (OPTION_RE.match(body[0].s) or not body[0].s.strip()):
         # options, and the blank line that ends them
         if not body[0].s.strip():
@@ -425,17 +352,58 @@ def _explicit(ls: Sequence[_T], i: int, j: int, rest: _T, defs: _Defs) -> list[_
         return [_Block("code", _fenced(body, lang))] if any(x.s.strip() for x in body) else []
     if name in DROPPED_DIRECTIVES:
         return []
+    if name == "list-table":
+        return _list_table(_dedent(body), header)
     lines_ = _dedent(body)
     if name in TEXT_ARGUMENT and m.group(2):
         lines_ = [rest.cut(m.start(2)), *lines_]
     return _parse(lines_, defs)
 
 
+_HEADER_ROWS_RE = re.compile(r"^\s*:header-rows:\s*(\d+)")
+#: A list-table's row ("* - cell") and its further cells ("  - cell").
+_LIST_ROW_RE = re.compile(r"^\*\s+-\s+")
+_LIST_CELL_RE = re.compile(r"^\s+-\s+")
+
+
+def _list_table(body: Sequence[Mapped], header: int) -> list[_Block]:
+    """An RST ``list-table``, a list of rows each a list of cells, as the
+    Markdown table it stands for ("| Platform | Support Level |", a separator
+    after the ``:header-rows:``), so a row reads as one line under its column
+    names; a cell's further lines join it. The bars stand for the cell markers."""
+    rows: list[list[list[Mapped]]] = []
+    for line in body:
+        if m := _LIST_ROW_RE.match(line.s):
+            rows.append([[line.cut(m.end())]])
+        elif (m := _LIST_CELL_RE.match(line.s)) and rows:
+            rows[-1].append([line.cut(m.end())])
+        elif line.s.strip() and rows:
+            rows[-1][-1].append(line.strip())
+    out: list[_Block] = []
+    for n, row in enumerate(rows):
+        cells = [
+            join(
+                [p if not i else join([Mapped.lit(" ", ps[i - 1].end, p.at(0)), p]) for i, p in enumerate(ps)]
+            )
+            for ps in ([x.strip() for x in parts] for parts in row)
+        ]
+        pieces: list[Mapped] = []
+        for cell in cells:
+            pieces += [Mapped.lit("| ", cell.at(0), cell.at(0)), cell, Mapped.lit(" ", cell.end, cell.end)]
+        pieces.append(Mapped.lit("|", cells[-1].end, cells[-1].end))
+        out.append(_Block("row", join(pieces), tight=bool(out)))
+        if n + 1 == header:
+            out.append(
+                _Block("row", Mapped.lit("|---" * len(cells) + "|", cells[-1].end, cells[-1].end), True)
+            )
+    return out
+
+
 #: A paragraph that is one inline code span and nothing else.
 _SPAN_PARA_RE = re.compile(r"^(`+)(?P<code>[^`\n]*[^`\s][^`\n]*)\1$")
 
 
-def _parse(ls: Sequence[_T], defs: _Defs) -> list[_Block]:
+def _parse(ls: Sequence[Mapped], defs: _Defs) -> list[_Block]:
     """Lines -> blocks (see the module docstring)."""
     out: list[_Block] = []
     i, n = 0, len(ls)
@@ -457,14 +425,14 @@ def _parse(ls: Sequence[_T], defs: _Defs) -> list[_Block]:
             if j == n and st == mark:  # a bare fence never closed: the end of a block a chunk cut
                 i += 1
                 continue
-            out.append(_Block("code", _join_lines(ls[i : min(j + 1, n)])))
+            out.append(_Block("code", join_lines(ls[i : min(j + 1, n)])))
             i, literal = j + 1, False
             continue
         if PRE_RE.match(s):
             j = i
             while j < n and "</pre" not in ls[j].s.lower():
                 j += 1
-            pre = _join_lines(ls[i : min(j + 1, n)])
+            pre = join_lines(ls[i : min(j + 1, n)])
             pre = pre.sub(_TAG_RE, lambda m: []).sub(_ENTITY_RE, _entity)
             out.append(_Block("code", _fenced(_split_lines(pre))))
             i, literal = j + 1, False
@@ -564,7 +532,7 @@ def _parse(ls: Sequence[_T], defs: _Defs) -> list[_Block]:
     return out
 
 
-def _item_start(line: _T) -> tuple[_T, str]:
+def _item_start(line: Mapped) -> tuple[Mapped, str]:
     """A list item or field line -> (its first text, "item"); else (the line, "para")."""
     s = line.s
     m = ITEM_RE.match(s)
@@ -572,16 +540,18 @@ def _item_start(line: _T) -> tuple[_T, str]:
         marker = m.group(2)
         lead = line.cut(0, m.start(2))
         if marker[0].isdigit():
-            return _join([lead, line.cut(m.start(2))]), "item"
-        return _join([lead, _T.lit("- ", line.at(m.start(2)), line.at(m.end())), line.cut(m.end())]), "item"
+            return join([lead, line.cut(m.start(2))]), "item"
+        return join(
+            [lead, Mapped.lit("- ", line.at(m.start(2)), line.at(m.end())), line.cut(m.end())]
+        ), "item"
     f = FIELD_RE.match(s)
     if f:
-        sep = _T.lit(": ", line.at(f.end(1)), line.at(f.end()))
-        return _join([line.cut(f.start(1), f.end(1)), sep, line.cut(f.end())]), "item"
+        sep = Mapped.lit(": ", line.at(f.end(1)), line.at(f.end()))
+        return join([line.cut(f.start(1), f.end(1)), sep, line.cut(f.end())]), "item"
     return line.strip(), "para"
 
 
-def _prose_like(ls: Sequence[_T]) -> bool:
+def _prose_like(ls: Sequence[Mapped]) -> bool:
     """An indented block that reads as text (an RST block quote), not code:
     it ends a sentence and no line of it is code."""
     text = " ".join(x.s.strip() for x in ls if x.s.strip())
@@ -627,12 +597,12 @@ _SPACES_RE = re.compile(r"[ \t\u00a0]{2,}|[\t\u00a0]")
 _PLACEHOLDER = 0xF0000  # Supplementary Private Use Area-A: code spans set aside
 
 
-def _entity(m: re.Match[str]) -> list[int | str | _T]:
+def _entity(m: re.Match[str]) -> list[int | str | Mapped]:
     decoded = html.unescape(m.group(0))
     return [0] if decoded == m.group(0) else [decoded.replace("\u00a0", " ")]
 
 
-def _tag(m: re.Match[str]) -> list[int | str | _T]:
+def _tag(m: re.Match[str]) -> list[int | str | Mapped]:
     name = m.group(2).lower()
     closing, attrs, selfclose = m.group(1), m.group(3).strip(), m.group(4)
     if name not in TAGS and not (name in AMBIGUOUS_TAGS and (closing or attrs or selfclose)):
@@ -640,7 +610,7 @@ def _tag(m: re.Match[str]) -> list[int | str | _T]:
     return [" "] if name in BLOCK_TAGS or name == "br" else []
 
 
-def _code_span(t: _T, m: re.Match[str]) -> _T:
+def _code_span(t: Mapped, m: re.Match[str]) -> Mapped:
     """The text of an inline code span or an RST role / reference."""
     if m.group("lit") is not None:
         inner = t.cut(m.start("lit"), m.end("lit"))
@@ -663,11 +633,11 @@ def _code_span(t: _T, m: re.Match[str]) -> _T:
     return inner
 
 
-def _inline(t: _T, defs: _Defs, *, table: bool = False) -> _T:
+def _inline(t: Mapped, defs: _Defs, *, table: bool = False) -> Mapped:
     """One block's inline markup out (see the module docstring for the order)."""
-    kept: dict[str, _T] = {}
+    kept: dict[str, Mapped] = {}
 
-    def keep(m: re.Match[str]) -> list[int | str | _T]:
+    def keep(m: re.Match[str]) -> list[int | str | Mapped]:
         key = chr(_PLACEHOLDER + len(kept))
         kept[key] = _code_span(t, m)
         return [key]

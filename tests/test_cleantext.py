@@ -350,3 +350,56 @@ def test_a_chunk_that_starts_inside_a_code_block_keeps_its_prose() -> None:
     assert "The rest is prose again." in lone
     # A fence with an info string and no end is code to the end (the chunk cut its tail).
     assert clean_text("Intro.\n\n```python\nx = 1\n").rstrip().endswith("```python\nx = 1")
+
+
+LIST_TABLE = """Where to ask:
+
+.. list-table::
+   :widths: 25 50 25
+   :header-rows: 1
+
+   * - Channel
+     - Purpose
+     - Answered by
+   * - `Issue tracker`_
+     - For reporting bugs and filing
+       feature requests.
+     - Quill Core Team
+   * - Forum
+     - For questions about usage.
+     - Community
+"""
+
+
+def test_an_rst_list_table_reads_as_the_table_it_stands_for() -> None:
+    # A list of rows, each a list of cells: one table row per line, the
+    # header row set off as Markdown does, a cell's further lines joined.
+    c = clean(LIST_TABLE)
+    assert c.text == (
+        "Where to ask:\n\n"
+        "| Channel | Purpose | Answered by |\n"
+        "|---|---|---|\n"
+        "| Issue tracker | For reporting bugs and filing feature requests. | Quill Core Team |\n"
+        "| Forum | For questions about usage. | Community |"
+    )
+    # every cell maps back to its words in the original
+    for words in ("Quill Core Team", "filing feature requests.", "Issue tracker"):
+        a, b = c.locate(words)
+        assert re.sub(r"\s+", " ", LIST_TABLE[a:b]).startswith(words.split()[0]), words
+    assert LIST_TABLE[slice(*c.locate("Quill Core Team"))] == "Quill Core Team"
+    # without header rows: rows only
+    plain = clean(LIST_TABLE.replace("   :header-rows: 1\n", ""))
+    assert "|---" not in plain.text
+    assert "| Forum | For questions about usage. | Community |" in plain.text
+
+
+def test_the_offline_model_reads_a_list_table_row_under_its_column_names() -> None:
+    from selfrag_nb.llm.offline.generate import generate
+    from selfrag_nb.llm.schemas import Evidence, GenerateInputs
+
+    # the stages hand the model clean text
+    ev = Evidence(index=1, text=clean_text(LIST_TABLE), source="quill.rst", title="quill", chunk_id="c1")
+    out = generate(
+        GenerateInputs(question="Who answers bug reports filed on the Quill issue tracker?", evidence=[ev])
+    )
+    assert "Answered by Quill Core Team" in out.answer
