@@ -352,9 +352,10 @@ def _explicit(ls: Sequence[Mapped], i: int, j: int, rest: Mapped, defs: _Defs) -
         return [_Block("code", _fenced(body, lang))] if any(x.s.strip() for x in body) else []
     if name in DROPPED_DIRECTIVES:
         return []
-    if name == "list-table":
-        return _list_table(_dedent(body), header)
     lines_ = _dedent(body)
+    if name == "list-table" and (table := _list_table(lines_, header)) is not None:
+        title = [_Block("para", rest.cut(m.start(2)).strip())] if m.group(2) else []
+        return title + table
     if name in TEXT_ARGUMENT and m.group(2):
         lines_ = [rest.cut(m.start(2)), *lines_]
     return _parse(lines_, defs)
@@ -362,41 +363,51 @@ def _explicit(ls: Sequence[Mapped], i: int, j: int, rest: Mapped, defs: _Defs) -
 
 _HEADER_ROWS_RE = re.compile(r"^\s*:header-rows:\s*(\d+)")
 #: A list-table's row ("* - cell") and its further cells ("  - cell").
-_LIST_ROW_RE = re.compile(r"^\*\s+-\s+")
-_LIST_CELL_RE = re.compile(r"^\s+-\s+")
+_LIST_ROW_RE = re.compile(r"^\*\s+-(?:\s+|$)")
+_LIST_CELL_RE = re.compile(r"^\s+-(?:\s+|$)")
 
 
-def _list_table(body: Sequence[Mapped], header: int) -> list[_Block]:
+def _list_table(body: Sequence[Mapped], header: int) -> list[_Block] | None:
     """An RST ``list-table``, a list of rows each a list of cells, as the
     Markdown table it stands for ("| Platform | Support Level |", a separator
     after the ``:header-rows:``), so a row reads as one line under its column
-    names; a cell's further lines join it. The bars stand for the cell markers."""
+    names; a cell's further lines join it. The bars stand for the cell
+    markers. None when the body is not such a list (read it as text then)."""
     rows: list[list[list[Mapped]]] = []
     for line in body:
         if m := _LIST_ROW_RE.match(line.s):
             rows.append([[line.cut(m.end())]])
-        elif (m := _LIST_CELL_RE.match(line.s)) and rows:
+        elif rows and (m := _LIST_CELL_RE.match(line.s)):
             rows[-1].append([line.cut(m.end())])
-        elif line.s.strip() and rows:
-            rows[-1][-1].append(line.strip())
+        elif rows:
+            if line.s.strip():
+                rows[-1][-1].append(line.strip())
+        elif line.s.strip():
+            return None  # text before the first row: not a list of rows
+    if not rows:
+        return None
     out: list[_Block] = []
     for n, row in enumerate(rows):
-        cells = [
-            join(
-                [p if not i else join([Mapped.lit(" ", ps[i - 1].end, p.at(0)), p]) for i, p in enumerate(ps)]
-            )
-            for ps in ([x.strip() for x in parts] for parts in row)
-        ]
+        cells = [_spaced([x.strip() for x in parts]) for parts in row]
         pieces: list[Mapped] = []
         for cell in cells:
             pieces += [Mapped.lit("| ", cell.at(0), cell.at(0)), cell, Mapped.lit(" ", cell.end, cell.end)]
         pieces.append(Mapped.lit("|", cells[-1].end, cells[-1].end))
         out.append(_Block("row", join(pieces), tight=bool(out)))
         if n + 1 == header:
-            out.append(
-                _Block("row", Mapped.lit("|---" * len(cells) + "|", cells[-1].end, cells[-1].end), True)
-            )
+            rule = Mapped.lit("|---" * len(cells) + "|", cells[-1].end, cells[-1].end)
+            out.append(_Block("row", rule, True))
     return out
+
+
+def _spaced(lines_: Sequence[Mapped]) -> Mapped:
+    """Lines of one paragraph joined, one space standing for each break."""
+    pieces: list[Mapped] = []
+    for i, line in enumerate(lines_):
+        if i:
+            pieces.append(Mapped.lit(" ", lines_[i - 1].end, line.at(0)))
+        pieces.append(line)
+    return join(pieces)
 
 
 #: A paragraph that is one inline code span and nothing else.

@@ -391,6 +391,14 @@ def test_an_rst_list_table_reads_as_the_table_it_stands_for() -> None:
     plain = clean(LIST_TABLE.replace("   :header-rows: 1\n", ""))
     assert "|---" not in plain.text
     assert "| Forum | For questions about usage. | Community |" in plain.text
+    # a title is kept above the table
+    titled = clean(LIST_TABLE.replace(".. list-table::", ".. list-table:: Support channels"))
+    assert "Where to ask:\n\nSupport channels\n\n| Channel | Purpose |" in titled.text
+    # a body that is not a list of rows is read as text, nothing dropped
+    odd = clean(".. list-table::\n\n   Rows follow.\n\n   * - a\n     - b\n")
+    assert "Rows follow." in odd.text
+    assert "- a" in odd.text
+    assert "|" not in odd.text
 
 
 def test_the_offline_model_reads_a_list_table_row_under_its_column_names() -> None:
