@@ -585,10 +585,9 @@ def _with_spellings(query: str) -> str:
     British word ("Which licence ...?" finds "license"), and a name written
     apart joined ("RFC 3339" finds "RFC3339", "Sorted Containers"
     "sortedcontainers"): two words in a row, each capitalised or a number."""
-    words = [w for w in tokenize(query) if w.isascii() and w.isalpha()]
-    extra = [american(w) for w in words]
+    said = tokenize(query)
+    extra = [american(w) for w in said if w.isascii() and w.isalpha()]
     extra += [f"{a}{b}".lower() for a, b in _NAME_PAIR_RE.findall(query)]
-    said = set(tokenize(query))
     extra = [w for w in dict.fromkeys(extra) if w not in said]
     return f"{query} {' '.join(extra)}" if extra else query
 

@@ -244,12 +244,10 @@ def names_kind(answer: str, head: str, question: str) -> bool:
         return bool(_ADDRESS_RE.search(answer)) or _new_name(answer, question)
     if head in _HASH_KINDS and any(m.lower() not in question.lower() for m in _HASH_NAME_RE.findall(answer)):
         return True  # "join #pyca on irc.libera.chat" names the channel
-    if _KIND_OF_Q_RE.match(question) and any(
-        stem(w.lower()) not in bag(question)
-        for m in _COPULA_RE.finditer(answer)
-        for w in tokenize(m.group(1))
-    ):
-        return True  # "X is a Jupyter Server Extension" says what kind of component X is
+    if _KIND_OF_Q_RE.match(question):
+        held = bag(question)
+        if any(stem(w) not in held for m in _COPULA_RE.finditer(answer) for w in tokenize(m.group(1))):
+            return True  # "X is a Jupyter Server Extension" says what kind of component X is
     if head in _NAMED_KINDS or (head.endswith("s") and stem(head) != head):
         # A plural asks for instances ("Which payment methods ...?" -> "cheques
         # and cash"), which a list names without repeating the kind.
