@@ -60,6 +60,10 @@
                    as asked: what an answer quoting those hits could get right at most
       paired       with --variants plain_rag: per answerable question, Self-RAG's result
                    beside plain RAG's (correct / wrong / declined / unjudged), counted
+      by_check     with --variants plain_rag: per question, the check that had Self-RAG's
+                   last word (a given answer's usefulness verdict, a declined one's
+                   reason_kind) beside what came of it: a given answer judged correct or
+                   wrong, a declined answerable question by plain RAG's result on it
     --json also records the commit the package came from and whether the package or
     benchmarks differ from it ("code": null outside a git checkout)
 
@@ -277,6 +281,19 @@ def in_evidence(kb: KnowledgeBase, qs: QuestionSet, ks: Sequence[int] = (TOP, 10
     return {f"top{k}": _frac(n, len(labelled)) for k, n in found.items()}
 
 
+def _state(r: EvalRow, judged: dict[tuple[str, str], dict[str, Any]]) -> str:
+    """correct / wrong (a person's judgment), declined (refused or clarify),
+    unjudged, or other (a direct reply, an error)."""
+    if r.outcome in DECLINED:
+        return "declined"
+    if r.outcome not in ANSWERED:
+        return "other"
+    j = judged.get((r.id, answer_sha(r.answer)))
+    if j is None:
+        return "unjudged"
+    return "correct" if j["correct"] else "wrong"
+
+
 def paired(
     rows: Sequence[EvalRow], judged: dict[tuple[str, str], dict[str, Any]], a: str, b: str
 ) -> dict[str, int]:
@@ -284,23 +301,45 @@ def paired(
     is correct or wrong (a person's judgment, as the correct figure counts),
     declined (refused or clarify), unjudged, or other (a direct reply, an
     error); the count of each pair that occurs, as "a correct / b declined"."""
-
-    def state(r: EvalRow) -> str:
-        if r.outcome in DECLINED:
-            return "declined"
-        if r.outcome not in ANSWERED:
-            return "other"
-        j = judged.get((r.id, answer_sha(r.answer)))
-        if j is None:
-            return "unjudged"
-        return "correct" if j["correct"] else "wrong"
-
     by: dict[str, dict[str, EvalRow]] = {}
     for r in rows:
         if r.category == "answerable":
             by.setdefault(r.id, {})[r.variant] = r
-    pairs = Counter(f"{a} {state(v[a])} / {b} {state(v[b])}" for v in by.values() if a in v and b in v)
+    pairs = Counter(
+        f"{a} {_state(v[a], judged)} / {b} {_state(v[b], judged)}" for v in by.values() if a in v and b in v
+    )
     return dict(sorted(pairs.items()))
+
+
+def by_check(
+    rows: Sequence[EvalRow], judged: dict[tuple[str, str], dict[str, Any]], a: str, b: str
+) -> dict[str, int]:
+    """Per question variant ``a`` ran, the check that had the last word and
+    what came of it, counted as "<category> · <check> · <result>". A given
+    answer is counted by its usefulness verdict ("usefulness yes" / "usefulness
+    partly"; "usefulness unchecked" when that check is off) and its judgment;
+    a declined one by its ``reason_kind`` ("no_evidence": assess found no
+    passage covering the question, or the generator quoted nothing;
+    "not_answered": the usefulness check said no; "unsupported": verify; "clarify"
+    for a question sent back) and, for an answerable question, by ``b``'s result
+    on it ("b correct": a right answer this check turned down)."""
+    other = {r.id: r for r in rows if r.variant == b}
+    counts: Counter[str] = Counter()
+    for r in rows:
+        if r.variant != a:
+            continue
+        state = _state(r, judged)
+        if state == "declined":
+            check = "clarify" if r.outcome == "clarify" else (r.reason_kind or "refused")
+            theirs = other.get(r.id)
+            if r.category == "answerable" and theirs is not None:
+                state = f"{b} {_state(theirs, judged)}"
+        elif r.outcome in ANSWERED:
+            check = f"usefulness {r.usefulness or 'unchecked'}"
+        else:
+            check = r.outcome or "error"
+        counts[f"{r.category} · {check} · {state}"] += 1
+    return dict(sorted(counts.items()))
 
 
 def _fmt(f: dict[str, Any]) -> str:
@@ -383,6 +422,7 @@ def main() -> None:
     problems: list[str] = []
     ceilings: dict[str, dict[str, Any]] = {}
     versus: dict[str, dict[str, int]] = {}
+    checks: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory(prefix="bench_thirdparty_") as tmp:
         for half in halves:
             qs = questions(HERE / f"questions_{half}.jsonl")
@@ -398,6 +438,7 @@ def main() -> None:
                 secs = time.perf_counter() - t0
                 if {"self_rag", "plain_rag"} <= {r.variant for r in got}:
                     versus[half] = paired(got, judged, "self_rag", "plain_rag")
+                    checks[half] = by_check(got, judged, "self_rag", "plain_rag")
                 for name in dict.fromkeys(r.variant for r in got):  # a preset may hold several
                     rows = [r for r in got if r.variant == name]
                     fig, missing = figures(rows, qs, judged)
@@ -432,6 +473,8 @@ def main() -> None:
         )
     for half, pairs in versus.items():
         print(f"{half}, per answerable question: " + "; ".join(f"{k}: {n}" for k, n in pairs.items()))
+    for half, by in checks.items():
+        print(f"{half}, Self-RAG's last check per question: " + "; ".join(f"{k}: {n}" for k, n in by.items()))
     for p in problems:
         print(f"not run: {p}")
     fresh = list({(u["id"], u["answer_sha"]): u for u in unjudged}.values())
@@ -456,6 +499,7 @@ def main() -> None:
                     "results": results,
                     "in_evidence": ceilings,
                     "paired": versus,
+                    "by_check": checks,
                     "not_run": problems,
                 },
                 indent=1,

@@ -95,6 +95,10 @@ class EvalRow(BaseModel):
     question: str
     answer: str | None = None
     outcome: str | None = None
+    #: Why the pipeline ended as it did, as a type (``Outcome.reason_kind``:
+    #: "no_evidence", "not_answered", "unsupported", "no_access", ...; "" for a
+    #: plain answer): which check turned a question down.
+    reason_kind: str = ""
     expected: list[str] = Field(default_factory=list)
     outcome_ok: bool | None = None
     #: The pipeline's retrieval decision (None when the decide stage did not run).
@@ -363,6 +367,7 @@ def score(
         question=question.question,
         answer=answer,
         outcome=outcome,
+        reason_kind=fin.reason_kind if fin is not None else "",
         expected=expected,
         outcome_ok=outcome_ok,
         retrieve=retrieve,

@@ -1,7 +1,7 @@
 """Figures of benchmarks/bench_thirdparty.py that say where answers are lost:
 whether the labelled answer is in what a model reads of the top hits at all
 (``in_evidence``), and Self-RAG's result beside plain RAG's per question
-(``paired``). Each counts what its docstring says, on a small knowledge base
+(``paired``), and which check had Self-RAG's last word (``by_check``). Each counts what its docstring says, on a small knowledge base
 and rows whose verdicts are known. And the commit the figures came from."""
 
 from __future__ import annotations
@@ -66,8 +66,12 @@ def test_in_evidence_reads_clean_text_as_the_asking_user(bench: ModuleType, kb: 
     assert got["top1"]["of"] == 4
 
 
-def _row(variant: str, qid: str, outcome: str, answer: str | None, category: str = "answerable") -> EvalRow:
-    return EvalRow(variant=variant, id=qid, category=category, question="q", answer=answer, outcome=outcome)
+def _row(
+    variant: str, qid: str, outcome: str, answer: str | None, category: str = "answerable", **more: Any
+) -> EvalRow:
+    return EvalRow(
+        variant=variant, id=qid, category=category, question="q", answer=answer, outcome=outcome, **more
+    )
 
 
 def _sha(answer: str) -> str:
@@ -100,6 +104,40 @@ def test_paired_counts_each_questions_pair_of_results(bench: ModuleType) -> None
         "self_rag declined / plain_rag correct": 1,
         "self_rag declined / plain_rag unjudged": 1,
         "self_rag wrong / plain_rag correct": 1,
+    }
+
+
+def test_by_check_counts_the_last_word_and_what_came_of_it(bench: ModuleType) -> None:
+    """A given answer by its usefulness verdict and its judgment; a declined
+    one by its reason_kind and, when answerable, by plain RAG's result on the
+    same question: a right answer turned down is named as such."""
+    judged = {
+        ("1", _sha("right")): {"correct": True},
+        ("2", _sha("wrong")): {"correct": False},
+        ("3", _sha("right")): {"correct": True},
+        ("4", _sha("wrong")): {"correct": False},
+        ("6", _sha("yes")): {"correct": False},
+    }
+    rows = [
+        _row("self_rag", "1", "answered", "right", usefulness="yes"),
+        _row("self_rag", "2", "disclaimed", "wrong", usefulness="partly"),
+        _row("plain_rag", "3", "answered", "right"),
+        _row("self_rag", "3", "refused", "sorry", reason_kind="not_answered"),
+        _row("plain_rag", "4", "answered", "wrong"),
+        _row("self_rag", "4", "refused", "sorry", reason_kind="no_evidence"),
+        _row("self_rag", "5", "clarify", "which one?", reason_kind=""),
+        _row("plain_rag", "6", "answered", "yes", category="unanswerable"),
+        _row("self_rag", "6", "refused", "no", category="unanswerable", reason_kind="no_evidence"),
+        _row("self_rag", "7", "answered", "never judged", usefulness="yes"),
+    ]
+    assert bench.by_check(rows, judged, "self_rag", "plain_rag") == {
+        "answerable · clarify · declined": 1,
+        "answerable · no_evidence · plain_rag wrong": 1,
+        "answerable · not_answered · plain_rag correct": 1,
+        "answerable · usefulness partly · wrong": 1,
+        "answerable · usefulness yes · correct": 1,
+        "answerable · usefulness yes · unjudged": 1,
+        "unanswerable · no_evidence · declined": 1,
     }
 
 

@@ -77,3 +77,20 @@ def test_plain_rag_preset_answers_without_any_check(kb: Any) -> None:
     assert selfrag["unknown"].outcome == "refused"
     assert set(plain["refund"].role_tokens_in) == {"generate"}
     assert plain["refund"].usefulness is None
+
+
+def test_each_row_says_which_check_turned_the_question_down(kb: Any, tmp_path: Any) -> None:
+    """A declined question's row carries the outcome's reason_kind, the same as
+    the trace of the same question says; a plain answer's is empty. It
+    survives a save and a load."""
+    rag = sr.SelfRAG(kb)
+    report = sr.evaluate(rag, QS, progress=False)
+    rows = {r.id: r for r in report.rows}
+    trace = rag.ask(QS[2].question, user=sr.User(id="ana"))
+    assert trace.finish is not None
+    assert trace.finish.reason_kind
+    assert rows["unknown"].outcome == "refused"
+    assert rows["unknown"].reason_kind == trace.finish.reason_kind
+    assert rows["refund"].reason_kind == ""
+    loaded = sr.EvalReport.load(report.save(tmp_path / "report.json"))
+    assert {r.id: r.reason_kind for r in loaded.rows} == {r.id: r.reason_kind for r in report.rows}
