@@ -225,7 +225,7 @@ def subject_names(question: str, evidence: list[Evidence]) -> list[str]:
         _as_written(question, toks[i : i + n])
         for n in (3, 2)
         for i in range(len(toks) - n + 1)
-        if len(compact("".join(toks[i : i + n]))) >= JOINED_MIN and compact("".join(toks[i : i + n])) in docs
+        if len(run := compact("".join(toks[i : i + n]))) >= JOINED_MIN and run in docs
     ]
     found = [*joined, *found]
     for tok in toks:
