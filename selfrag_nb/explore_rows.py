@@ -9,7 +9,8 @@
                                       ``<out>/traces/<variant>/<id>.json`` when it exists
                                       (the row then takes the trace's outcome reason,
                                       flags, support and models); without it the row
-                                      has what the EvalRow has and ``reason_kind`` None
+                                      has what the EvalRow has: its ``reason_kind``
+                                      where it names one, else None (unknown)
     bad files (not JSON, not a trace) -> Skipped(path, reason), never a crash
 
 A Row holds no document text, no prompts and no model output besides the
@@ -324,7 +325,9 @@ def eval_rows(
             answer=er.answer or "",
             user=users.get(er.id, ""),
             outcome=er.outcome or "",
-            reason_kind="model_error" if er.model_error else None,
+            # the row's own reason_kind where it names one; "" is unknown here (an
+            # accepted answer's "" reads the same as a row written before rows kept it)
+            reason_kind=er.reason_kind or ("model_error" if er.model_error else None),
             flags=(*flags, *(["model_error"] if er.model_error else []), "no_trace"),
             usefulness=er.usefulness or "",
             usefulness_score=er.usefulness_score,

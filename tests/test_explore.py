@@ -244,7 +244,17 @@ def test_eval_rows_without_traces_say_how_to_get_them(run: tuple[Any, Path], tmp
     (bare / "rows.jsonl").write_text((out / "rows.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
     ex = sr.explore(bare)
     assert len(ex) == len(report.rows)
-    assert all(r.reason_kind is None for r in ex.rows)
+    # the row's reason where it names one (a refusal's), the same as its trace says;
+    # "" is unknown without the trace (an accepted answer reads as an older row)
+    traced = {(r.variant, r.id): r.reason_kind for r in sr.explore(out).rows}
+    assert [r.reason_kind for r in ex.rows] == [traced[(r.variant, r.id)] or None for r in ex.rows]
+    refused = [r for r in ex.rows if r.outcome == "refused"]
+    assert refused
+    assert all(r.reason_kind for r in refused)
+    kind = refused[0].reason_kind
+    assert [r.id for r in ex.filter(reason_kind=kind).rows] == [
+        r.id for r in refused if r.reason_kind == kind
+    ]
     assert all("no_trace" in r.flags for r in ex.rows)
     assert not ex.has_trace(0)
     with pytest.raises(InputError, match=r"traces=True"):

@@ -5,7 +5,8 @@
                         | charts, one tab each (outcome / decision accuracy, recall@k,
                         refusals and errors, latency) | summary by variant x category
                         (sortable) | calibration | where the variants disagree
-                        | per model role | failures, one <details> per variant
+                        | per model role | failures, one <details> per variant (each
+                        row: outcome, the check that ended it, the reason in words)
     Calibration    -> calibration_view(cal): suggestion, the set it was chosen on, curve, sweep
     RegressionDiff -> regression_view(diff): counts, then one tab per list (broke first)
       -> static face  report_html / calibration_html / regression_html: to_page(view, eval_css())
@@ -357,6 +358,9 @@ def _failure_row(r: Any, limits: Limits) -> Node:
         h("td", "srnb-ev-q", _t(r.question, limits[0])),
         [
             _badge(r.outcome or "none", "bad"),
+            # the check that had the last word (the trace's reason_kind): a refusal
+            # by no_evidence and one by not_answered are different failures
+            h("div", "srnb-meta", "reason_kind ", h("code", "", r.reason_kind)) if r.reason_kind else None,
             h("div", "srnb-meta", "expected " + " / ".join(r.expected)) if r.expected else None,
         ],
         h(

@@ -1,9 +1,10 @@
 """Regression samples: keep every failure, re-run it, see what changed.
 
     EvalReport rows --write_failures()--> failures.parquet
-        one row per failing (variant, question): question, category,
-        candidate evidence ids, config version, failure reason, failed checks,
-        and the full question record (so the sample can be asked again)
+        one row per failing (variant, question): question, category, outcome
+        and the check that ended it (reason_kind), candidate evidence ids,
+        config version, failure reason, failed checks, and the full question
+        record (so the sample can be asked again)
     failures.parquet --read_failures()--> DataFrame
                      --failures_to_questions()--> QuestionSet  -> evaluate(rag2, ...)
     before rows + after rows --RegressionDiff--> .fixed .still_failing .broke
@@ -43,6 +44,7 @@ FAILURE_COLUMNS = (
     "category",
     "question",
     "outcome",
+    "reason_kind",
     "expected",
     "evidence",
     "config_version",
@@ -51,6 +53,9 @@ FAILURE_COLUMNS = (
     "error",
     "question_record",
 )
+#: Columns newer than the first files, each with the column it follows: a file
+#: written before one existed still reads, with "" there.
+_ADDED_LATER = {"reason_kind": "outcome"}
 
 
 def _failure_dicts(rows: Sequence[EvalRow], questions: QuestionSet | None) -> list[dict[str, Any]]:
@@ -70,6 +75,7 @@ def _failure_dicts(rows: Sequence[EvalRow], questions: QuestionSet | None) -> li
                 "category": r.category,
                 "question": r.question,
                 "outcome": r.outcome,
+                "reason_kind": r.reason_kind,
                 "expected": list(r.expected),
                 "evidence": list(r.evidence),
                 "config_version": r.config_version,
@@ -108,6 +114,7 @@ def write_failures(rows: Sequence[EvalRow], questions: QuestionSet | None, path:
             ("category", pa.string()),
             ("question", pa.string()),
             ("outcome", pa.string()),
+            ("reason_kind", pa.string()),
             ("expected", strings),
             ("evidence", strings),
             ("config_version", pa.string()),
@@ -131,7 +138,18 @@ def read_failures(path: str | Path) -> pd.DataFrame:
         p = p / "failures.parquet"
     if not p.is_file():
         raise PathNotFoundError(f"{p}: no regression samples here (expected a failures.parquet)", path=p)
-    df = pq.read_table(p).to_pandas()
+    try:
+        df = pq.read_table(p).to_pandas()
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise QuestionSetError(f"{p}: not a regression-sample file (not Parquet: {exc})") from None
+    missing = [c for c in FAILURE_COLUMNS if c not in df.columns and c not in _ADDED_LATER]
+    if missing:
+        raise QuestionSetError(f"{p}: not a regression-sample file (no column {', '.join(missing)})")
+    for col, after in _ADDED_LATER.items():
+        if col not in df.columns:
+            # a file written before the column existed: the same columns as a new
+            # one, the value unknown ("", as for a plain answer's reason_kind)
+            df.insert(int(df.columns.get_loc(after)) + 1, col, "")
     for col in ("expected", "evidence", "failed_checks"):
         df[col] = df[col].map(lambda v: [str(x) for x in v] if v is not None else [])
     return df

@@ -7,8 +7,9 @@
                   then the per-role columns (eval/variants.py role_summary)
       .agreement  per question: same outcome / same kept evidence in every variant
       .disagreements   the questions where the variants differ
-      .failures   failing rows: question, category, candidate evidence named by
-                  file (the chunk ids stay in the rows), config version, failure reason
+      .failures   failing rows: question, category, outcome and its reason_kind,
+                  candidate evidence named by file (the chunk ids stay in the rows),
+                  config version, failure reason
       .failures_as_questions() / .rerun_failures(rag2) -> RegressionDiff
       .save("report.html")   self-contained: the static view, SVG charts, no script
       .to_html() / ._repr_mimebundle_ / ._display_   through Displayable: static HTML
@@ -221,8 +222,9 @@ class EvalReport(Displayable):
 
     @property
     def failures(self) -> pd.DataFrame:
-        """Failing rows: variant, id, category, question, outcome, expected,
-        candidate evidence, config version, failure reason, failed checks.
+        """Failing rows: variant, id, category, question, outcome, reason_kind
+        (the check that ended it), expected, candidate evidence, config version,
+        failure reason, failed checks.
         ``evidence`` names each retrieved chunk by its document's file (what a
         person reads; a chunk id is a hash): the chunk ids stay in the rows
         (``EvalRow.evidence``, same order) and in ``write_failures``' file."""

@@ -243,6 +243,28 @@ def test_ids_never_break_inside_and_evidence_is_named_by_file() -> None:
     assert chunk not in f.to_string()
 
 
+def test_each_failing_row_names_the_check_that_ended_it_in_both_faces() -> None:
+    rows = [
+        _row("base", "a", failed=["outcome"], outcome="refused", reason_kind="not_answered"),
+        _row("base", "b", failed=["outcome"], outcome="refused", reason_kind="no_evidence"),
+        _row("rr", "c", failed=["outcome", "unsupported"], unsupported_answer=True),  # a plain answer: ""
+    ]
+    tree = report_view(_report(rows))
+    fails = tree.find_all("srnb-ev-fail")
+    outcome_cells = [row.kids[3] for row in fails]  # id, category, question, outcome, ...
+    assert [c.text() for c in outcome_cells] == [
+        "refusedreason_kind not_answeredexpected answered",
+        "refusedreason_kind no_evidenceexpected answered",
+        "answeredexpected refused",
+    ]
+    page = report_html(_report(rows))
+    assert "reason_kind <code>not_answered</code>" in page
+    assert "reason_kind <code>no_evidence</code>" in page
+    assert '"t":"code","k":["not_answered"]' in json.dumps(
+        EvalWidget(_report(rows)).tree, separators=(",", ":")
+    )
+
+
 def test_tree_stays_under_budget_for_86_questions_x_4_variants() -> None:
     cats = [f"category-{i:02d}" for i in range(3)]
     qs = QuestionSet(

@@ -136,6 +136,39 @@ def test_failure_samples_parquet_round_trip(tmp_path: Path) -> None:
         read_failures(tmp_path / "missing")
 
 
+def test_failure_samples_keep_the_check_that_ended_each_row(tmp_path: Path) -> None:
+    rows = [
+        _row("base", "b", failed=["outcome"], outcome="refused", reason_kind="not_answered"),
+        _row("rr", "b", failed=["outcome"], outcome="refused", reason_kind="no_evidence"),
+    ]
+    assert list(_report(rows).failures["reason_kind"]) == ["not_answered", "no_evidence"]
+    df = read_failures(write_failures(rows, QS, tmp_path / "new.parquet"))
+    assert list(df["reason_kind"]) == ["not_answered", "no_evidence"]
+    assert list(df.columns[4:6]) == ["outcome", "reason_kind"]
+
+
+def test_older_failure_samples_still_read_and_other_files_are_refused(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    path = write_failures(ROWS, QS, tmp_path / "old.parquet")
+    # a file written before rows carried reason_kind: the column, the rest kept
+    pq.write_table(pq.read_table(path).drop(["reason_kind"]), path)
+    df = read_failures(path)
+    assert list(df.columns) == list(read_failures(write_failures(ROWS, QS, tmp_path / "n.parquet")).columns)
+    assert list(df["reason_kind"]) == ["", ""]
+    assert [q.id for q in failures_to_questions(path)] == ["b", "c"]
+    # a Parquet file of something else, and a file that is not Parquet: named, refused
+    pq.write_table(pq.read_table(path).drop(["question_record", "outcome"]), tmp_path / "other.parquet")
+    with pytest.raises(
+        ValueError,
+        match=r"other\.parquet: not a regression-sample file \(no column outcome, question_record\)",
+    ):
+        read_failures(tmp_path / "other.parquet")
+    (tmp_path / "text.parquet").write_text("id,question\nb,SSO?\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"text\.parquet: not a regression-sample file \(not Parquet"):
+        read_failures(tmp_path / "text.parquet")
+
+
 def test_regression_diff_statuses() -> None:
     after = [
         _row("base", "b"),  # fixed

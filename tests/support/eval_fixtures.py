@@ -82,6 +82,8 @@ def browser_report() -> EvalReport:
                     question=q.question,
                     expected=q.expected,
                     outcome="answered" if ok else "refused",
+                    # a refusal names the check that ended it, as pipeline rows do
+                    reason_kind="" if ok else ("no_evidence" if qi % 2 else "not_answered"),
                     outcome_ok=ok,
                     wrong_refusal=not ok,
                     latency_ms=80.0
