@@ -151,7 +151,7 @@ def test_older_failure_samples_still_read_and_other_files_are_refused(tmp_path: 
     import pyarrow.parquet as pq
 
     path = write_failures(ROWS, QS, tmp_path / "old.parquet")
-    # a file written before rows carried reason_kind: the column, the rest kept
+    # a file written before rows carried reason_kind reads with the column added ("")
     pq.write_table(pq.read_table(path).drop(["reason_kind"]), path)
     df = read_failures(path)
     assert list(df.columns) == list(read_failures(write_failures(ROWS, QS, tmp_path / "n.parquet")).columns)
